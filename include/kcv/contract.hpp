@@ -1,0 +1,132 @@
+/// Op contracts: what a candidate receives (inputs, outputs, scalars in ABI order, dtypes, shape
+/// symbols), how inputs are drawn, and the fp64 reference with the data the error model needs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kcv/tensor.hpp"
+
+namespace kcv {
+
+/// Values of the shape symbols, e.g. {"M": 128, "N": 512}.
+using Bindings = std::map<std::string, int64_t>;
+std::string bindings_string(const Bindings& b);
+
+using Rng = std::mt19937_64;
+
+/// One shape symbol: the sizes a kernel must accept, and the nominal point the numerics gate uses.
+struct SymbolSpec {
+  std::string name;
+  int64_t min = 1;
+  int64_t max = 1 << 20;
+  int64_t nominal = 64;
+  /// The shapes gate sweeps this symbol only up to here (keeps the fp64 reference affordable).
+  int64_t sweep_max = 4096;
+};
+
+/// Where an input's values live. Adversarial value cases stay inside the domain (NaN/Inf
+/// injection aside).
+enum class Domain {
+  real,        // any finite value
+  nonpositive, // <= 0 (glr log-gates)
+  positive,    // > 0
+  structural,  // integers that describe structure (offsets, lengths): never perturbed
+};
+
+/// One tensor argument. dims are symbol names, integer literals, or "SYM+k" / "SYM-k".
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<std::string> dims;
+  Domain domain = Domain::real;
+};
+
+/// One scalar argument; its value is a function of the shape (e.g. scale = K^-1/2).
+struct ScalarSpec {
+  std::string name;
+  std::string meaning;
+  std::function<double(const Bindings&)> value;
+};
+
+/// What the fp64 reference returns for one output, per element in logical row-major order:
+/// the value r, the magnitude m (sum of |terms| that make r), the depth n (terms summed, or the
+/// length of a multiplicative chain), and amp, an extra error scale in units of m·u that
+/// nonlinear steps add (e.g. |z|·|y| for y = exp(z)). The error model allows
+///   |got - r| <= c·u_acc·(n·m + amp) + u_out·|r|.
+struct RefTensor {
+  std::vector<double> value, mag, depth, amp;
+  void resize(std::size_t n) { value.assign(n, 0); mag.assign(n, 0); depth.assign(n, 0); amp.assign(n, 0); }
+};
+
+/// Summation order of the reference. Orders agree on finite data up to rounding; on non-finite
+/// data they may differ in class (Inf - Inf), which tells the nonfinite gate what to judge.
+enum class SumOrder { forward, reverse };
+
+/// Input value distributions the gates ask for. Contracts may add their own (extra_value_kinds).
+namespace value_kind {
+inline constexpr const char* normal = "normal";            // N(0,1), domain-projected
+inline constexpr const char* scaled_up = "scaled 1e4";
+inline constexpr const char* scaled_down = "scaled 1e-4";
+inline constexpr const char* all_equal = "all equal";
+inline constexpr const char* zeros = "zeros";
+inline constexpr const char* cancellation = "alternating sign";
+inline constexpr const char* wide_range = "wide dynamic range";
+inline constexpr const char* subnormal = "subnormals";
+inline constexpr const char* negated = "negated";
+}  // namespace value_kind
+
+class Contract {
+ public:
+  virtual ~Contract() = default;
+
+  std::string name;
+  std::string summary;
+  std::vector<TensorSpec> inputs;    // ABI order
+  std::vector<TensorSpec> outputs;   // ABI order
+  std::vector<ScalarSpec> scalars;   // ABI order
+  std::vector<SymbolSpec> symbols;
+  DType accumulate = DType::f32;     // u_acc = unit_roundoff(accumulate)
+  double c = 1.0;                    // error model constant ...
+  std::string c_reasoning;           // ... and why it is what it is
+  bool inplace_allowed = false;      // inputs may be modified
+
+  /// The fp64 reference. Inputs are read as the device sees them (already rounded to their dtype).
+  virtual std::vector<RefTensor> reference(const std::vector<HostTensor>& inputs,
+                                           const std::vector<double>& scalars,
+                                           const Bindings& shape, SumOrder order) const = 0;
+
+  /// Shapes the contract accepts beyond the per-symbol ranges (e.g. relations between symbols).
+  virtual bool valid(const Bindings&) const { return true; }
+  /// Value kinds specific to this op, beyond the generic ones (values gate).
+  virtual std::vector<std::string> extra_value_kinds() const { return {}; }
+  /// Draws the inputs of one case. The default draws N(0,1) per element (projected into each
+  /// input's domain) and applies the generic value kinds; contracts override for their own kinds
+  /// or for structural inputs.
+  virtual std::vector<HostTensor> make_inputs(const Bindings& shape, Rng& rng,
+                                              const std::string& kind) const;
+
+  // ---- derived helpers (non-virtual) ----
+  Bindings nominal() const;
+  Shape input_shape(std::size_t i, const Bindings& b) const { return resolve(inputs.at(i).dims, b); }
+  Shape output_shape(std::size_t i, const Bindings& b) const { return resolve(outputs.at(i).dims, b); }
+  std::vector<double> scalar_values(const Bindings& b) const;
+  /// Contiguous zero outputs of the right shapes and dtypes.
+  std::vector<HostTensor> make_outputs(const Bindings& b) const;
+  static Shape resolve(const std::vector<std::string>& dims, const Bindings& b);
+  /// Applies a generic value kind to already-drawn inputs (respecting domains).
+  void apply_value_kind(std::vector<HostTensor>& inputs, const std::string& kind, Rng& rng) const;
+  /// A value drawn from N(0,1) and projected into the domain.
+  static double draw(Domain d, Rng& rng);
+};
+
+/// Built-in contracts, by name.
+const std::vector<std::unique_ptr<Contract>>& builtin_contracts();
+const Contract* find_contract(const std::string& name);
+
+}  // namespace kcv

@@ -1,0 +1,60 @@
+/// The verifier: runs the 12 gates of DESIGN §5 over a candidate and returns the report.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kcv/gate.hpp"
+
+namespace kcv {
+
+struct GateReport {
+  std::string id;
+  Verdict verdict = Verdict::skipped;
+  bool tolerance_independent = false;
+  int64_t cases = 0;          // cases run
+  double seconds = 0;
+  std::string evidence;       // failures: case, index, got, expected, bound; skips: the reason
+  uint64_t seed = 0;          // the gate's seed: (gate, case, seed) replays a case
+  int64_t failing_case = -1;  // index of the first case that did not pass
+};
+
+struct Report {
+  std::string schema = "kcv.report/1";
+  std::string op, candidate, backend;
+  uint64_t seed = 0;
+  Verdict verdict = Verdict::fail;   // pass or fail
+  std::vector<GateReport> gates;     // all 12, DESIGN order
+};
+
+struct VerifyOptions {
+  std::string op;
+  std::string candidate;
+  std::string backend = "cpu";
+  std::vector<std::string> gates;    // empty: all
+  std::optional<uint64_t> seed;      // empty: drawn fresh
+  double timeout_s = 10;             // per call
+  std::string workdir;               // empty: a fresh temp dir, removed afterwards
+};
+
+/// Called after each gate finishes (for progress output).
+using GateCallback = std::function<void(const GateReport&)>;
+
+/// Runs the verification. Throws SetupError for usage/setup problems.
+Report verify(const VerifyOptions& options, const GateCallback& on_gate = {});
+
+/// Reruns one case of one gate exactly (same seed → same inputs) and returns its judgement.
+struct ReplayResult {
+  std::string label;
+  CaseJudgement judgement;
+};
+ReplayResult replay(const std::string& op, const std::string& candidate, const std::string& backend,
+                    const std::string& gate, uint64_t gate_seed, int64_t case_index, double timeout_s);
+
+/// The seed of a gate within a run.
+uint64_t gate_seed(uint64_t run_seed, std::string_view gate_id);
+
+}  // namespace kcv

@@ -1,0 +1,111 @@
+/// Gates: each is a small class that makes its cases (deterministically from a seed, so that any
+/// case replays) and judges what the candidate did with them. The engine runs the cases in an
+/// isolated worker and never lets a gate see the candidate's process.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kcv/contract.hpp"
+#include "kcv/error_model.hpp"
+#include "kcv/tensor.hpp"
+
+namespace kcv {
+
+enum class Verdict { pass, fail, crash, timeout, refused, skipped };
+const char* verdict_name(Verdict v);
+
+/// One kcv_run invocation.
+struct CallSpec {
+  std::vector<HostTensor> inputs;      // values and layout exactly as the candidate sees them
+  std::vector<HostTensor> outputs;     // layout and initial contents (poison) of the outputs
+  std::vector<double> scalars;
+  int reuse_buffers_of = -1;           // an earlier call of the same case: same addresses, new contents
+  bool concurrent_with_next = false;   // cpu: this call and the next run at once on two threads
+  bool writer_kernel = false;          // cuda: a kernel on the caller's stream writes the inputs just before
+};
+
+/// How the worker process that runs a case is set up.
+struct WorkerOptions {
+  int threads = 0;         // OMP_NUM_THREADS etc. for the candidate; 0 = the machine's cores
+  bool sanitized = false;  // sanitizer build of the candidate (cpu) / compute-sanitizer (cuda)
+  std::string sanitizer_tool;  // cuda: memcheck, racecheck, initcheck, synccheck
+  bool operator==(const WorkerOptions&) const = default;
+};
+
+struct Case {
+  std::string label;               // what is special about it: "N=1021", "scaled 1e4", ...
+  Bindings shape;
+  std::vector<CallSpec> calls;
+  WorkerOptions worker;
+};
+
+struct GuardReport {
+  bool intact = true;
+  int64_t first_bad = 0;    // byte offset from the buffer's first byte (negative: before it)
+  int64_t bad_bytes = 0;
+};
+
+struct CallResult {
+  bool ran = false;                     // the worker reported the call finished
+  int rc = 0;                           // kcv_run's return value
+  std::string message;                  // the candidate's error text (refusals)
+  double seconds = 0;
+  std::vector<HostTensor> inputs_after;   // input storage as it was after the call
+  std::vector<HostTensor> outputs;        // output storage as it was after the call
+  std::vector<GuardReport> input_guards, output_guards;
+};
+
+enum class RunStatus { ok, crash, timeout };
+
+struct CaseRun {
+  RunStatus status = RunStatus::ok;
+  std::string detail;               // for crash/timeout: signal, exit status, the call it died in
+  std::vector<CallResult> calls;    // one per CallSpec (calls after a crash have ran == false)
+  std::string log;                  // the worker's stderr (candidate output, sanitizer reports), capped
+};
+
+struct CaseJudgement {
+  Verdict verdict = Verdict::pass;
+  std::string evidence;             // empty on pass
+};
+
+class Candidate;
+
+struct GateContext {
+  const Contract& contract;
+  std::string backend;              // "cpu" or "cuda"
+  const Candidate& candidate;
+};
+
+class Gate {
+ public:
+  virtual ~Gate() = default;
+  virtual std::string_view id() const = 0;
+  virtual std::string_view summary() const = 0;
+  virtual bool tolerance_independent() const = 0;
+  /// Deterministic in (contract, backend, seed): replay regenerates the same cases.
+  virtual std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const = 0;
+  /// Why there are no cases here; reported as SKIPPED (never PASS).
+  virtual std::string skip_reason(const GateContext&) const { return "no applicable cases"; }
+  /// Judges a case the worker ran to the end (status ok).
+  virtual CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const = 0;
+  /// Judges a case whose worker crashed or timed out. Default: CRASH / TIMEOUT with the detail.
+  virtual CaseJudgement judge_abnormal(const GateContext& ctx, const Case& c, const CaseRun& run) const;
+  /// Judges what only shows across cases (e.g. determinism across thread counts), after every case
+  /// ran to the end and passed on its own. Default: pass.
+  virtual CaseJudgement judge_across(const GateContext& ctx, const std::vector<Case>& cases,
+                                     const std::vector<CaseRun>& runs) const {
+    return {};
+  }
+};
+
+/// The 12 gates in DESIGN order.
+const std::vector<std::unique_ptr<Gate>>& all_gates();
+const Gate* find_gate(std::string_view id);
+
+}  // namespace kcv

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs every Debian package the build and the tests need, then configures and builds.
+# Usage: ./scripts/setup.sh [build-dir]      (idempotent; run as root or with sudo available)
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$here/build}"
+
+packages=(build-essential cmake pkg-config libgtest-dev libgmock-dev libcli11-dev
+          nlohmann-json3-dev libfmt-dev libtomlplusplus-dev valgrind python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$build" -j "$(nproc)"
+echo "setup: built into $build (kcv is $build/kcv)"

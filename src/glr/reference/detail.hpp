@@ -1,0 +1,117 @@
+// glr reference internals: per-slice gathering, the 64-step gate windows W, and the products the
+// error data use. Private to src/glr/reference/.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "glr/problem.hpp"
+#include "glr/reference.hpp"
+
+namespace glr::detail {
+
+/// a·b where an exact zero wins over Inf: an exactly vanished decay (g = −Inf) carries no error.
+inline double bmul(double a, double b) { return (a == 0 || b == 0) ? 0.0 : a * b; }
+
+/// One (sequence, head) slice of the operands, copied contiguous: q, k [L,K], v, dO [L,V],
+/// g [L,GW], h0, dhT [K,V] (zero when absent), and W [L,GW]: |Σ g over the 64 steps ending at i|.
+struct SliceIn {
+  int64_t n = 0, h = 0, b = 0, t0 = 0, L = 0, K = 1, V = 1, GW = 1, Lc = 0;
+  std::vector<double> q, k, v, g, h0, dO, dhT, W;
+  double scale = 1;
+
+  void gather(const Problem& p, int64_t n_, int64_t h_, const double* Q, const double* Kk,
+              const double* Vv, const double* G, const double* H0, const double* DO,
+              const double* DHT, double scale_) {
+    n = n_; h = h_; b = p.batch_of(n); t0 = p.begin(n); L = p.end(n) - t0;
+    K = p.K; V = p.V; GW = p.gate_width(); Lc = std::min<int64_t>(kMaxChunk, L);
+    scale = scale_;
+    const int64_t H = p.H, T = p.T;
+    q.resize(L * K); k.resize(L * K); v.resize(L * V); g.resize(L * GW);
+    dO.assign(DO ? L * V : 0, 0.0);
+    for (int64_t i = 0; i < L; ++i) {
+      const int64_t row = (b * T + t0 + i) * H + h;
+      std::copy_n(Q + row * K, K, q.begin() + i * K);
+      std::copy_n(Kk + row * K, K, k.begin() + i * K);
+      std::copy_n(Vv + row * V, V, v.begin() + i * V);
+      std::copy_n(G + row * GW, GW, g.begin() + i * GW);
+      if (DO) std::copy_n(DO + row * V, V, dO.begin() + i * V);
+    }
+    const int64_t st = (n * H + h) * K * V;
+    h0.assign(K * V, 0.0);
+    dhT.assign(K * V, 0.0);
+    if (H0) std::copy_n(H0 + st, K * V, h0.begin());
+    if (DHT) std::copy_n(DHT + st, K * V, dhT.begin());
+    W.assign(L * GW, 0.0);
+    for (int64_t i = 0; i < L; ++i)
+      for (int64_t x = 0; x < GW; ++x) {
+        double s = 0;
+        for (int64_t r = std::max<int64_t>(0, i - kMaxChunk + 1); r <= i; ++r) s += g[r * GW + x];
+        W[i * GW + x] = std::fabs(s);
+      }
+  }
+  double a(int64_t i, int64_t x) const { return std::exp(g[i * GW + (GW == 1 ? 0 : x)]); }
+  double w(int64_t i, int64_t x) const { return i < 0 ? 0.0 : W[i * GW + (GW == 1 ? 0 : x)]; }
+};
+
+/// The forward recurrence of one slice with its error data, per state element (x, y):
+///   S  the state;  A0 = Σ|term|;  A1 = Σ|term|·(t − s + 1);  Y = Σ_{s<t}|term|·(Σ_{r=s+1..t} W_r + 8 W_s)
+///   dec = exp(g_t)·A0_{t−1} (the part of A0 from s < t).
+struct FwdState {
+  int64_t KV = 0;
+  std::vector<double> S, A0, A1, Y, dec;
+
+  void init(const SliceIn& s) {
+    KV = s.K * s.V;
+    S = s.h0;
+    A0.resize(KV); A1.resize(KV);
+    for (int64_t e = 0; e < KV; ++e) A0[e] = A1[e] = std::fabs(s.h0[e]);
+    Y.assign(KV, 0.0);
+    dec.assign(KV, 0.0);
+  }
+  /// S_{i−1} → S_i.
+  void step(const SliceIn& s, int64_t i) {
+    const int64_t K = s.K, V = s.V;
+    for (int64_t x = 0; x < K; ++x) {
+      const double a = s.a(i, x), W = s.w(i, x), Wp = s.w(i - 1, x);
+      const double kx = s.k[i * K + x], kpx = i > 0 ? s.k[(i - 1) * K + x] : 0.0;
+      for (int64_t y = 0; y < V; ++y) {
+        const int64_t e = x * V + y;
+        const double term = kx * s.v[i * V + y];
+        const double prev = i > 0 ? std::fabs(kpx * s.v[(i - 1) * V + y]) : 0.0;
+        Y[e] = bmul(a, Y[e] + bmul(W, A0[e]) + 8 * bmul(Wp, prev));
+        A1[e] = bmul(a, A1[e] + A0[e]) + std::fabs(term);
+        dec[e] = bmul(a, A0[e]);
+        A0[e] = dec[e] + std::fabs(term);
+        S[e] = a * S[e] + term;
+      }
+    }
+  }
+  /// Error data of S_i[e] (after step(i)): depth·mag part and amp part, in units of u.
+  double nm(const SliceIn& s, int64_t e) const { return A1[e] + double(s.Lc + 2) * A0[e]; }
+  double amp(const SliceIn& s, int64_t i, int64_t e) const {
+    return Y[e] + 8 * bmul(s.w(i, e / s.V), dec[e]);
+  }
+};
+
+/// Underflow slack per output element: roundings on the longest path × the largest factor
+/// (inputs' magnitude to `power`, and the scale) a subnormal error can meet on its way out.
+inline double underflow_slack(const Problem& p, int64_t L, double max_abs_input, double scale, int power) {
+  const double f = std::pow(std::max(1.0, max_abs_input), power) * std::max(1.0, std::fabs(scale));
+  return double(2 * (L + kMaxChunk + p.K + p.V) + 10) * f;
+}
+
+inline double max_abs(const double* x, int64_t n) {
+  double m = 0;
+  if (x)
+    for (int64_t i = 0; i < n; ++i)
+      if (std::isfinite(x[i])) m = std::max(m, std::fabs(x[i]));
+  return m;
+}
+
+/// depth = nm / mag (0 when mag is 0).
+inline double depth_of(double nm, double mag) { return mag > 0 ? nm / mag : 0.0; }
+
+}  // namespace glr::detail

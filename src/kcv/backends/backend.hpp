@@ -1,0 +1,43 @@
+// The device side of a backend, used only inside kcv-worker: guarded buffers, copies to and from
+// the staging memfd, the call itself and synchronization. The parent never touches a device.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kcv/abi.h"
+
+namespace kcv {
+
+/// One guarded buffer. data points at the first byte of the span; the guard bands around it hold
+/// canary bytes (protocol::canary_byte) after every upload.
+struct DeviceBuffer {
+  void* data = nullptr;
+  int64_t span = 0;        // bytes
+  bool is_input = false;   // inputs: cpu ends them flush against an inaccessible page
+  void* base = nullptr;    // backend bookkeeping
+  std::size_t reserved = 0;
+};
+
+using kcv_run_fn = int (*)(const kcv_call*);
+
+class WorkerBackend {
+ public:
+  virtual ~WorkerBackend() = default;
+  virtual DeviceBuffer allocate(int64_t span, bool is_input) = 0;
+  virtual void release(DeviceBuffer& b) = 0;
+  /// Writes the span from host bytes (src) and refreshes both guard bands.
+  virtual void upload(DeviceBuffer& b, const void* src, uint64_t canary_key) = 0;
+  /// Copies [guard][span] (+[guard] for outputs) to host memory dst.
+  virtual void snapshot(const DeviceBuffer& b, void* dst) = 0;
+  /// The stream handed to the candidate (NULL on cpu).
+  virtual void* stream() = 0;
+  /// Waits for the candidate's work on stream() (and only that).
+  virtual void synchronize() = 0;
+};
+
+std::unique_ptr<WorkerBackend> make_cpu_worker_backend();
+
+}  // namespace kcv

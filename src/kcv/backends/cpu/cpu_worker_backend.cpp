@@ -1,0 +1,75 @@
+// cpu backend (worker side): each buffer is its own anonymous mapping.
+//   outputs: [canary >= 4 KiB][span][canary >= 4 KiB]
+//   inputs:  [canary >= 4 KiB][span][PROT_NONE page]   — an over-read traps at once.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "kcv/backends/backend.hpp"
+#include "kcv/protocol.hpp"
+
+namespace kcv {
+namespace {
+
+std::size_t page_size() {
+  static const std::size_t p = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return p;
+}
+std::size_t round_up(std::size_t x, std::size_t m) { return (x + m - 1) / m * m; }
+
+class CpuWorkerBackend final : public WorkerBackend {
+ public:
+  DeviceBuffer allocate(int64_t span, bool is_input) override {
+    const std::size_t page = page_size(), guard = protocol::kGuardBytes;
+    DeviceBuffer b;
+    b.span = span;
+    b.is_input = is_input;
+    if (is_input) {
+      // NOTES: the span ends exactly where the PROT_NONE page begins.
+      const std::size_t body = round_up(guard + span, page);
+      b.reserved = body + page;
+      void* m = mmap(nullptr, b.reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED) throw std::runtime_error("mmap failed");
+      if (mprotect(static_cast<char*>(m) + body, page, PROT_NONE) != 0) throw std::runtime_error("mprotect failed");
+      b.base = m;
+      b.data = static_cast<char*>(m) + body - span;
+    } else {
+      b.reserved = round_up(guard + span + guard, page);
+      void* m = mmap(nullptr, b.reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED) throw std::runtime_error("mmap failed");
+      b.base = m;
+      b.data = static_cast<char*>(m) + guard;
+    }
+    return b;
+  }
+
+  void release(DeviceBuffer& b) override {
+    if (b.base) munmap(b.base, b.reserved);
+    b = DeviceBuffer{};
+  }
+
+  void upload(DeviceBuffer& b, const void* src, uint64_t key) override {
+    char* data = static_cast<char*>(b.data);
+    char* lo = static_cast<char*>(b.base);
+    char* hi = b.is_input ? data + b.span : lo + b.reserved;
+    for (char* p = lo; p < data; ++p) *p = static_cast<char>(protocol::canary_byte(key, p - data));
+    std::memcpy(data, src, static_cast<std::size_t>(b.span));
+    for (char* p = data + b.span; p < hi; ++p) *p = static_cast<char>(protocol::canary_byte(key, p - data));
+  }
+
+  void snapshot(const DeviceBuffer& b, void* dst) override {
+    const int64_t n = protocol::snapshot_bytes(b.span, b.is_input);
+    std::memcpy(dst, static_cast<const char*>(b.data) - protocol::kGuardBytes, static_cast<std::size_t>(n));
+  }
+
+  void* stream() override { return nullptr; }
+  void synchronize() override {}
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerBackend> make_cpu_worker_backend() { return std::make_unique<CpuWorkerBackend>(); }
+
+}  // namespace kcv

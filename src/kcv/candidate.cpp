@@ -1,0 +1,129 @@
+// Building candidates: kcv compiles sources itself so that it knows exactly what it loads.
+#include "kcv/candidate.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "kcv/build_config.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kcv {
+
+std::string kcv_include_dir() {
+  if (const char* e = std::getenv("KCV_INCLUDE_DIR"); e && *e) return e;
+  // An installed kcv finds ../include beside its bin/; a build tree uses the source tree.
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path installed = exe.parent_path().parent_path() / "include";
+    if (fs::exists(installed / "kcv" / "abi.h")) return installed.string();
+  }
+  return KCV_BUILD_INCLUDE_DIR;
+}
+
+int run_capture(const std::vector<std::string>& argv, std::string& output) {
+  int pipefd[2];
+  if (pipe(pipefd) != 0) return -1;
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    dup2(pipefd[1], 1);
+    dup2(pipefd[1], 2);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(pipefd[1]);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(pipefd[0], buf, sizeof buf)) > 0) output.append(buf, static_cast<std::size_t>(n));
+  close(pipefd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+namespace {
+
+/// The first line of compiler output that says "error", else the first line.
+std::string first_error(const std::string& out) {
+  std::istringstream in(out);
+  std::string line, first;
+  while (std::getline(in, line)) {
+    if (first.empty() && !line.empty()) first = line;
+    if (line.find("error") != std::string::npos) return line;
+  }
+  return first.empty() ? "no compiler output" : first;
+}
+
+std::vector<std::string> compile_command(const std::string& kind, const std::string& src, const std::string& out,
+                                         bool sanitize) {
+  std::vector<std::string> cmd;
+  const std::string opt = sanitize ? "-O1" : "-O2";
+  if (kind == "c") cmd = {"cc", "-std=gnu17", opt, "-shared", "-fPIC"};
+  else if (kind == "cpp") cmd = {"c++", "-std=c++20", opt, "-shared", "-fPIC"};
+  else {
+    const char* arch = std::getenv("KCV_CUDA_ARCH");
+    const std::string a = arch && *arch ? arch : "90a";
+    cmd = {"nvcc", "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
+           "-gencode", fmt::format("arch=compute_{0},code=sm_{0}", a), "-lineinfo"};
+  }
+  if (sanitize) {
+    cmd.insert(cmd.end(), {"-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"});
+  }
+  cmd.insert(cmd.end(), {"-I", kcv_include_dir(), "-o", out, src});
+  return cmd;
+}
+
+}  // namespace
+
+Candidate Candidate::prepare(const std::string& path, const std::string& backend, const std::string& workdir) {
+  if (!fs::is_regular_file(path)) throw SetupError(fmt::format("candidate '{}' does not exist or is not a file", path));
+  Candidate c;
+  c.path_ = fs::absolute(path).string();
+  c.backend_ = backend;
+  c.workdir_ = workdir;
+  const std::string ext = fs::path(path).extension().string();
+  if (ext == ".c") c.kind_ = "c";
+  else if (ext == ".cpp" || ext == ".cc" || ext == ".cxx") c.kind_ = "cpp";
+  else if (ext == ".cu") c.kind_ = "cu";
+  else if (ext == ".so") c.kind_ = "so";
+  else throw SetupError(fmt::format("candidate '{}': expected a .c, .cpp, .cu or .so file", path));
+  if (c.kind_ == "cu" && backend != "cuda")
+    throw SetupError(fmt::format("candidate '{}' is CUDA source; use --backend cuda", path));
+
+  if (c.kind_ == "so") {
+    c.library_ = c.path_;
+    return c;
+  }
+  c.library_ = (fs::path(workdir) / "candidate.so").string();
+  std::string out;
+  int rc = run_capture(compile_command(c.kind_, c.path_, c.library_, false), out);
+  if (rc != 0) throw SetupError(fmt::format("candidate '{}' does not compile: {}", path, first_error(out)));
+  return c;
+}
+
+std::string Candidate::sanitized_library() const {
+  if (kind_ == "so" || kind_ == "cu") return {};
+  std::lock_guard<std::mutex> lock(*mu_);
+  if (sanitized_.empty()) {
+    std::string lib = (fs::path(workdir_) / "candidate-asan.so").string(), out;
+    int rc = run_capture(compile_command(kind_, path_, lib, true), out);
+    if (rc != 0) throw SetupError(fmt::format("candidate '{}' does not build with sanitizers: {}", path_, first_error(out)));
+    sanitized_ = lib;
+  }
+  return sanitized_;
+}
+
+}  // namespace kcv

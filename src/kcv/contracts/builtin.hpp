@@ -1,0 +1,22 @@
+/// Factories of the built-in contracts. The registry (registry.cpp) lists each with one line;
+/// adding an op is one file with its factory plus one declaration here and one registry line.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "kcv/contract.hpp"
+
+namespace kcv {
+
+std::unique_ptr<Contract> make_add_contract();
+std::unique_ptr<Contract> make_softmax_contract();
+std::unique_ptr<Contract> make_matmul_contract();
+std::unique_ptr<Contract> make_layernorm_contract();
+
+/// For references: throws std::invalid_argument unless inputs match the contract's input specs
+/// at these bindings (count, dtype, shape).
+void check_reference_inputs(const Contract& contract, const std::vector<HostTensor>& inputs,
+                            const Bindings& shape);
+
+}  // namespace kcv

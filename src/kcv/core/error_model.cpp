@@ -1,0 +1,193 @@
+/// The error model: per-element bounds from the fp64 reference's magnitude and depth, and the
+/// class comparison (finite / NaN / +Inf / -Inf) that comes before any value comparison.
+#include "kcv/error_model.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace kcv {
+
+namespace {
+
+using ClassMask = unsigned;
+constexpr ClassMask bit(ValueClass c) { return 1u << static_cast<unsigned>(c); }
+constexpr ClassMask kNonFinite = bit(ValueClass::nan) | bit(ValueClass::pos_inf) | bit(ValueClass::neg_inf);
+
+/// Half the smallest subnormal: the absolute error of one rounding that underflows (IEEE
+/// gradual underflow; the standard model fl(x op y) = (x op y)(1 + d) + e, |e| <= this).
+double underflow_unit(DType t) {
+  switch (t) {
+    case DType::f32: return 0x1p-150;
+    case DType::f16: return 0x1p-25;
+    case DType::bf16: return 0x1p-134;
+    default: return 0.0;  // f64: 2^-1075 is below double's range; integers do not round
+  }
+}
+
+double at(const std::vector<double>& v, std::size_t i) { return i < v.size() ? v[i] : 0.0; }
+
+/// What one reference (one summation order) accepts for element i.
+struct Expectation {
+  ClassMask classes = 0;
+  bool finite_ok() const { return classes & bit(ValueClass::finite); }
+};
+
+Expectation expect(const RefTensor& ref, std::size_t i, DType out, DType acc, double c) {
+  const double r = ref.value[i];
+  if (std::isnan(r)) return {bit(ValueClass::nan)};
+  // The reference is judged as stored in the output dtype: beyond its range it is ±Inf.
+  Expectation e{bit(classify(round_to(out, r)))};
+  if (std::isfinite(r) && is_floating(out)) {
+    const double bound = allowed_error(ref, i, out, acc, c);
+    // NOTES: within the allowed error of the largest finite value, a legitimate implementation
+    // may land on either side of the overflow threshold: accept the finite neighbour or ±Inf.
+    if (std::abs(r) - bound <= max_finite(out)) e.classes |= bit(ValueClass::finite);
+    if (std::abs(r) + bound >= max_finite(out)) e.classes |= bit(r > 0 ? ValueClass::pos_inf : ValueClass::neg_inf);
+    // NOTES: where the terms of a sum (depth >= 2) reach the accumulate dtype's range, a partial
+    // sum may overflow in some orders (3e38 + 3e38 - 3e38 in fp32): any non-finite class is then
+    // legitimate. A single operation (depth 1) has no partial results: its overflow is exact.
+    if (is_floating(acc) && at(ref.depth, i) >= 2 && at(ref.mag, i) >= max_finite(acc)) e.classes |= kNonFinite;
+  }
+  return e;
+}
+
+std::string classes_string(ClassMask m) {
+  std::string s;
+  for (ValueClass c : {ValueClass::finite, ValueClass::nan, ValueClass::pos_inf, ValueClass::neg_inf}) {
+    if (!(m & bit(c))) continue;
+    if (!s.empty()) s += " or ";
+    s += class_name(c);
+  }
+  return s;
+}
+
+}  // namespace
+
+ValueClass classify(double v) {
+  if (std::isnan(v)) return ValueClass::nan;
+  if (std::isinf(v)) return v > 0 ? ValueClass::pos_inf : ValueClass::neg_inf;
+  return ValueClass::finite;
+}
+
+const char* class_name(ValueClass c) {
+  switch (c) {
+    case ValueClass::finite: return "finite";
+    case ValueClass::nan: return "NaN";
+    case ValueClass::pos_inf: return "+Inf";
+    case ValueClass::neg_inf: return "-Inf";
+  }
+  return "?";
+}
+
+// NOTES: beyond DESIGN's c·u_acc·(n·m + amp) + u_out·|r|, two absolute terms for underflow:
+// c·n·eta_acc (each of the n accumulate-precision operations may underflow, e.g. a product of
+// two subnormal-scale values) and eta_out (rounding a tiny r onto the output's subnormal grid),
+// eta = half the smallest subnormal. Both are below 1e-40 for fp32: they only matter where the
+// exact result lives near underflow, where a relative bound would reject every IEEE kernel.
+double allowed_error(const RefTensor& ref, std::size_t i, DType out, DType accumulate, double c) {
+  const double depth = at(ref.depth, i), mag = at(ref.mag, i), amp = at(ref.amp, i);
+  return c * (unit_roundoff(accumulate) * (depth * mag + amp) + depth * underflow_unit(accumulate)) +
+         unit_roundoff(out) * std::abs(ref.value.at(i)) + underflow_unit(out);
+}
+
+Comparison compare(const HostTensor& got, const RefTensor& ref, const RefTensor* alt, DType accumulate,
+                   double c, bool classes_only, std::size_t max_listed) {
+  const int64_t n = got.numel();
+  auto check_size = [&](const RefTensor& r, const char* which) {
+    if (static_cast<int64_t>(r.value.size()) != n)
+      throw std::invalid_argument(fmt::format("kcv: compare: {} reference has {} values for {} elements",
+                                              which, r.value.size(), n));
+  };
+  check_size(ref, "the");
+  if (alt) check_size(*alt, "the alternative");
+
+  const DType out = got.dtype;
+  const std::vector<double> g = got.values();
+  Comparison cmp;
+  cmp.checked = n;
+  auto record = [&](int64_t i, double expected, double bound, std::string what) {
+    ++cmp.bad;
+    if (cmp.first.size() < max_listed) cmp.first.push_back({i, g[i], expected, bound, std::move(what)});
+  };
+
+  for (int64_t i = 0; i < n; ++i) {
+    const std::size_t k = static_cast<std::size_t>(i);
+    const Expectation e_ref = expect(ref, k, out, accumulate, c);
+    ClassMask accepted = e_ref.classes;
+    Expectation e_alt;
+    if (alt) {
+      // Either order's class is legitimate where the orders disagree (Inf - Inf vs Inf).
+      e_alt = expect(*alt, k, out, accumulate, c);
+      accepted |= e_alt.classes;
+    }
+    const ValueClass cls = classify(g[i]);
+    if (!(accepted & bit(cls))) {
+      record(i, ref.value[k], 0.0,
+             fmt::format("class {}, expected {}", class_name(cls), classes_string(accepted)));
+      continue;
+    }
+    if (cls != ValueClass::finite || classes_only) continue;
+
+    // Finite and a finite value is accepted: judge the value against the order that allows it.
+    const RefTensor& src = e_ref.finite_ok() || !alt ? ref : *alt;
+    const double expected = src.value[k];
+    const double bound = allowed_error(src, k, out, accumulate, c);
+    const double err = std::abs(g[i] - expected);
+    double ratio = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0);
+    if (std::isnan(bound)) ratio = INFINITY;
+    if (ratio > cmp.worst_ratio || cmp.worst_index < 0) {
+      cmp.worst_ratio = ratio;
+      cmp.worst_index = i;
+    }
+    if (!(err <= bound))
+      record(i, expected, bound, std::isnan(bound) ? "bound undefined (NaN) in the reference" : "error > bound");
+  }
+  return cmp;
+}
+
+std::string Comparison::describe(const std::string& output_name, const Shape& shape) const {
+  // NOTES: capped (~400 chars): the count, the first mismatches with coordinates, the worst.
+  constexpr std::size_t kListBudget = 320;
+  std::string s = fmt::format("out '{}': ", output_name);
+  if (ok()) {
+    s += fmt::format("all {} elements within the model", checked);
+  } else {
+    s += fmt::format("{} of {} elements outside the model", bad, checked);
+    for (const Mismatch& m : first) {
+      std::string piece = fmt::format("; {} got {:.9g} expected {:.9g}", index_string(m.index, shape), m.got,
+                                      m.expected);
+      if (m.what == "error > bound")
+        piece += fmt::format(" bound {:.3g}", m.bound);
+      else
+        piece += fmt::format(" ({})", m.what);
+      if (s.size() + piece.size() > kListBudget) {
+        s += "; ...";
+        break;
+      }
+      s += piece;
+    }
+  }
+  if (worst_index >= 0)
+    s += fmt::format("; worst err/bound {:.3g} at {}", worst_ratio, index_string(worst_index, shape));
+  return s;
+}
+
+std::string index_string(int64_t i, const Shape& shape) {
+  std::vector<int64_t> idx(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    const int64_t extent = shape[d] > 0 ? shape[d] : 1;
+    idx[d] = i % extent;
+    i /= extent;
+  }
+  std::string s = "[";
+  for (std::size_t d = 0; d < idx.size(); ++d) {
+    if (d) s += ',';
+    s += std::to_string(idx[d]);
+  }
+  if (idx.empty()) s += std::to_string(i);  // 0-d: show the flat index
+  return s + "]";
+}
+
+}  // namespace kcv

@@ -1,0 +1,216 @@
+// The engine: contract + candidate + backend → 12 gate verdicts. Gates make cases, the runner
+// runs them in isolated workers, gates judge in this (parent) process.
+#include "kcv/engine.hpp"
+
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "kcv/candidate.hpp"
+#include "kcv/runner.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kcv {
+namespace {
+
+uint64_t splitmix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+/// A scratch directory removed when the verification ends (unless the user named one).
+class Workdir {
+ public:
+  explicit Workdir(const std::string& given) {
+    if (!given.empty()) { path_ = given; fs::create_directories(path_); return; }
+    std::string tmpl = (fs::temp_directory_path() / "kcv-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw SetupError("cannot create a temporary directory");
+    path_ = tmpl;
+    owned_ = true;
+  }
+  ~Workdir() { if (owned_) { std::error_code ec; fs::remove_all(path_, ec); } }
+  const std::string& path() const { return path_; }
+ private:
+  std::string path_;
+  bool owned_ = false;
+};
+
+const Contract& require_contract(const std::string& op) {
+  const Contract* c = find_contract(op);
+  if (!c) throw SetupError(fmt::format("unknown op '{}' (`kcv contracts` lists the ops)", op));
+  return *c;
+}
+
+void require_backend(const std::string& backend) {
+  if (backend == "cpu") return;
+  if (backend == "cuda") {
+#ifdef KCV_WITH_CUDA
+    return;
+#else
+    throw SetupError("backend 'cuda' is not built into this kcv (configure with CUDA available)");
+#endif
+  }
+  throw SetupError(fmt::format("unknown backend '{}' (cpu or cuda)", backend));
+}
+
+RunnerOptions runner_options(const std::string& backend, const std::string& workdir, double timeout_s, uint64_t seed) {
+  RunnerOptions ro;
+  ro.backend = backend;
+  ro.worker = default_worker_path();
+  ro.workdir = workdir;
+  ro.timeout_s = timeout_s;
+  ro.canary_key = splitmix(seed ^ 0xC0FFEEull);
+  if (!fs::exists(ro.worker)) throw SetupError(fmt::format("kcv-worker not found at {} (set KCV_WORKER)", ro.worker));
+  return ro;
+}
+
+struct GateRun {
+  GateReport report;
+  std::vector<Case> cases;
+  std::vector<CaseRun> runs;
+  std::vector<CaseJudgement> judgements;
+};
+
+GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint64_t seed,
+                 std::optional<int64_t> only_case) {
+  GateRun out;
+  GateReport& rep = out.report;
+  rep.id = std::string(gate.id());
+  rep.tolerance_independent = gate.tolerance_independent();
+  rep.seed = seed;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto finish = [&] {
+    rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  {
+    out.cases = gate.cases(ctx, seed);
+    if (out.cases.empty()) {
+      rep.verdict = Verdict::skipped;
+      rep.evidence = gate.skip_reason(ctx);
+      finish();
+      return out;
+    }
+    if (only_case) {
+      if (*only_case < 0 || *only_case >= static_cast<int64_t>(out.cases.size()))
+        throw SetupError(fmt::format("gate {} has {} cases; no case {}", gate.id(), out.cases.size(), *only_case));
+      out.cases = {out.cases[static_cast<std::size_t>(*only_case)]};
+    }
+    out.runs = runner.run(out.cases);
+    int64_t failing = 0;
+    for (std::size_t i = 0; i < out.runs.size(); ++i) {
+      const CaseRun& run = out.runs[i];
+      CaseJudgement j = run.status == RunStatus::ok ? gate.judge(ctx, out.cases[i], run)
+                                                    : gate.judge_abnormal(ctx, out.cases[i], run);
+      if (j.verdict != Verdict::pass) {
+        if (rep.failing_case < 0) {
+          rep.failing_case = only_case ? *only_case : static_cast<int64_t>(i);
+          rep.verdict = j.verdict;
+          rep.evidence = fmt::format("case {} ({}): {}", rep.failing_case, out.cases[i].label, j.evidence);
+        }
+        ++failing;
+      }
+      out.judgements.push_back(std::move(j));
+    }
+    rep.cases = static_cast<int64_t>(out.runs.size());
+    if (rep.failing_case < 0 && !only_case) {
+      CaseJudgement across = gate.judge_across(ctx, out.cases, out.runs);
+      if (across.verdict != Verdict::pass) {
+        rep.verdict = across.verdict;
+        rep.evidence = across.evidence;
+      } else {
+        rep.verdict = Verdict::pass;
+      }
+    } else if (rep.failing_case < 0) {
+      rep.verdict = Verdict::pass;
+    } else if (failing > 1) {
+      rep.evidence += fmt::format(" [{} of {} cases failed]", failing, rep.cases);
+    }
+    if (out.runs.size() < out.cases.size())
+      rep.evidence += fmt::format(" [stopped after case {} of {}]", out.runs.size(), out.cases.size());
+  }
+  finish();
+  return out;
+}
+
+}  // namespace
+
+uint64_t gate_seed(uint64_t run_seed, std::string_view gate_id) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a of the id
+  for (char c : gate_id) { h ^= static_cast<unsigned char>(c); h *= 1099511628211ull; }
+  return splitmix(run_seed ^ h);
+}
+
+Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
+  const Contract& contract = require_contract(o.op);
+  require_backend(o.backend);
+  for (const auto& g : o.gates)
+    if (!find_gate(g)) throw SetupError(fmt::format("unknown gate '{}' (gates: numerics, shapes, values, nonfinite, "
+                                                    "bounds, inputs_intact, coverage, determinism, layout, stateless, "
+                                                    "concurrency, sanitizer)", g));
+  if (o.timeout_s <= 0) throw SetupError("--timeout must be positive");
+  Workdir wd(o.workdir);
+  Report report;
+  report.op = o.op;
+  report.candidate = o.candidate;
+  report.backend = o.backend;
+  report.seed = o.seed ? *o.seed : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+  const Candidate candidate = Candidate::prepare(o.candidate, o.backend, wd.path());
+  Runner runner(candidate, runner_options(o.backend, wd.path(), o.timeout_s, report.seed));
+  runner.probe();
+
+  const GateContext ctx{contract, o.backend, candidate};
+  bool all_pass = true;
+  for (const auto& gate : all_gates()) {
+    const bool selected = o.gates.empty() ||
+                          std::find(o.gates.begin(), o.gates.end(), std::string(gate->id())) != o.gates.end();
+    GateReport rep;
+    if (!selected) {
+      rep.id = std::string(gate->id());
+      rep.tolerance_independent = gate->tolerance_independent();
+      rep.seed = gate_seed(report.seed, gate->id());
+      rep.verdict = Verdict::skipped;
+      rep.evidence = "not selected (--gates)";
+    } else {
+      rep = run_gate(*gate, ctx, runner, gate_seed(report.seed, gate->id()), std::nullopt).report;
+      all_pass = all_pass && rep.verdict == Verdict::pass;
+    }
+    if (on_gate) on_gate(rep);
+    report.gates.push_back(std::move(rep));
+  }
+  // NOTES: with --gates, the verdict covers the selected gates; the rest are SKIPPED, said so.
+  report.verdict = all_pass ? Verdict::pass : Verdict::fail;
+  return report;
+}
+
+ReplayResult replay(const std::string& op, const std::string& candidate_path, const std::string& backend,
+                    const std::string& gate_id, uint64_t seed, int64_t case_index, double timeout_s) {
+  const Contract& contract = require_contract(op);
+  require_backend(backend);
+  const Gate* gate = find_gate(gate_id);
+  if (!gate) throw SetupError(fmt::format("unknown gate '{}'", gate_id));
+  Workdir wd("");
+  const Candidate candidate = Candidate::prepare(candidate_path, backend, wd.path());
+  Runner runner(candidate, runner_options(backend, wd.path(), timeout_s, seed));
+  runner.probe();
+  const GateContext ctx{contract, backend, candidate};
+  GateRun r = run_gate(*gate, ctx, runner, seed, case_index);
+  ReplayResult out;
+  out.label = r.cases.empty() ? "" : r.cases[0].label;
+  if (r.report.verdict == Verdict::skipped && r.cases.empty()) {
+    out.judgement = {Verdict::skipped, r.report.evidence};
+  } else if (!r.judgements.empty()) {
+    out.judgement = r.judgements[0];
+  } else {
+    out.judgement = {r.report.verdict, r.report.evidence};
+  }
+  return out;
+}
+
+}  // namespace kcv

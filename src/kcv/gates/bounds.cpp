@@ -1,0 +1,56 @@
+// Gate 5 `bounds`: every buffer sits between guard bands of keyed canary bytes (≥ 4 KiB each side;
+// on cpu inputs end flush against a PROT_NONE page, so over-reads trap). Any changed canary fails.
+#include <fmt/format.h>
+
+#include "kcv/gates/common.hpp"
+#include "kcv/gates/registry.hpp"
+
+namespace kcv::gates {
+namespace {
+
+class BoundsGate final : public Gate {
+ public:
+  std::string_view id() const override { return "bounds"; }
+  std::string_view summary() const override { return "guard bands around every buffer stay intact"; }
+  bool tolerance_independent() const override { return true; }
+
+  std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
+    std::vector<Bindings> shapes = {ctx.contract.nominal()};
+    for (int64_t v : {1, 3, 7, 13, 127, 257})
+      if (auto b = uniform_shape(ctx.contract, v)) shapes.push_back(*b);
+    std::vector<Case> out;
+    for (const auto& b : shapes) {
+      Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));
+      out.push_back(single_call_case(bindings_string(b), ctx.contract, b, rng));
+    }
+    return out;
+  }
+
+  CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
+    const CallResult& r = run.calls[0];
+    if (r.rc != 0) return {Verdict::refused, fmt::format("refused (rc {}): {}", r.rc, r.message)};
+    const Contract& k = ctx.contract;
+    for (std::size_t o = 0; o < r.output_guards.size(); ++o)
+      if (!r.output_guards[o].intact)
+        return {Verdict::fail, describe_guard("output", k.outputs[o].name, r.output_guards[o],
+                                              static_cast<int64_t>(r.outputs[o].span_bytes()))};
+    for (std::size_t i = 0; i < r.input_guards.size(); ++i)
+      if (!r.input_guards[i].intact)
+        return {Verdict::fail, describe_guard("input", k.inputs[i].name, r.input_guards[i],
+                                              static_cast<int64_t>(r.inputs_after[i].span_bytes()))};
+    return {};
+  }
+
+  CaseJudgement judge_abnormal(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
+    CaseJudgement j = Gate::judge_abnormal(ctx, c, run);
+    if (run.detail.find("SIGSEGV") != std::string::npos || run.detail.find("SIGBUS") != std::string::npos)
+      j.evidence += " — an access outside the buffers (inputs end flush against an inaccessible page)";
+    return j;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Gate> make_bounds_gate() { return std::make_unique<BoundsGate>(); }
+
+}  // namespace kcv::gates

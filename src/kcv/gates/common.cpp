@@ -1,0 +1,94 @@
+#include "kcv/gates/common.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace kcv::gates {
+
+Rng case_rng(uint64_t gate_seed, int64_t case_index) {
+  std::seed_seq seq{static_cast<uint32_t>(gate_seed), static_cast<uint32_t>(gate_seed >> 32),
+                    static_cast<uint32_t>(case_index), static_cast<uint32_t>(case_index >> 32)};
+  return Rng(seq);
+}
+
+void fill_bytes(HostTensor& t, std::byte byte) { std::fill(t.storage.begin(), t.storage.end(), byte); }
+
+CallSpec make_call(const Contract& contract, const Bindings& b, Rng& rng, const std::string& kind, std::byte poison) {
+  CallSpec call;
+  call.inputs = contract.make_inputs(b, rng, kind);
+  call.outputs = contract.make_outputs(b);
+  for (auto& t : call.outputs) fill_bytes(t, poison);
+  call.scalars = contract.scalar_values(b);
+  return call;
+}
+
+Case single_call_case(std::string label, const Contract& contract, const Bindings& b, Rng& rng, const std::string& kind) {
+  Case c;
+  c.label = std::move(label);
+  c.shape = b;
+  c.calls.push_back(make_call(contract, b, rng, kind));
+  return c;
+}
+
+std::vector<int64_t> boundary_sizes(const SymbolSpec& s) {
+  // NOTES: 1 and 2; primes; 2^k-1 and 2^k+1; sizes divisible by 4 but not 8, 8 not 16, ...,
+  // 64 not 128 — so that every tile width up to 128 leaves a tail somewhere.
+  static const int64_t sizes[] = {1,    2,    3,    4,    5,    7,    9,    13,   15,   17,   24,  31,
+                                  33,   48,   63,   65,   96,   100,  127,  129,  192,  255, 257,
+                                  511,  513,  1000, 1021, 1023, 1025, 2047, 2049, 4095, 4097, 8191, 8193};
+  const int64_t hi = std::min(s.max, s.sweep_max);
+  std::vector<int64_t> out;
+  for (int64_t v : sizes)
+    if (v >= s.min && v <= hi && v != s.nominal) out.push_back(v);
+  if (out.empty() || out.front() != s.min) {
+    if (s.min != s.nominal && std::find(out.begin(), out.end(), s.min) == out.end()) out.insert(out.begin(), s.min);
+  }
+  return out;
+}
+
+std::optional<Bindings> uniform_shape(const Contract& contract, int64_t v) {
+  Bindings b = contract.nominal();
+  for (const auto& s : contract.symbols) b[s.name] = std::clamp(v, s.min, std::min(s.max, s.sweep_max));
+  if (!contract.valid(b)) return std::nullopt;
+  return b;
+}
+
+CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const CallSpec& spec,
+                         const CallResult& result, const JudgeOptions& opts) {
+  if (result.rc != 0) {
+    if (opts.refusal_ok) return {};
+    return {Verdict::refused, fmt::format("refused (rc {}): {}", result.rc,
+                                          result.message.empty() ? "no message" : result.message)};
+  }
+  const auto ref = contract.reference(spec.inputs, spec.scalars, shape, SumOrder::forward);
+  std::vector<RefTensor> alt;
+  if (opts.two_orders) alt = contract.reference(spec.inputs, spec.scalars, shape, SumOrder::reverse);
+  for (std::size_t o = 0; o < contract.outputs.size(); ++o) {
+    const Comparison cmp = compare(result.outputs[o], ref[o], opts.two_orders ? &alt[o] : nullptr,
+                                   contract.accumulate, contract.c, opts.classes_only);
+    if (!cmp.ok()) return {Verdict::fail, cmp.describe(contract.outputs[o].name, result.outputs[o].shape)};
+  }
+  return {};
+}
+
+CaseJudgement judge_all_calls(const Contract& contract, const Case& c, const CaseRun& run, const JudgeOptions& opts) {
+  for (std::size_t k = 0; k < c.calls.size(); ++k) {
+    CaseJudgement j = judge_call(contract, c.shape, c.calls[k], run.calls[k], opts);
+    if (j.verdict != Verdict::pass) {
+      if (c.calls.size() > 1) j.evidence = fmt::format("call {}: {}", k, j.evidence);
+      return j;
+    }
+  }
+  return {};
+}
+
+std::string describe_guard(const std::string& what, const std::string& name, const GuardReport& g, int64_t span) {
+  const std::string where = g.first_bad < 0 ? fmt::format("{} bytes before its first byte", -g.first_bad)
+                                            : fmt::format("at offset {} after its end", g.first_bad - span);
+  return fmt::format("{} '{}': {} guard byte(s) changed, first {}", what, name, g.bad_bytes, where);
+}
+
+}  // namespace kcv::gates

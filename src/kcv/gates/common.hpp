@@ -1,0 +1,59 @@
+// What gates share: drawing calls, poisoning outputs, shape sweeps, judging outputs against the
+// fp64 reference. Each gate file stays a small class on top of these.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kcv/contract.hpp"
+#include "kcv/gate.hpp"
+
+namespace kcv::gates {
+
+/// Output poison used unless a gate says otherwise: 0xFF bytes, a NaN in every float dtype.
+inline constexpr std::byte kPoisonNaN{0xFF};
+/// The coverage gate's second poison: 0x3F bytes (f32 0.747…, finite).
+inline constexpr std::byte kPoisonFinite{0x3F};
+
+/// A per-case random stream: (gate seed, case index) fixes every input of the case.
+Rng case_rng(uint64_t gate_seed, int64_t case_index);
+
+/// One call at shape b with inputs of the given value kind and outputs filled with poison.
+CallSpec make_call(const Contract& contract, const Bindings& b, Rng& rng,
+                   const std::string& kind = "normal", std::byte poison = kPoisonNaN);
+
+/// A case of one call.
+Case single_call_case(std::string label, const Contract& contract, const Bindings& b, Rng& rng,
+                      const std::string& kind = "normal");
+
+/// Every storage byte of t set to byte.
+void fill_bytes(HostTensor& t, std::byte byte);
+
+/// Boundary sizes of DESIGN §5 gate 2 (1, 2, primes, 2^k±1, not divisible by 4..128) within
+/// [min, min(max, sweep_max)] of the symbol.
+std::vector<int64_t> boundary_sizes(const SymbolSpec& s);
+
+/// The nominal shape with every symbol set to v (clipped to its range); invalid shapes skipped.
+std::optional<Bindings> uniform_shape(const Contract& contract, int64_t v);
+
+struct JudgeOptions {
+  bool classes_only = false;   // nonfinite: only the class of every element is judged
+  bool two_orders = false;     // accept either class where two summation orders disagree
+  bool refusal_ok = false;     // layout: a clean refusal passes
+};
+
+/// Judges one finished call: a refusal (rc != 0) is REFUSED (or PASS with refusal_ok), outputs are
+/// compared with the fp64 reference under the error model.
+CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const CallSpec& spec,
+                         const CallResult& result, const JudgeOptions& opts = {});
+
+/// Judges every call of a case with judge_call; the first failure wins, with its call index.
+CaseJudgement judge_all_calls(const Contract& contract, const Case& c, const CaseRun& run,
+                              const JudgeOptions& opts = {});
+
+/// Evidence for a changed guard band of one buffer.
+std::string describe_guard(const std::string& what, const std::string& name, const GuardReport& g, int64_t span);
+
+}  // namespace kcv::gates

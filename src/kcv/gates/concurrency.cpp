@@ -1,0 +1,52 @@
+// Gate 11 `concurrency`. cpu: two host threads call at once on disjoint buffers; both results
+// must be right. cuda: a writer kernel on the caller's stream fills the inputs right before the
+// call; the result must reflect them and be complete once that stream is synchronized.
+#include <fmt/format.h>
+
+#include "kcv/gates/common.hpp"
+#include "kcv/gates/registry.hpp"
+
+namespace kcv::gates {
+namespace {
+
+class ConcurrencyGate final : public Gate {
+ public:
+  std::string_view id() const override { return "concurrency"; }
+  std::string_view summary() const override { return "concurrent callers (cpu) / stream ordering (cuda)"; }
+  bool tolerance_independent() const override { return true; }
+
+  std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
+    const Bindings b = ctx.contract.nominal();
+    std::vector<Case> out;
+    for (int64_t i = 0; i < kRounds; ++i) {
+      Rng rng = case_rng(seed, i);
+      Case c;
+      c.shape = b;
+      if (ctx.backend == "cuda") {
+        c.label = fmt::format("writer kernel before the call, round {}", i);
+        c.calls.push_back(make_call(ctx.contract, b, rng));
+        c.calls[0].writer_kernel = true;
+      } else {
+        c.label = fmt::format("two threads at once, round {}", i);
+        c.calls.push_back(make_call(ctx.contract, b, rng));
+        c.calls.push_back(make_call(ctx.contract, b, rng));
+        c.calls[0].concurrent_with_next = true;
+      }
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
+
+  CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
+    return judge_all_calls(ctx.contract, c, run);
+  }
+
+ private:
+  static constexpr int64_t kRounds = 6;
+};
+
+}  // namespace
+
+std::unique_ptr<Gate> make_concurrency_gate() { return std::make_unique<ConcurrencyGate>(); }
+
+}  // namespace kcv::gates

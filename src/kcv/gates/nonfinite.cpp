@@ -1,0 +1,67 @@
+// Gate 4 `nonfinite`: NaN, +Inf and -Inf injected into each floating input at the first, middle,
+// last and tile-boundary positions. Every output element's class must equal the reference's;
+// where two summation orders of the reference disagree (Inf - Inf), either class is accepted.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "kcv/gates/common.hpp"
+#include "kcv/gates/registry.hpp"
+
+namespace kcv::gates {
+namespace {
+
+struct Injection {
+  const char* name;
+  double value;
+};
+
+class NonfiniteGate final : public Gate {
+ public:
+  std::string_view id() const override { return "nonfinite"; }
+  std::string_view summary() const override { return "NaN/±Inf injection; output classes must match the reference"; }
+  bool tolerance_independent() const override { return true; }
+
+  std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
+    static const Injection kinds[] = {{"NaN", std::numeric_limits<double>::quiet_NaN()},
+                                      {"+Inf", std::numeric_limits<double>::infinity()},
+                                      {"-Inf", -std::numeric_limits<double>::infinity()}};
+    const Contract& k = ctx.contract;
+    const Bindings b = k.nominal();
+    std::vector<Case> out;
+    for (std::size_t in = 0; in < k.inputs.size(); ++in) {
+      if (k.inputs[in].domain == Domain::structural || !is_floating(k.inputs[in].dtype)) continue;
+      const int64_t n = numel(k.input_shape(in, b));
+      if (n == 0) continue;
+      // NOTES: first, last, middle, and both sides of 32- and 64-wide tiles.
+      std::vector<int64_t> at = {0, 31, 32, 63, 64, n / 2, n - 1};
+      std::erase_if(at, [&](int64_t i) { return i >= n; });
+      std::sort(at.begin(), at.end());
+      at.erase(std::unique(at.begin(), at.end()), at.end());
+      for (const auto& inj : kinds)
+        for (int64_t i : at) {
+          Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));
+          Case c = single_call_case("", k, b, rng);
+          HostTensor& t = c.calls[0].inputs[in];
+          t.set(i, inj.value);
+          c.label = fmt::format("{} in '{}' at {}", inj.name, k.inputs[in].name, index_string(i, t.shape));
+          out.push_back(std::move(c));
+        }
+    }
+    return out;
+  }
+
+  std::string skip_reason(const GateContext&) const override { return "the contract has no floating inputs"; }
+
+  CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
+    return judge_all_calls(ctx.contract, c, run, {.classes_only = true, .two_orders = true});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Gate> make_nonfinite_gate() { return std::make_unique<NonfiniteGate>(); }
+
+}  // namespace kcv::gates

@@ -1,0 +1,75 @@
+// Gate 12 `sanitizer`. cpu: the candidate rebuilt with -fsanitize=address,undefined (valgrind
+// memcheck for a prebuilt .so) on the nominal and one boundary shape; zero reports. cuda:
+// compute-sanitizer memcheck, racecheck, initcheck and synccheck.
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "kcv/gates/common.hpp"
+#include "kcv/gates/registry.hpp"
+
+namespace kcv::gates {
+namespace {
+
+/// The first sanitizer report in a worker log, with a few lines of context; empty if none.
+std::string first_report(const std::string& log) {
+  static const char* markers[] = {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                                  "Invalid read", "Invalid write", "uninitialised value", "Invalid free",
+                                  "========= Invalid", "========= Race", "========= Uninitialized",
+                                  "========= Barrier", "========= Program hit"};
+  std::size_t at = std::string::npos;
+  for (const char* m : markers) at = std::min(at, log.find(m));
+  if (at == std::string::npos) {
+    const std::size_t s = log.find("ERROR SUMMARY: ");
+    if (s != std::string::npos && log.compare(s + 15, 2, "0 ") != 0) at = s;
+  }
+  if (at == std::string::npos) return {};
+  const std::size_t line_start = log.rfind('\n', at);
+  std::istringstream in(log.substr(line_start == std::string::npos ? 0 : line_start + 1));
+  std::string line, out;
+  for (int i = 0; i < 4 && std::getline(in, line); ++i) out += (i ? " | " : "") + line;
+  if (out.size() > 400) out = out.substr(0, 400) + "…";
+  return out;
+}
+
+class SanitizerGate final : public Gate {
+ public:
+  std::string_view id() const override { return "sanitizer"; }
+  std::string_view summary() const override { return "sanitizers report nothing (ASan/UBSan, compute-sanitizer)"; }
+  bool tolerance_independent() const override { return true; }
+
+  std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
+    std::vector<Bindings> shapes = {ctx.contract.nominal()};
+    if (auto b = uniform_shape(ctx.contract, 13)) shapes.push_back(*b);
+    std::vector<std::string> tools = {""};
+    if (ctx.backend == "cuda") tools = {"memcheck", "racecheck", "initcheck", "synccheck"};
+    std::vector<Case> out;
+    for (const auto& tool : tools)
+      for (const auto& b : shapes) {
+        Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));
+        Case c = single_call_case(tool.empty() ? bindings_string(b) : tool + " " + bindings_string(b), ctx.contract, b, rng);
+        c.worker.sanitized = true;
+        c.worker.sanitizer_tool = tool;
+        out.push_back(std::move(c));
+      }
+    return out;
+  }
+
+  CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
+    if (std::string report = first_report(run.log); !report.empty()) return {Verdict::fail, report};
+    const CallResult& r = run.calls[0];
+    if (r.rc != 0) return {Verdict::refused, fmt::format("refused (rc {}): {}", r.rc, r.message)};
+    return {};
+  }
+
+  CaseJudgement judge_abnormal(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
+    if (std::string report = first_report(run.log); !report.empty()) return {Verdict::fail, report};
+    return Gate::judge_abnormal(ctx, c, run);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Gate> make_sanitizer_gate() { return std::make_unique<SanitizerGate>(); }
+
+}  // namespace kcv::gates

@@ -1,0 +1,53 @@
+// The parent <-> worker protocol. Shared by the runner (parent) and kcv-worker; contains no
+// reference code. See docs/architecture.md.
+//
+// fd 3 (both ways): a memfd. Bytes [0, 8) hold the plan's offset, [8, 16) its length; the plan
+//   (JSON) sits after the staging area: input bytes and output poison the worker uploads before a
+//   call, and snapshot slots the worker fills after it (offsets in the plan are absolute).
+// fd 4 (worker -> parent): text records, one per line:
+//   ready | fatal <hex message> | start <call> | done <call> <rc> <seconds> <hex message> | bye
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace kcv::protocol {
+
+inline constexpr int kDataFd = 3;
+inline constexpr int kResultFd = 4;
+/// Canary bytes on each side of every buffer (DESIGN §5: at least 4 KiB).
+inline constexpr int64_t kGuardBytes = 4096;
+/// Header at the start of the memfd: plan offset and plan length (two uint64).
+inline constexpr int64_t kHeaderBytes = 64;
+
+/// The canary byte at position pos relative to a buffer's first data byte (negative: before it).
+/// Keyed per run, so a candidate cannot restore a guard by writing a constant.
+inline uint8_t canary_byte(uint64_t key, int64_t pos) {
+  uint64_t x = key ^ (static_cast<uint64_t>(pos) * 0x9E3779B97F4A7C15ull);
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdull; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull; x ^= x >> 33;
+  return static_cast<uint8_t>(x);
+}
+
+/// Snapshot layout of one buffer: [guard][span] for inputs, [guard][span][guard] for outputs.
+inline int64_t snapshot_bytes(int64_t span, bool is_input) {
+  return kGuardBytes + span + (is_input ? 0 : kGuardBytes);
+}
+
+inline std::string hex_encode(std::string_view s) {
+  static const char* d = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size() * 2 + 1);
+  for (unsigned char c : s) { out += d[c >> 4]; out += d[c & 15]; }
+  return out.empty() ? std::string("-") : out;
+}
+
+inline std::string hex_decode(std::string_view s) {
+  if (s == "-") return {};
+  auto v = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  std::string out;
+  for (std::size_t i = 0; i + 1 < s.size(); i += 2) out += static_cast<char>(v(s[i]) * 16 + v(s[i + 1]));
+  return out;
+}
+
+}  // namespace kcv::protocol

@@ -1,0 +1,68 @@
+// JUnit XML: one testsuite per verification, one testcase per gate.
+#include <fmt/format.h>
+
+#include "kcv/report.hpp"
+
+namespace kcv {
+namespace {
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += ' ';
+        else out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string report_to_junit(const Report& r) {
+  int failures = 0, errors = 0, skipped = 0;
+  double seconds = 0;
+  for (const auto& g : r.gates) {
+    seconds += g.seconds;
+    if (g.verdict == Verdict::fail || g.verdict == Verdict::refused) ++failures;
+    if (g.verdict == Verdict::crash || g.verdict == Verdict::timeout) ++errors;
+    if (g.verdict == Verdict::skipped) ++skipped;
+  }
+  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  x += fmt::format("<testsuites><testsuite name=\"kcv.{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" "
+                   "time=\"{:.3f}\">\n",
+                   xml_escape(r.op), r.gates.size(), failures, errors, skipped, seconds);
+  x += fmt::format("  <properties><property name=\"candidate\" value=\"{}\"/><property name=\"backend\" value=\"{}\"/>"
+                   "<property name=\"seed\" value=\"{}\"/></properties>\n",
+                   xml_escape(r.candidate), xml_escape(r.backend), r.seed);
+  for (const auto& g : r.gates) {
+    x += fmt::format("  <testcase classname=\"kcv.{}\" name=\"{}\" time=\"{:.3f}\">", xml_escape(r.op), g.id, g.seconds);
+    const std::string body = xml_escape(fmt::format("{} (seed {}, {} cases): {}", verdict_name(g.verdict), g.seed,
+                                                    g.cases, g.evidence));
+    switch (g.verdict) {
+      case Verdict::pass: break;
+      case Verdict::fail:
+      case Verdict::refused:
+        x += fmt::format("<failure type=\"{}\" message=\"{}\"/>", verdict_name(g.verdict), body);
+        break;
+      case Verdict::crash:
+      case Verdict::timeout:
+        x += fmt::format("<error type=\"{}\" message=\"{}\"/>", verdict_name(g.verdict), body);
+        break;
+      case Verdict::skipped:
+        x += fmt::format("<skipped message=\"{}\"/>", body);
+        break;
+    }
+    x += "</testcase>\n";
+  }
+  x += "</testsuite></testsuites>\n";
+  return x;
+}
+
+}  // namespace kcv

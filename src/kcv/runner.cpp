@@ -1,0 +1,382 @@
+// Runner: stage a plan in a memfd, start kcv-worker isolated (own process group, clean env, fresh
+// cwd, rlimits), follow its records with a per-call deadline, kill the whole group at the end.
+#include "kcv/runner.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kcv/build_config.hpp"
+#include "kcv/protocol.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+namespace proto = kcv::protocol;
+
+namespace kcv {
+
+std::string default_worker_path() {
+  if (const char* e = std::getenv("KCV_WORKER"); e && *e) return e;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && fs::exists(exe.parent_path() / "kcv-worker")) return (exe.parent_path() / "kcv-worker").string();
+  return KCV_BUILD_WORKER_PATH;
+}
+
+Runner::Runner(const Candidate& candidate, RunnerOptions options) : candidate_(candidate), opt_(std::move(options)) {}
+
+namespace {
+
+constexpr std::size_t kMaxLog = 64 * 1024;
+constexpr int64_t kBatchBytes = int64_t(512) << 20;   // staging per worker before a new one starts
+
+int64_t align64(int64_t x) { return (x + 63) / 64 * 64; }
+
+std::string signal_text(int sig) {
+  const char* name = sigabbrev_np(sig);
+  return fmt::format("signal {} (SIG{})", sig, name ? name : "?");
+}
+
+/// The sanitizer runtime to preload into the worker for a candidate built with -fsanitize.
+std::string asan_runtime() {
+  static const std::string path = [] {
+    std::string out;
+    if (run_capture({"cc", "-print-file-name=libasan.so"}, out) != 0) return std::string();
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    return out;
+  }();
+  return path;
+}
+
+struct Staged {
+  int64_t src = 0, snap = 0;
+};
+
+GuardReport check_guard(const unsigned char* snap, int64_t span, bool is_input, uint64_t key) {
+  GuardReport g;
+  auto visit = [&](int64_t rel, unsigned char got) {
+    if (got != proto::canary_byte(key, rel)) {
+      if (g.intact) { g.intact = false; g.first_bad = rel; }
+      ++g.bad_bytes;
+    }
+  };
+  for (int64_t i = 0; i < proto::kGuardBytes; ++i) visit(i - proto::kGuardBytes, snap[i]);
+  if (!is_input)
+    for (int64_t i = 0; i < proto::kGuardBytes; ++i) visit(span + i, snap[proto::kGuardBytes + span + i]);
+  return g;
+}
+
+}  // namespace
+
+void Runner::probe() {
+  Case empty;
+  empty.label = "load";
+  run_batch({&empty}, WorkerOptions{});
+}
+
+std::vector<CaseRun> Runner::run(const std::vector<Case>& cases) {
+  std::vector<CaseRun> runs;
+  std::size_t i = 0;
+  while (i < cases.size()) {
+    std::vector<const Case*> batch;
+    int64_t bytes = 0;
+    const WorkerOptions opts = cases[i].worker;
+    while (i < cases.size() && cases[i].worker == opts && (batch.empty() || bytes < kBatchBytes)) {
+      for (const auto& c : cases[i].calls) {
+        for (const auto& t : c.inputs) bytes += 2 * static_cast<int64_t>(t.span_bytes());
+        for (const auto& t : c.outputs) bytes += 2 * static_cast<int64_t>(t.span_bytes());
+      }
+      batch.push_back(&cases[i++]);
+    }
+    auto got = run_batch(batch, opts);
+    const bool abnormal = !got.empty() && got.back().status != RunStatus::ok;
+    for (auto& r : got) runs.push_back(std::move(r));
+    if (abnormal) break;
+  }
+  return runs;
+}
+
+std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, const WorkerOptions& wopts) {
+  const int serial = serial_++;
+  // ---- stage: lay out every tensor's source bytes and snapshot slot ----
+  int64_t at = proto::kHeaderBytes;
+  std::vector<std::vector<std::vector<Staged>>> in_at, out_at;  // [case][call][arg]
+  json calls = json::array();
+  int global = 0;
+  std::vector<int> first_call_of_case;
+  for (std::size_t ci = 0; ci < batch.size(); ++ci) {
+    first_call_of_case.push_back(global);
+    in_at.emplace_back();
+    out_at.emplace_back();
+    for (const auto& call : batch[ci]->calls) {
+      json jc;
+      jc["case"] = static_cast<int>(ci);
+      jc["reuse"] = call.reuse_buffers_of >= 0 ? first_call_of_case.back() + call.reuse_buffers_of : -1;
+      jc["concurrent_with_next"] = call.concurrent_with_next;
+      jc["writer_kernel"] = call.writer_kernel;
+      jc["scalars"] = call.scalars;
+      auto stage = [&](const std::vector<HostTensor>& ts, bool is_input, std::vector<Staged>& where) {
+        json arr = json::array();
+        for (const auto& t : ts) {
+          Staged s;
+          const int64_t span = static_cast<int64_t>(t.span_bytes());
+          s.src = at; at = align64(at + span);
+          s.snap = at; at = align64(at + proto::snapshot_bytes(span, is_input));
+          where.push_back(s);
+          arr.push_back({{"dtype", static_cast<int32_t>(t.dtype)}, {"shape", t.shape}, {"stride", t.stride},
+                         {"offset", t.offset}, {"span", span}, {"src", s.src}, {"snap", s.snap}});
+        }
+        return arr;
+      };
+      in_at.back().emplace_back();
+      out_at.back().emplace_back();
+      jc["inputs"] = stage(call.inputs, true, in_at.back().back());
+      jc["outputs"] = stage(call.outputs, false, out_at.back().back());
+      calls.push_back(std::move(jc));
+      ++global;
+    }
+  }
+  const bool sanitized = wopts.sanitized;
+  const std::string library = sanitized && opt_.backend == "cpu" && candidate_.has_source()
+                                  ? candidate_.sanitized_library() : candidate_.library();
+  json plan = {{"backend", opt_.backend}, {"candidate", library}, {"canary_key", opt_.canary_key},
+               {"calls", std::move(calls)}};
+  const std::string plan_text = plan.dump();
+  const int64_t plan_at = at;
+  const int64_t total = align64(at + static_cast<int64_t>(plan_text.size()));
+
+  int memfd = memfd_create("kcv-data", MFD_CLOEXEC);
+  if (memfd < 0 || ftruncate(memfd, total) != 0) throw std::runtime_error("cannot create the data memfd");
+  auto* shm = static_cast<unsigned char*>(mmap(nullptr, static_cast<std::size_t>(total), PROT_READ | PROT_WRITE,
+                                                MAP_SHARED, memfd, 0));
+  if (shm == MAP_FAILED) throw std::runtime_error("cannot map the data memfd");
+  const uint64_t header[2] = {static_cast<uint64_t>(plan_at), plan_text.size()};
+  std::memcpy(shm, header, sizeof header);
+  std::memcpy(shm + plan_at, plan_text.data(), plan_text.size());
+  for (std::size_t ci = 0; ci < batch.size(); ++ci)
+    for (std::size_t k = 0; k < batch[ci]->calls.size(); ++k) {
+      const auto& call = batch[ci]->calls[k];
+      for (std::size_t a = 0; a < call.inputs.size(); ++a)
+        std::memcpy(shm + in_at[ci][k][a].src, call.inputs[a].storage.data(), call.inputs[a].span_bytes());
+      for (std::size_t a = 0; a < call.outputs.size(); ++a)
+        std::memcpy(shm + out_at[ci][k][a].src, call.outputs[a].storage.data(), call.outputs[a].span_bytes());
+    }
+
+  // ---- start the worker ----
+  const fs::path cwd = fs::path(opt_.workdir) / fmt::format("worker-{}", serial);
+  const fs::path log = fs::path(opt_.workdir) / fmt::format("worker-{}.log", serial);
+  fs::create_directories(cwd);
+  std::vector<std::string> argv;
+  double timeout = opt_.timeout_s;
+  const bool valgrind = sanitized && opt_.backend == "cpu" && !candidate_.has_source();
+  if (valgrind) {
+    argv = {"valgrind", "--tool=memcheck", "--error-exitcode=86", "--quiet", "--trace-children=no"};
+    timeout *= 30;
+  } else if (sanitized && opt_.backend == "cuda") {
+    argv = {"compute-sanitizer", "--tool", wopts.sanitizer_tool.empty() ? "memcheck" : wopts.sanitizer_tool,
+            "--error-exitcode", "86"};
+    timeout *= 30;
+  } else if (sanitized) {
+    timeout *= 4;
+  }
+  argv.push_back(opt_.worker);
+  std::vector<std::string> env = {
+      "PATH=/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin", "HOME=" + cwd.string(), "TMPDIR=" + cwd.string(),
+      "LANG=C", fmt::format("OMP_NUM_THREADS={}", wopts.threads > 0 ? wopts.threads : int(sysconf(_SC_NPROCESSORS_ONLN))),
+      fmt::format("KCV_THREADS={}", wopts.threads > 0 ? wopts.threads : int(sysconf(_SC_NPROCESSORS_ONLN)))};
+  for (const char* keep : {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CUDA_HOME"})
+    if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
+  if (sanitized && opt_.backend == "cpu" && !valgrind) {
+    env.push_back("LD_PRELOAD=" + asan_runtime());
+    env.push_back("ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:exitcode=86:allocator_may_return_null=1:"
+                  "detect_odr_violation=0:verify_asan_link_order=0");
+    env.push_back("UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=87");
+  }
+
+  int result_pipe[2];
+  if (pipe2(result_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    setpgid(0, 0);
+    // Move both fds above the targets first: either may already sit on fd 3 or 4.
+    const int data_hi = fcntl(memfd, F_DUPFD, 10), result_hi = fcntl(result_pipe[1], F_DUPFD, 10);
+    dup2(data_hi, proto::kDataFd);
+    dup2(result_hi, proto::kResultFd);
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    int logfd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(logfd, 1);
+    dup2(logfd, 2);
+    close_range(proto::kResultFd + 1, ~0U, 0);
+    if (chdir(cwd.c_str()) != 0) _exit(126);
+    struct rlimit core = {0, 0};
+    setrlimit(RLIMIT_CORE, &core);
+    struct rlimit fsize = {rlim_t(1) << 30, rlim_t(1) << 30};
+    setrlimit(RLIMIT_FSIZE, &fsize);
+    if (opt_.backend == "cpu" && !sanitized) {
+      struct rlimit as = {rlim_t(32) << 30, rlim_t(32) << 30};
+      setrlimit(RLIMIT_AS, &as);
+    }
+    std::vector<char*> args, envp;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    if (args[0][0] == '/') execve(args[0], args.data(), envp.data());
+    else execvpe(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also from the parent: no race with the kill below
+  close(result_pipe[1]);
+
+  // ---- follow its records ----
+  std::vector<bool> done(static_cast<std::size_t>(global), false);
+  std::vector<int> rc(static_cast<std::size_t>(global), 0);
+  std::vector<double> secs(static_cast<std::size_t>(global), 0);
+  std::vector<std::string> msg(static_cast<std::size_t>(global));
+  int current = -1;  // the call the worker last started
+  bool ready = false, bye = false, timed_out = false;
+  std::string fatal, pending;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+  bool eof = false;
+  while (!eof && !bye) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) { timed_out = true; break; }
+    pollfd p{result_pipe[0], POLLIN, 0};
+    int pr = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) continue;
+    char buf[4096];
+    ssize_t n = read(result_pipe[0], buf, sizeof buf);
+    if (n <= 0) { eof = true; break; }
+    pending.append(buf, static_cast<std::size_t>(n));
+    std::size_t nl;
+    while ((nl = pending.find('\n')) != std::string::npos) {
+      std::istringstream line(pending.substr(0, nl));
+      pending.erase(0, nl + 1);
+      std::string kind;
+      line >> kind;
+      deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+      if (kind == "ready") ready = true;
+      else if (kind == "bye") bye = true;
+      else if (kind == "fatal") { std::string h; line >> h; fatal = proto::hex_decode(h); }
+      else if (kind == "start") { line >> current; }
+      else if (kind == "done") {
+        int i = -1; std::string h;
+        line >> i;
+        if (i >= 0 && i < global) {
+          auto u = static_cast<std::size_t>(i);
+          line >> rc[u] >> secs[u] >> h;
+          msg[u] = proto::hex_decode(h);
+          done[u] = true;
+        }
+      }
+    }
+  }
+  close(result_pipe[0]);
+  // Let a worker that is done exit by itself (valgrind and ASan report at exit), then kill the
+  // whole group: nothing the candidate started outlives the batch.
+  int status = 0;
+  bool reaped = false;
+  if (!timed_out) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(bye ? 60 : 5);
+    while (std::chrono::steady_clock::now() < until) {
+      if (waitpid(pid, &status, WNOHANG) == pid) { reaped = true; break; }
+      usleep(2000);
+    }
+  }
+  kill(-pid, SIGKILL);
+  if (!reaped) waitpid(pid, &status, 0);
+  close(memfd);
+
+  std::string log_text;
+  {
+    std::ifstream in(log, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    log_text = ss.str();
+    if (log_text.size() > kMaxLog) log_text = "[...]\n" + log_text.substr(log_text.size() - kMaxLog);
+  }
+  std::error_code ec;
+  fs::remove_all(cwd, ec);
+
+  if (!fatal.empty()) {
+    munmap(shm, static_cast<std::size_t>(total));
+    throw SetupError(fatal);
+  }
+
+  std::string death;
+  if (timed_out) death = fmt::format("no progress for {:.0f} s", timeout);
+  else if (WIFSIGNALED(status) && !bye) death = "killed by " + signal_text(WTERMSIG(status));
+  else if (WIFEXITED(status) && !bye) death = fmt::format("exited with status {} before finishing", WEXITSTATUS(status));
+  else if (bye && WIFEXITED(status) && WEXITSTATUS(status) != 0) death = fmt::format("exited with status {} after its calls", WEXITSTATUS(status));
+  else if (bye && WIFSIGNALED(status)) death = "killed by " + signal_text(WTERMSIG(status)) + " after its calls";
+
+  // ---- results per case ----
+  std::vector<CaseRun> runs;
+  for (std::size_t ci = 0; ci < batch.size(); ++ci) {
+    const Case& cs = *batch[ci];
+    CaseRun run;
+    run.log = log_text;
+    bool all_done = true;
+    for (std::size_t k = 0; k < cs.calls.size(); ++k) {
+      const auto g = static_cast<std::size_t>(first_call_of_case[ci]) + k;
+      const CallSpec& spec = cs.calls[k];
+      CallResult r;
+      r.ran = done[g];
+      if (r.ran) {
+        r.rc = rc[g];
+        r.message = msg[g];
+        r.seconds = secs[g];
+        auto read_back = [&](const std::vector<HostTensor>& ts, const std::vector<Staged>& where, bool is_input,
+                             std::vector<HostTensor>& out, std::vector<GuardReport>& guards) {
+          for (std::size_t a = 0; a < ts.size(); ++a) {
+            HostTensor t = ts[a];
+            const unsigned char* snap = shm + where[a].snap;
+            std::memcpy(t.storage.data(), snap + proto::kGuardBytes, t.span_bytes());
+            guards.push_back(check_guard(snap, static_cast<int64_t>(t.span_bytes()), is_input, opt_.canary_key));
+            out.push_back(std::move(t));
+          }
+        };
+        read_back(spec.inputs, in_at[ci][k], true, r.inputs_after, r.input_guards);
+        read_back(spec.outputs, out_at[ci][k], false, r.outputs, r.output_guards);
+      } else {
+        all_done = false;
+      }
+      run.calls.push_back(std::move(r));
+    }
+    // A case is abnormal when any of its calls did not finish; after the worker said bye, a bad
+    // exit status (sanitizer reports) marks every case of the batch.
+    const bool batch_failed_late = bye && !death.empty();
+    if (!all_done || batch_failed_late) {
+      run.status = timed_out ? RunStatus::timeout : RunStatus::crash;
+      int in_call = current >= first_call_of_case[ci] ? current - first_call_of_case[ci] : -1;
+      run.detail = !ready ? "worker " + (death.empty() ? std::string("died") : death) + " while loading the candidate"
+                   : batch_failed_late ? "worker " + death
+                   : fmt::format("worker {} in call {} of case '{}'", death.empty() ? "died" : death,
+                                 std::max(in_call, 0), cs.label);
+      runs.push_back(std::move(run));
+      if (!batch_failed_late) break;
+      continue;
+    }
+    runs.push_back(std::move(run));
+  }
+  munmap(shm, static_cast<std::size_t>(total));
+  return runs;
+}
+
+}  // namespace kcv

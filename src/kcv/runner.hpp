@@ -1,0 +1,44 @@
+// The parent side of isolation: runs cases in kcv-worker processes (DESIGN §5.1) and turns what
+// comes back (records on a pipe, raw bytes in the memfd) into CaseRuns. Never judges.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kcv/candidate.hpp"
+#include "kcv/gate.hpp"
+
+namespace kcv {
+
+struct RunnerOptions {
+  std::string backend = "cpu";
+  std::string worker;          // path of kcv-worker
+  std::string workdir;         // scratch space of this verification (worker cwds, logs)
+  double timeout_s = 10;       // per call, wall clock (the load phase gets the same)
+  uint64_t canary_key = 0;
+};
+
+/// Path of kcv-worker: env KCV_WORKER, else beside the running executable, else the build tree's.
+std::string default_worker_path();
+
+class Runner {
+ public:
+  Runner(const Candidate& candidate, RunnerOptions options);
+  /// Loads the candidate in a worker without calling it. Throws SetupError when it cannot be
+  /// loaded or lacks kcv_run or declares another ABI version; a candidate that crashes while
+  /// loading is left to the gates (they report CRASH).
+  void probe();
+  /// Runs the cases in order, batching consecutive cases with the same worker options into one
+  /// worker. Stops after the first case whose worker crashed or timed out: the result has one
+  /// CaseRun per case run, that one last.
+  std::vector<CaseRun> run(const std::vector<Case>& cases);
+
+ private:
+  std::vector<CaseRun> run_batch(const std::vector<const Case*>& batch, const WorkerOptions& opts);
+  const Candidate& candidate_;
+  RunnerOptions opt_;
+  int serial_ = 0;
+};
+
+}  // namespace kcv

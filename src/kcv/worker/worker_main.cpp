@@ -1,0 +1,223 @@
+// kcv-worker: runs one plan of candidate calls in an isolated process (docs/architecture.md).
+// Holds no reference code: nothing in this process knows the expected outputs.
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kcv/abi.h"
+#include "kcv/backends/backend.hpp"
+#include "kcv/protocol.hpp"
+
+namespace kcv {
+std::unique_ptr<WorkerBackend> make_cuda_worker_backend();  // defined when built with CUDA
+}
+
+namespace {
+
+using nlohmann::json;
+namespace proto = kcv::protocol;
+
+void emit(const std::string& line) {
+  std::string s = line + "\n";
+  const char* p = s.data();
+  std::size_t left = s.size();
+  while (left > 0) {
+    ssize_t n = write(proto::kResultFd, p, left);
+    if (n <= 0) _exit(3);
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+[[noreturn]] void fatal(const std::string& why) {
+  emit("fatal " + proto::hex_encode(why));
+  _exit(2);
+}
+
+int64_t element_size(int32_t dtype) {
+  switch (dtype) {
+    case KCV_F64: case KCV_I64: return 8;
+    case KCV_F32: case KCV_I32: return 4;
+    case KCV_F16: case KCV_BF16: return 2;
+    case KCV_U8: return 1;
+    default: return 0;
+  }
+}
+
+struct Arg {
+  int64_t span, src, snap, offset;
+  kcv_tensor t{};
+};
+
+struct Call {
+  int case_id = 0;
+  int reuse = -1;
+  bool concurrent_with_next = false;
+  std::vector<Arg> inputs, outputs;
+  std::vector<double> scalars;
+  std::vector<kcv::DeviceBuffer> in_buf, out_buf;
+  std::vector<kcv_tensor> in_t, out_t;
+  char error[1024];
+  kcv_call call{};
+  int rc = 0;
+  double seconds = 0;
+};
+
+Arg parse_arg(const json& j) {
+  Arg a;
+  a.t.dtype = j.at("dtype").get<int32_t>();
+  const auto shape = j.at("shape").get<std::vector<int64_t>>();
+  const auto stride = j.at("stride").get<std::vector<int64_t>>();
+  if (shape.size() > 8 || stride.size() != shape.size() || element_size(a.t.dtype) == 0) fatal("bad tensor in plan");
+  a.t.ndim = static_cast<int32_t>(shape.size());
+  for (std::size_t d = 0; d < shape.size(); ++d) { a.t.shape[d] = shape[d]; a.t.stride[d] = stride[d]; }
+  a.span = j.at("span").get<int64_t>();
+  a.src = j.at("src").get<int64_t>();
+  a.snap = j.at("snap").get<int64_t>();
+  a.offset = j.at("offset").get<int64_t>();
+  return a;
+}
+
+}  // namespace
+
+int main() {
+  // ---- the plan and the staging area ----
+  struct stat st{};
+  if (fstat(proto::kDataFd, &st) != 0) fatal("no data fd");
+  const std::size_t total = static_cast<std::size_t>(st.st_size);
+  auto* shm = static_cast<char*>(mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, proto::kDataFd, 0));
+  if (shm == MAP_FAILED) fatal("cannot map the data fd");
+  uint64_t plan_at = 0, plan_len = 0;
+  std::memcpy(&plan_at, shm, sizeof plan_at);
+  std::memcpy(&plan_len, shm + 8, sizeof plan_len);
+  if (plan_at + plan_len > total) fatal("plan exceeds data area");
+  json plan = json::parse(std::string(shm + plan_at, plan_len), nullptr, false);
+  if (plan.is_discarded()) fatal("plan is not JSON");
+
+  const std::string backend_name = plan.at("backend").get<std::string>();
+  const uint64_t key = plan.at("canary_key").get<uint64_t>();
+  std::vector<Call> calls(plan.at("calls").size());
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const json& c = plan["calls"][i];
+    calls[i].case_id = c.at("case").get<int>();
+    calls[i].reuse = c.at("reuse").get<int>();
+    calls[i].concurrent_with_next = c.at("concurrent_with_next").get<bool>();
+    calls[i].scalars = c.at("scalars").get<std::vector<double>>();
+    for (const auto& t : c.at("inputs")) calls[i].inputs.push_back(parse_arg(t));
+    for (const auto& t : c.at("outputs")) calls[i].outputs.push_back(parse_arg(t));
+  }
+
+  std::unique_ptr<kcv::WorkerBackend> backend;
+  if (backend_name == "cpu") backend = kcv::make_cpu_worker_backend();
+#ifdef KCV_WITH_CUDA
+  else if (backend_name == "cuda") backend = kcv::make_cuda_worker_backend();
+#endif
+  else fatal("backend '" + backend_name + "' is not built into this worker");
+
+  // ---- the candidate ----
+  const std::string path = plan.at("candidate").get<std::string>();
+  void* so = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!so) fatal(std::string("cannot load candidate: ") + dlerror());
+  auto run = reinterpret_cast<kcv::kcv_run_fn>(dlsym(so, "kcv_run"));
+  if (!run) fatal("candidate does not export kcv_run");
+  if (auto* v = static_cast<const int32_t*>(dlsym(so, "kcv_abi_version")); v && *v != KCV_ABI_VERSION)
+    fatal("candidate was built for ABI version " + std::to_string(*v) + ", kcv speaks " + std::to_string(KCV_ABI_VERSION));
+  emit("ready");
+
+  // ---- the calls ----
+  int live_case = -1;
+  std::vector<kcv::DeviceBuffer> live;  // buffers of the current case, released when it ends
+  auto prepare = [&](std::size_t i) {
+    Call& c = calls[i];
+    if (c.case_id != live_case) {
+      for (auto& b : live) backend->release(b);
+      live.clear();
+      live_case = c.case_id;
+    }
+    auto bind = [&](std::vector<Arg>& args, std::vector<kcv::DeviceBuffer>& bufs, std::vector<kcv_tensor>& ts,
+                    bool is_input, const std::vector<kcv::DeviceBuffer>* reuse) {
+      bufs.clear(); ts.clear();
+      for (std::size_t a = 0; a < args.size(); ++a) {
+        kcv::DeviceBuffer b = reuse ? (*reuse)[a] : backend->allocate(args[a].span, is_input);
+        if (!reuse) live.push_back(b);
+        backend->upload(b, shm + args[a].src, key);
+        bufs.push_back(b);
+        kcv_tensor t = args[a].t;
+        t.data = static_cast<char*>(b.data) + args[a].offset * element_size(t.dtype);
+        ts.push_back(t);
+      }
+    };
+    const Call* r = c.reuse >= 0 ? &calls[static_cast<std::size_t>(c.reuse)] : nullptr;
+    bind(c.inputs, c.in_buf, c.in_t, true, r ? &r->in_buf : nullptr);
+    bind(c.outputs, c.out_buf, c.out_t, false, r ? &r->out_buf : nullptr);
+    std::memset(c.error, 0, sizeof c.error);
+    c.call = kcv_call{};
+    c.call.abi_version = KCV_ABI_VERSION;
+    c.call.n_inputs = static_cast<int32_t>(c.in_t.size());
+    c.call.n_outputs = static_cast<int32_t>(c.out_t.size());
+    c.call.n_scalars = static_cast<int32_t>(c.scalars.size());
+    c.call.inputs = c.in_t.data();
+    c.call.outputs = c.out_t.data();
+    c.call.scalars = c.scalars.data();
+    c.call.stream = backend->stream();
+    c.call.error = c.error;
+    c.call.error_len = static_cast<int32_t>(sizeof c.error - 1);
+  };
+  auto invoke = [&](Call& c) {
+    const auto t0 = std::chrono::steady_clock::now();
+    c.rc = run(&c.call);
+    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  auto finish = [&](std::size_t i) {
+    Call& c = calls[i];
+    for (std::size_t a = 0; a < c.inputs.size(); ++a) backend->snapshot(c.in_buf[a], shm + c.inputs[a].snap);
+    for (std::size_t a = 0; a < c.outputs.size(); ++a) backend->snapshot(c.out_buf[a], shm + c.outputs[a].snap);
+    c.error[sizeof c.error - 1] = 0;
+    emit("done " + std::to_string(i) + " " + std::to_string(c.rc) + " " + std::to_string(c.seconds) + " " +
+         proto::hex_encode(std::string(c.error, strnlen(c.error, sizeof c.error))));
+  };
+
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].concurrent_with_next && i + 1 < calls.size()) {
+      // Two calls at once on two host threads (cpu concurrency gate), released together.
+      prepare(i);
+      prepare(i + 1);
+      emit("start " + std::to_string(i));
+      emit("start " + std::to_string(i + 1));
+      std::atomic<int> ready{0};
+      auto body = [&](Call& c) {
+        ready.fetch_add(1);
+        while (ready.load() < 2) {}
+        invoke(c);
+      };
+      std::thread other(body, std::ref(calls[i + 1]));
+      body(calls[i]);
+      other.join();
+      backend->synchronize();
+      finish(i);
+      finish(i + 1);
+      ++i;
+      continue;
+    }
+    prepare(i);
+    emit("start " + std::to_string(i));
+    invoke(calls[i]);
+    backend->synchronize();
+    finish(i);
+  }
+  for (auto& b : live) backend->release(b);
+  emit("bye");
+  _exit(0);
+}

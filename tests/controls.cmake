@@ -1,0 +1,35 @@
+# Control candidates, judged by the real CLI. Each controls/<backend>/<op>/controls.cmake declares
+# its controls with kcv_control(); the test runs `kcv verify` and asserts the overall verdict and,
+# for negative controls, that every named gate did not pass.
+#
+#   kcv_control(NAME <test name> OP <op> CANDIDATE <file> EXPECT PASS|FAIL
+#               [FAILS <gate> ...] [BACKEND cpu|cuda] [ARGS <extra kcv verify args> ...])
+
+function(kcv_control)
+  cmake_parse_arguments(C "" "NAME;OP;CANDIDATE;EXPECT;BACKEND" "FAILS;ARGS" ${ARGN})
+  if(NOT C_BACKEND)
+    set(C_BACKEND cpu)
+  endif()
+  string(REPLACE ";" "," fails "${C_FAILS}")
+  string(REPLACE ";" " " extra "${C_ARGS}")
+  add_test(NAME control.${C_BACKEND}.${C_NAME}
+           COMMAND ${CMAKE_COMMAND}
+             -DKCV=$<TARGET_FILE:kcv> -DOP=${C_OP} -DCANDIDATE=${C_CANDIDATE} -DBACKEND=${C_BACKEND}
+             -DEXPECT=${C_EXPECT} -DFAILS=${fails} -DEXTRA=${extra}
+             -DOUT=${CMAKE_BINARY_DIR}/control-reports/${C_BACKEND}.${C_NAME}.json
+             -P ${CMAKE_SOURCE_DIR}/tests/check_control.cmake)
+  set_tests_properties(control.${C_BACKEND}.${C_NAME} PROPERTIES TIMEOUT 900 LABELS "control;${C_BACKEND}")
+  if(C_BACKEND STREQUAL "cuda")
+    # No GPU here: the checker prints why and the test reports as skipped.
+    set_tests_properties(control.${C_BACKEND}.${C_NAME} PROPERTIES SKIP_RETURN_CODE 77)
+  endif()
+endfunction()
+
+file(GLOB_RECURSE KCV_CONTROL_LISTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/controls/*/controls.cmake
+                                                      ${CMAKE_SOURCE_DIR}/controls/*/*/controls.cmake
+                                                      ${CMAKE_SOURCE_DIR}/controls/*/*/*/controls.cmake)
+list(REMOVE_DUPLICATES KCV_CONTROL_LISTS)
+foreach(list_file ${KCV_CONTROL_LISTS})
+  get_filename_component(CONTROL_DIR ${list_file} DIRECTORY)
+  include(${list_file})
+endforeach()

@@ -1,0 +1,87 @@
+// Drives the error-model tests: runs fp32 implementations on a contract's own input generator
+// (every generic value kind, several shapes and seeds) and judges them as the gates do
+// (reference in forward order, alternative in reverse order, the contract's c).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "kcv/contract.hpp"
+#include "kcv/error_model.hpp"
+
+namespace kcv::testing {
+
+using Run = std::function<HostTensor(const std::vector<HostTensor>& inputs, const Bindings& shape)>;
+
+struct Impl {
+  std::string name;
+  Run run;
+};
+
+inline const std::vector<std::string>& generic_kinds() {
+  static const std::vector<std::string> k = {
+      value_kind::normal,       value_kind::scaled_up,  value_kind::scaled_down,
+      value_kind::all_equal,    value_kind::zeros,      value_kind::cancellation,
+      value_kind::wide_range,   value_kind::subnormal,  value_kind::negated};
+  return k;
+}
+
+inline Comparison judge(const Contract& c, const Bindings& b, const std::vector<HostTensor>& in,
+                        const HostTensor& got) {
+  const auto scalars = c.scalar_values(b);
+  const auto ref = c.reference(in, scalars, b, SumOrder::forward);
+  const auto alt = c.reference(in, scalars, b, SumOrder::reverse);
+  return compare(got, ref.at(0), &alt.at(0), c.accumulate, c.c);
+}
+
+inline std::string case_label(const std::string& impl, const std::string& kind, const Bindings& b, uint64_t seed) {
+  return impl + " | " + kind + " | " + bindings_string(b) + " | seed " + std::to_string(seed);
+}
+
+/// Every impl must pass on every (shape, kind, seed). Returns the largest err/bound seen.
+inline double expect_all_pass(const Contract& c, const std::vector<Bindings>& shapes, const std::vector<Impl>& impls,
+                              const std::vector<uint64_t>& seeds, const std::vector<std::string>& kinds = generic_kinds()) {
+  double worst = 0;
+  for (const Bindings& b : shapes)
+    for (const std::string& kind : kinds)
+      for (uint64_t seed : seeds) {
+        Rng rng(seed);
+        const auto in = c.make_inputs(b, rng, kind);
+        for (const Impl& impl : impls) {
+          const HostTensor got = impl.run(in, b);
+          const Comparison cmp = judge(c, b, in, got);
+          EXPECT_TRUE(cmp.ok()) << case_label(impl.name, kind, b, seed) << ": "
+                                << cmp.describe(c.outputs[0].name, got.shape);
+          worst = std::max(worst, cmp.worst_ratio);
+        }
+      }
+  return worst;
+}
+
+/// The impl must fail at every seed (at the given shape and kind). Returns the smallest of the
+/// worst err/bound ratios (how far outside the model it lands at the least).
+inline double expect_all_fail(const Contract& c, const Bindings& b, const Impl& impl, const std::vector<uint64_t>& seeds,
+                              const std::string& kind = value_kind::normal) {
+  double least = INFINITY;
+  for (uint64_t seed : seeds) {
+    Rng rng(seed);
+    const auto in = c.make_inputs(b, rng, kind);
+    const HostTensor got = impl.run(in, b);
+    const Comparison cmp = judge(c, b, in, got);
+    EXPECT_FALSE(cmp.ok()) << case_label(impl.name, kind, b, seed) << " passed but must fail: "
+                           << cmp.describe(c.outputs[0].name, got.shape);
+    least = std::min(least, cmp.worst_ratio);
+  }
+  return least;
+}
+
+inline void report_margin(const std::string& what, double value) {
+  std::cout << "[ margin   ] " << what << ": " << value << "\n";
+}
+
+}  // namespace kcv::testing

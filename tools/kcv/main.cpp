@@ -1,0 +1,193 @@
+// kcv — the command line over the kcv library. The only place that prints and picks exit codes:
+// 0 every gate passed, 1 some gate did not, 2 usage or setup error (one-line reason on stderr).
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "kcv/candidate.hpp"
+#include "kcv/contract.hpp"
+#include "kcv/engine.hpp"
+#include "kcv/report.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kExitPass = 0, kExitFail = 1, kExitSetup = 2;
+
+/// Writes text to path through a temporary file and a rename: a reader never sees half a file.
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const fs::path target(path);
+  if (target.has_parent_path() && !fs::exists(target.parent_path()))
+    throw kcv::SetupError(fmt::format("cannot write '{}': directory does not exist", path));
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw kcv::SetupError(fmt::format("cannot write '{}'", path));
+    out << text;
+    if (!out.flush()) throw kcv::SetupError(fmt::format("cannot write '{}'", path));
+  }
+  fs::rename(tmp, target);
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, const std::string& junit_out, bool quiet) {
+  const bool color = isatty(1);
+  if (!quiet) {
+    std::cout << fmt::format("kcv verify: op {} candidate {} backend {}\n", opts.op, opts.candidate, opts.backend);
+    std::cout << fmt::format("  {:<14} {:<8} {:>6} {:>9}  {}\n", "gate", "verdict", "cases", "time", "evidence")
+              << std::flush;
+  }
+  const kcv::Report report = kcv::verify(opts, [&](const kcv::GateReport& g) {
+    if (!quiet) std::cout << kcv::table_row(g, color) << "\n" << std::flush;
+  });
+  if (!json_out.empty()) write_file_atomically(json_out, kcv::report_to_json(report).dump(2) + "\n");
+  if (!junit_out.empty()) write_file_atomically(junit_out, kcv::report_to_junit(report));
+  int failed = 0;
+  for (const auto& g : report.gates) failed += g.verdict != kcv::Verdict::pass && g.evidence != "not selected (--gates)";
+  std::cout << fmt::format("verdict: {} ({} of {} gates not passed) seed {}\n", kcv::verdict_name(report.verdict), failed,
+                           report.gates.size(), report.seed);
+  return report.verdict == kcv::Verdict::pass ? kExitPass : kExitFail;
+}
+
+int cmd_contracts(const std::string& show) {
+  if (show.empty()) {
+    for (const auto& c : kcv::builtin_contracts()) std::cout << fmt::format("{:<16} {}\n", c->name, c->summary);
+    return kExitPass;
+  }
+  const kcv::Contract* c = kcv::find_contract(show);
+  if (!c) throw kcv::SetupError(fmt::format("unknown op '{}' (`kcv contracts` lists the ops)", show));
+  auto dims = [](const std::vector<std::string>& d) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + d[i];
+    return s + "]";
+  };
+  auto domain = [](kcv::Domain d) {
+    switch (d) {
+      case kcv::Domain::real: return "";
+      case kcv::Domain::nonpositive: return "  (values <= 0)";
+      case kcv::Domain::positive: return "  (values > 0)";
+      case kcv::Domain::structural: return "  (structural)";
+    }
+    return "";
+  };
+  std::cout << fmt::format("{}: {}\n", c->name, c->summary);
+  std::cout << "inputs (ABI order):\n";
+  for (std::size_t i = 0; i < c->inputs.size(); ++i)
+    std::cout << fmt::format("  {} {:<10} {:<5} {}{}\n", i, c->inputs[i].name, kcv::dtype_name(c->inputs[i].dtype),
+                             dims(c->inputs[i].dims), domain(c->inputs[i].domain));
+  std::cout << "outputs (ABI order):\n";
+  for (std::size_t i = 0; i < c->outputs.size(); ++i)
+    std::cout << fmt::format("  {} {:<10} {:<5} {}\n", i, c->outputs[i].name, kcv::dtype_name(c->outputs[i].dtype),
+                             dims(c->outputs[i].dims));
+  std::cout << "scalars (ABI order):" << (c->scalars.empty() ? " none\n" : "\n");
+  const kcv::Bindings nominal = c->nominal();
+  for (std::size_t i = 0; i < c->scalars.size(); ++i)
+    std::cout << fmt::format("  {} {:<10} f64   {} (nominal {:.6g})\n", i, c->scalars[i].name, c->scalars[i].meaning,
+                             c->scalars[i].value(nominal));
+  std::cout << "shape symbols:\n";
+  for (const auto& s : c->symbols)
+    std::cout << fmt::format("  {:<4} range [{}, {}]  nominal {}  swept up to {}\n", s.name, s.min, s.max, s.nominal,
+                             std::min(s.max, s.sweep_max));
+  std::cout << fmt::format("accumulate: {}   in-place: {}\n", kcv::dtype_name(c->accumulate),
+                           c->inplace_allowed ? "allowed" : "not allowed");
+  std::cout << fmt::format("error model: |got - r| <= c·u·(depth·mag + amp) + u_out·|r|, c = {}\n  {}\n", c->c,
+                           c->c_reasoning);
+  return kExitPass;
+}
+
+int cmd_replay(const std::string& path, const std::string& gate, int64_t case_index, double timeout) {
+  std::ifstream in(path);
+  if (!in) throw kcv::SetupError(fmt::format("cannot read report '{}'", path));
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw kcv::SetupError(fmt::format("'{}' is not JSON", path));
+  const kcv::Report r = kcv::report_from_json(j);
+  const kcv::GateReport* g = nullptr;
+  for (const auto& x : r.gates)
+    if (x.id == gate) g = &x;
+  if (!g) throw kcv::SetupError(fmt::format("report has no gate '{}'", gate));
+  const kcv::ReplayResult res = kcv::replay(r.op, r.candidate, r.backend, gate, g->seed, case_index, timeout);
+  std::cout << fmt::format("replay: op {} candidate {} gate {} case {} ({}) seed {}\n", r.op, r.candidate, gate,
+                           case_index, res.label, g->seed);
+  std::cout << fmt::format("{}{}{}\n", kcv::verdict_name(res.judgement.verdict), res.judgement.evidence.empty() ? "" : ": ",
+                           res.judgement.evidence);
+  return res.judgement.verdict == kcv::Verdict::pass ? kExitPass : kExitFail;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kcv — contract-grade verifier for GPU kernels"};
+  app.require_subcommand(1);
+
+  kcv::VerifyOptions vopts;
+  std::string gates, json_out, junit_out;
+  uint64_t seed = 0;
+  bool quiet = false;
+  auto* verify = app.add_subcommand("verify", "run the 12 gates on a candidate");
+  verify->add_option("--op", vopts.op, "op contract (see `kcv contracts`)")->required();
+  verify->add_option("--candidate", vopts.candidate, "candidate: .c, .cpp, .cu or .so")->required();
+  verify->add_option("--backend", vopts.backend, "cpu or cuda")->capture_default_str();
+  verify->add_option("--gates", gates, "comma-separated gate ids (default: all 12)");
+  auto* seed_opt = verify->add_option("--seed", seed, "run seed (default: drawn fresh, printed, recorded)");
+  verify->add_option("--timeout", vopts.timeout_s, "wall-clock seconds per call before TIMEOUT")->capture_default_str();
+  verify->add_option("--json", json_out, "write the kcv.report/1 JSON report here");
+  verify->add_option("--junit", junit_out, "write a JUnit XML report here");
+  verify->add_flag("--quiet", quiet, "print only the verdict line");
+
+  std::string show_op;
+  auto* contracts = app.add_subcommand("contracts", "list the built-in op contracts");
+  auto* show = contracts->add_subcommand("show", "print one contract");
+  show->add_option("OP", show_op, "op name")->required();
+
+  std::string report_path, replay_gate;
+  int64_t replay_case = 0;
+  double replay_timeout = 10;
+  auto* replay = app.add_subcommand("replay", "rerun one recorded case of a report");
+  replay->add_option("REPORT", report_path, "kcv.report/1 JSON file")->required();
+  replay->add_option("--gate", replay_gate, "gate id")->required();
+  replay->add_option("--case", replay_case, "case index")->required();
+  replay->add_option("--timeout", replay_timeout, "wall-clock seconds per call")->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitSetup;
+  }
+
+  try {
+    if (*verify) {
+      vopts.gates = split_commas(gates);
+      if (*seed_opt) vopts.seed = seed;
+      return cmd_verify(vopts, json_out, junit_out, quiet);
+    }
+    if (*contracts) return cmd_contracts(*show ? show_op : "");
+    if (*replay) return cmd_replay(report_path, replay_gate, replay_case, replay_timeout);
+  } catch (const kcv::SetupError& e) {
+    std::cerr << "kcv: " << e.what() << "\n";
+    return kExitSetup;
+  } catch (const std::exception& e) {
+    std::cerr << "kcv: internal error: " << e.what() << "\n";
+    return kExitSetup;
+  }
+  return kExitSetup;
+}
