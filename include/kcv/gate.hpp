@@ -62,8 +62,18 @@ struct CallResult {
 
 enum class RunStatus { ok, crash, timeout };
 
+/// Where a cpu worker's SIGSEGV/SIGBUS hit, when the address lies in one of the case's buffers
+/// (guard bands and the inaccessible page after each input included).
+struct Fault {
+  bool known = false;
+  bool input = false;
+  int call = 0, arg = 0;
+  int64_t offset = 0;    // bytes from the buffer's first data byte (negative: before it)
+};
+
 struct CaseRun {
   RunStatus status = RunStatus::ok;
+  Fault fault;
   std::string detail;               // for crash/timeout: signal, exit status, the call it died in
   std::vector<CallResult> calls;    // one per CallSpec (calls after a crash have ran == false)
   std::string log;                  // the worker's stderr (candidate output, sanitizer reports), capped

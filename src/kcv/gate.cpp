@@ -1,6 +1,8 @@
 // Gate base behaviour shared by every gate.
 #include "kcv/gate.hpp"
 
+#include "kcv/gates/common.hpp"
+
 namespace kcv {
 
 const char* verdict_name(Verdict v) {
@@ -15,8 +17,10 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
-CaseJudgement Gate::judge_abnormal(const GateContext&, const Case&, const CaseRun& run) const {
-  return {run.status == RunStatus::timeout ? Verdict::timeout : Verdict::crash, run.detail};
+CaseJudgement Gate::judge_abnormal(const GateContext& ctx, const Case& c, const CaseRun& run) const {
+  std::string evidence = run.detail;
+  if (std::string where = gates::describe_fault(ctx.contract, c, run); !where.empty()) evidence += " — " + where;
+  return {run.status == RunStatus::timeout ? Verdict::timeout : Verdict::crash, evidence};
 }
 
 }  // namespace kcv

@@ -251,6 +251,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   int current = -1;  // the call the worker last started
   bool ready = false, bye = false, timed_out = false;
   std::string fatal, pending;
+  Fault fault;  // global call index until mapped to its case below
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
   bool eof = false;
   while (!eof && !bye) {
@@ -275,6 +276,15 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       else if (kind == "bye") bye = true;
       else if (kind == "fatal") { std::string h; line >> h; fatal = proto::hex_decode(h); }
       else if (kind == "start") { line >> current; }
+      else if (kind == "fault") {
+        std::string where;
+        line >> where;
+        if (where == "in" || where == "out") {
+          fault.known = true;
+          fault.input = where == "in";
+          line >> fault.call >> fault.arg >> fault.offset;
+        }
+      }
       else if (kind == "done") {
         int i = -1; std::string h;
         line >> i;
@@ -364,6 +374,11 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     const bool batch_failed_late = bye && !death.empty();
     if (!all_done || batch_failed_late) {
       run.status = timed_out ? RunStatus::timeout : RunStatus::crash;
+      if (fault.known && fault.call >= first_call_of_case[ci] &&
+          fault.call < first_call_of_case[ci] + static_cast<int>(cs.calls.size())) {
+        run.fault = fault;
+        run.fault.call -= first_call_of_case[ci];
+      }
       int in_call = current >= first_call_of_case[ci] ? current - first_call_of_case[ci] : -1;
       run.detail = !ready ? "worker " + (death.empty() ? std::string("died") : death) + " while loading the candidate"
                    : batch_failed_late ? "worker " + death

@@ -52,23 +52,35 @@ class SoftmaxContract final : public Contract {
     const std::vector<double> x = in[0].values();
     RefTensor r;
     r.resize(x.size());
-    std::vector<double> z(N), e(N);
+    std::vector<double> z(static_cast<std::size_t>(N)), e(static_cast<std::size_t>(N));
     for (int64_t i = 0; i < M; ++i) {
       const double* row = x.data() + i * N;
-      // Max with NaN propagating (std::max would depend on the position of the NaN).
-      double m = -std::numeric_limits<double>::infinity();
-      for (int64_t j = 0; j < N; ++j) m = std::isnan(row[j]) || std::isnan(m) ? NAN : std::max(m, row[j]);
-      // IEEE semantics do the rest: +Inf in a row gives Inf - Inf = NaN, hence a NaN row; -Inf
-      // entries give exp(-Inf) = 0; an all -Inf row is NaN.
+      double m = -std::numeric_limits<double>::infinity(), s = 0;
+      if (order == SumOrder::forward) {
+        // Two-pass, the definition: max (NaN propagating; std::max would depend on where the NaN
+        // sits), then the sum of exp(x - max) left to right.
+        for (int64_t j = 0; j < N; ++j) m = std::isnan(row[j]) || std::isnan(m) ? NAN : std::max(m, row[j]);
+        for (int64_t j = 0; j < N; ++j) s += std::exp(row[j] - m);
+      } else {
+        // One pass right to left with a running max that rescales the running sum (online
+        // softmax). Same values on finite rows; on rows with +Inf it gives what streaming kernels
+        // give (0 beside the Inf, NaN at it) where two-pass gives a NaN row: the nonfinite gate
+        // accepts either class there.
+        for (int64_t j = N; j-- > 0;) {
+          if (row[j] > m) {
+            s = s * std::exp(m - row[j]) + 1;
+            m = row[j];
+          } else {
+            s += std::exp(row[j] - m);  // NaN (compares false) lands here and poisons s
+          }
+        }
+      }
+      // IEEE semantics do the rest: +Inf gives Inf - Inf = NaN, -Inf entries give exp(-Inf) = 0,
+      // an all -Inf row is NaN.
       for (int64_t j = 0; j < N; ++j) {
         z[j] = row[j] - m;
         e[j] = std::exp(z[j]);
       }
-      double s = 0;
-      if (order == SumOrder::forward)
-        for (int64_t j = 0; j < N; ++j) s += e[j];
-      else
-        for (int64_t j = N; j-- > 0;) s += e[j];
       for (int64_t j = 0; j < N; ++j) {
         const std::size_t k = static_cast<std::size_t>(i * N + j);
         const double y = e[j] / s;

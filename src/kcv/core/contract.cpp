@@ -122,6 +122,7 @@ Shape Contract::resolve(const std::vector<std::string>& dims, const Bindings& b)
     const std::string_view dim = trim(raw);
     int64_t v = 0;
     if (parse_int(dim, v)) {
+      if (v < 0) throw std::invalid_argument("kcv: dimension '" + raw + "' is negative");
       shape.push_back(v);
       continue;
     }

@@ -42,10 +42,11 @@ class BoundsGate final : public Gate {
   }
 
   CaseJudgement judge_abnormal(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
-    CaseJudgement j = Gate::judge_abnormal(ctx, c, run);
-    if (run.detail.find("SIGSEGV") != std::string::npos || run.detail.find("SIGBUS") != std::string::npos)
-      j.evidence += " — an access outside the buffers (inputs end flush against an inaccessible page)";
-    return j;
+    // NOTES: inputs end flush against an inaccessible page; an over-read traps there, and the
+    // worker tells which buffer the address belonged to — a bounds failure with evidence.
+    if (std::string where = describe_fault(ctx.contract, c, run); !where.empty())
+      return {Verdict::fail, fmt::format("{}: {}", where, run.detail)};
+    return Gate::judge_abnormal(ctx, c, run);
   }
 };
 

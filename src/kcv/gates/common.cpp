@@ -91,4 +91,19 @@ std::string describe_guard(const std::string& what, const std::string& name, con
   return fmt::format("{} '{}': {} guard byte(s) changed, first {}", what, name, g.bad_bytes, where);
 }
 
+std::string describe_fault(const Contract& contract, const Case& c, const CaseRun& run) {
+  const Fault& f = run.fault;
+  if (!f.known || f.call < 0 || f.call >= static_cast<int>(c.calls.size())) return {};
+  const auto& specs = f.input ? contract.inputs : contract.outputs;
+  const auto& tensors = f.input ? c.calls[f.call].inputs : c.calls[f.call].outputs;
+  if (f.arg < 0 || f.arg >= static_cast<int>(tensors.size())) return {};
+  const int64_t span = static_cast<int64_t>(tensors[f.arg].span_bytes());
+  const std::string where = f.offset == span ? std::string("just past the end of")
+                            : f.offset > span ? fmt::format("{} bytes past the end of", f.offset - span)
+                            : f.offset < 0   ? fmt::format("{} bytes before the start of", -f.offset)
+                                             : fmt::format("at byte {} of", f.offset);
+  return fmt::format("access {} {} '{}'{}", where, f.input ? "input" : "output", specs[f.arg].name,
+                     c.calls.size() > 1 ? fmt::format(" (call {})", f.call) : "");
+}
+
 }  // namespace kcv::gates

@@ -56,4 +56,8 @@ CaseJudgement judge_all_calls(const Contract& contract, const Case& c, const Cas
 /// Evidence for a changed guard band of one buffer.
 std::string describe_guard(const std::string& what, const std::string& name, const GuardReport& g, int64_t span);
 
+/// "read/write N bytes past the end of input 'x' (call k)" for a fault the worker attributed to a
+/// buffer; empty when it did not.
+std::string describe_fault(const Contract& contract, const Case& c, const CaseRun& run);
+
 }  // namespace kcv::gates

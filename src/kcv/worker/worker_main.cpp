@@ -1,6 +1,7 @@
 // kcv-worker: runs one plan of candidate calls in an isolated process (docs/architecture.md).
 // Holds no reference code: nothing in this process knows the expected outputs.
 #include <dlfcn.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,6 +55,75 @@ int64_t element_size(int32_t dtype) {
     case KCV_U8: return 1;
     default: return 0;
   }
+}
+
+// ---- fault attribution: which buffer a SIGSEGV/SIGBUS address belongs to (cpu) ----
+struct Region {
+  uintptr_t lo, hi, data;   // whole mapping, and the first data byte
+  int call, arg, is_input;
+};
+constexpr int kMaxRegions = 8192;
+Region g_regions[kMaxRegions];
+std::atomic<int> g_nregions{0};
+
+void remember(const kcv::DeviceBuffer& b, int call, int arg, bool is_input) {
+  const int n = g_nregions.load();
+  if (n >= kMaxRegions || b.reserved == 0) return;
+  g_regions[n] = {reinterpret_cast<uintptr_t>(b.base), reinterpret_cast<uintptr_t>(b.base) + b.reserved,
+                  reinterpret_cast<uintptr_t>(b.data), call, arg, is_input ? 1 : 0};
+  g_nregions.store(n + 1);
+}
+
+/// Appends the decimal of v to buf at i (async-signal-safe).
+int put_int(char* buf, int i, long long v) {
+  char tmp[24];
+  int n = 0;
+  bool neg = v < 0;
+  unsigned long long u = neg ? 0ull - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
+  do { tmp[n++] = static_cast<char>('0' + u % 10); u /= 10; } while (u);
+  if (neg) buf[i++] = '-';
+  while (n) buf[i++] = tmp[--n];
+  return i;
+}
+
+void on_fault(int sig, siginfo_t* info, void*) {
+  // "fault <in|out> <call> <arg> <byte offset from the data start>" or "fault unknown", then die
+  // of the same signal so the exit status stays honest.
+  const auto addr = reinterpret_cast<uintptr_t>(info->si_addr);
+  char buf[160];
+  int i = 0;
+  for (const char* p = "fault "; *p; ++p) buf[i++] = *p;
+  const int n = g_nregions.load();
+  int found = -1;
+  for (int r = n - 1; r >= 0; --r)
+    if (addr >= g_regions[r].lo && addr < g_regions[r].hi) { found = r; break; }
+  if (found < 0) {
+    for (const char* p = "unknown"; *p; ++p) buf[i++] = *p;
+  } else {
+    const Region& g = g_regions[found];
+    for (const char* p = g.is_input ? "in " : "out "; *p; ++p) buf[i++] = *p;
+    i = put_int(buf, i, g.call); buf[i++] = ' ';
+    i = put_int(buf, i, g.arg); buf[i++] = ' ';
+    i = put_int(buf, i, static_cast<long long>(addr) - static_cast<long long>(g.data));
+  }
+  buf[i++] = '\n';
+  ssize_t ignored = write(kcv::protocol::kResultFd, buf, static_cast<std::size_t>(i));
+  (void)ignored;
+  signal(sig, SIG_DFL);  // returning re-executes the access and dies of it
+}
+
+void install_fault_handler() {
+  static char altstack[64 * 1024];
+  stack_t ss{};
+  ss.ss_sp = altstack;
+  ss.ss_size = sizeof altstack;
+  sigaltstack(&ss, nullptr);
+  struct sigaction sa{};
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, nullptr);
+  sigaction(SIGBUS, &sa, nullptr);
 }
 
 struct Arg {
@@ -126,6 +196,8 @@ int main() {
 #endif
   else fatal("backend '" + backend_name + "' is not built into this worker");
 
+  if (backend_name == "cpu") install_fault_handler();
+
   // ---- the candidate ----
   const std::string path = plan.at("candidate").get<std::string>();
   void* so = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -144,6 +216,7 @@ int main() {
     if (c.case_id != live_case) {
       for (auto& b : live) backend->release(b);
       live.clear();
+      g_nregions.store(0);
       live_case = c.case_id;
     }
     auto bind = [&](std::vector<Arg>& args, std::vector<kcv::DeviceBuffer>& bufs, std::vector<kcv_tensor>& ts,
@@ -152,6 +225,7 @@ int main() {
       for (std::size_t a = 0; a < args.size(); ++a) {
         kcv::DeviceBuffer b = reuse ? (*reuse)[a] : backend->allocate(args[a].span, is_input);
         if (!reuse) live.push_back(b);
+        remember(b, static_cast<int>(i), static_cast<int>(a), is_input);
         backend->upload(b, shm + args[a].src, key);
         bufs.push_back(b);
         kcv_tensor t = args[a].t;

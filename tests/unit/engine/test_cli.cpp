@@ -1,0 +1,111 @@
+// The CLI's contract with its users: exit codes 0/1/2, one-line reasons, reports that parse,
+// replay that reproduces a recorded case.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "kcv/report.hpp"
+#include "test_support.hpp"
+
+namespace kcv {
+namespace {
+
+const std::string kSrc = KCV_SOURCE_DIR;
+
+TEST(Cli, UsageAndSetupErrorsExitTwoWithAReason) {
+  test::TempDir dir;
+  const std::string ok = kSrc + "/controls/cpu/softmax/softmax_ok.c";
+  struct Bad {
+    std::vector<std::string> args;
+    std::string reason;
+  };
+  const std::vector<Bad> bad = {
+      {{"verify", "--op", "nosuchop", "--candidate", ok}, "unknown op"},
+      {{"verify", "--op", "softmax", "--candidate", dir.path() + "/missing.c"}, "does not exist"},
+      {{"verify", "--op", "softmax", "--candidate", dir.file("broken.c", "int kcv_run( {")}, "does not compile"},
+      {{"verify", "--op", "softmax", "--candidate", dir.file("nosym.c", "int f(void){return 0;}")}, "kcv_run"},
+      {{"verify", "--op", "softmax", "--candidate",
+        dir.file("abi.c", "#include <kcv/abi.h>\nKCV_EXPORT const int32_t kcv_abi_version = 99;\n"
+                          "int kcv_run(const kcv_call* c) { return 0; }\n")},
+       "ABI version"},
+      {{"verify", "--op", "softmax", "--candidate", ok, "--gates", "numerics,nosuchgate"}, "unknown gate"},
+      {{"verify", "--op", "softmax", "--candidate", ok, "--backend", "tpu"}, "unknown backend"},
+      {{"verify", "--op", "softmax", "--candidate", dir.file("x.txt", "hello")}, ".so"},
+      {{"verify", "--op", "softmax"}, "candidate"},
+      {{"contracts", "show", "nosuchop"}, "unknown op"},
+      {{"replay", dir.file("r.json", "{}"), "--gate", "numerics", "--case", "0"}, "report"},
+  };
+  for (const auto& b : bad) {
+    std::string out;
+    EXPECT_EQ(test::run_kcv(b.args, out), 2) << b.args.back() << "\n" << out;
+    EXPECT_NE(out.find(b.reason), std::string::npos) << "expected '" << b.reason << "' in: " << out;
+  }
+}
+
+TEST(Cli, ContractsListAndShow) {
+  std::string out;
+  ASSERT_EQ(test::run_kcv({"contracts"}, out), 0);
+  for (const char* op : {"add", "softmax", "matmul", "layernorm"}) EXPECT_NE(out.find(op), std::string::npos) << op;
+  out.clear();
+  ASSERT_EQ(test::run_kcv({"contracts", "show", "layernorm"}, out), 0);
+  for (const char* s : {"x", "w", "b", "eps", "f32", "nominal", "c = "}) EXPECT_NE(out.find(s), std::string::npos) << s;
+}
+
+TEST(Cli, FailingCandidateExitsOneAndReplayReproducesTheCase) {
+  test::TempDir dir;
+  const std::string json = dir.path() + "/r.json", junit = dir.path() + "/r.xml";
+  std::string out;
+  ASSERT_EQ(test::run_kcv({"verify", "--op", "softmax", "--candidate", kSrc + "/controls/cpu/softmax/softmax_drops_tail.c",
+                           "--gates", "shapes,numerics", "--seed", "42", "--json", json, "--junit", junit},
+                          out),
+            1)
+      << out;
+  std::ifstream in(json);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  const Report r = report_from_json(j);
+  EXPECT_EQ(j["schema"], "kcv.report/1");
+  EXPECT_EQ(r.seed, 42u);
+  ASSERT_EQ(r.gates.size(), 12u);
+  const char* order[] = {"numerics", "shapes",      "values", "nonfinite", "bounds",     "inputs_intact",
+                         "coverage", "determinism", "layout", "stateless", "concurrency", "sanitizer"};
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(r.gates[static_cast<std::size_t>(i)].id, order[i]);
+  EXPECT_EQ(r.gates[0].verdict, Verdict::pass);
+  EXPECT_GT(r.gates[0].cases, 0);
+  ASSERT_EQ(r.gates[1].verdict, Verdict::fail);
+  ASSERT_GE(r.gates[1].failing_case, 0);
+  EXPECT_EQ(r.gates[2].verdict, Verdict::skipped);
+  EXPECT_EQ(r.gates[2].evidence, "not selected (--gates)");
+
+  std::string xml;
+  std::ifstream xin(junit);
+  xml.assign(std::istreambuf_iterator<char>(xin), {});
+  EXPECT_NE(xml.find("<testcase classname=\"kcv.softmax\" name=\"shapes\""), std::string::npos);
+  EXPECT_NE(xml.find("<failure"), std::string::npos);
+
+  // Replay the failing case: same verdict, same evidence.
+  out.clear();
+  EXPECT_EQ(test::run_kcv({"replay", json, "--gate", "shapes", "--case", std::to_string(r.gates[1].failing_case)}, out), 1);
+  const std::string evidence = r.gates[1].evidence;
+  const std::string core = evidence.substr(evidence.find("): ") + 3, 60);
+  EXPECT_NE(out.find(core), std::string::npos) << "replay:\n" << out << "\nrecorded:\n" << evidence;
+  // A passing case replays as PASS.
+  out.clear();
+  EXPECT_EQ(test::run_kcv({"replay", json, "--gate", "numerics", "--case", "0"}, out), 0) << out;
+}
+
+TEST(Cli, SameSeedSameReport) {
+  test::TempDir dir;
+  std::string a, b;
+  const std::string cand = kSrc + "/controls/cpu/softmax/softmax_drops_tail.c";
+  test::run_kcv({"verify", "--op", "softmax", "--candidate", cand, "--gates", "shapes", "--seed", "7", "--json", dir.path() + "/a.json"}, a);
+  test::run_kcv({"verify", "--op", "softmax", "--candidate", cand, "--gates", "shapes", "--seed", "7", "--json", dir.path() + "/b.json"}, b);
+  std::ifstream ia(dir.path() + "/a.json"), ib(dir.path() + "/b.json");
+  auto ja = nlohmann::json::parse(ia), jb = nlohmann::json::parse(ib);
+  EXPECT_EQ(ja["gates"][1]["evidence"], jb["gates"][1]["evidence"]);
+  EXPECT_EQ(ja["gates"][1]["seed"], jb["gates"][1]["seed"]);
+}
+
+}  // namespace
+}  // namespace kcv

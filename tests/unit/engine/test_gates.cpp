@@ -1,0 +1,76 @@
+// The gate set itself: DESIGN ids and order, no gate vacuous on any built-in contract, cases
+// reproducible from their seed.
+#include <gtest/gtest.h>
+
+#include "kcv/candidate.hpp"
+#include "kcv/gate.hpp"
+#include "test_support.hpp"
+
+namespace kcv {
+namespace {
+
+TEST(Gates, TwelveInDesignOrder) {
+  const char* ids[] = {"numerics", "shapes",      "values", "nonfinite", "bounds",      "inputs_intact",
+                       "coverage", "determinism", "layout", "stateless", "concurrency", "sanitizer"};
+  ASSERT_EQ(all_gates().size(), 12u);
+  for (std::size_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(all_gates()[i]->id(), ids[i]);
+    EXPECT_EQ(all_gates()[i]->tolerance_independent(), i >= 3) << ids[i];
+  }
+}
+
+TEST(Gates, EveryGateHasCasesForEveryBuiltinContract) {
+  test::TempDir dir;
+  const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
+  for (const auto& contract : builtin_contracts()) {
+    const GateContext ctx{*contract, "cpu", cand};
+    for (const auto& gate : all_gates()) {
+      const auto cases = gate->cases(ctx, 99);
+      EXPECT_FALSE(cases.empty()) << gate->id() << " on " << contract->name;
+      for (const auto& c : cases) EXPECT_FALSE(c.calls.empty()) << gate->id() << " " << c.label;
+    }
+  }
+}
+
+TEST(Gates, CasesAreReproducibleFromTheSeed) {
+  test::TempDir dir;
+  const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
+  const GateContext ctx{*find_contract("matmul"), "cpu", cand};
+  for (const auto& gate : all_gates()) {
+    const auto a = gate->cases(ctx, 5), b = gate->cases(ctx, 5), c = gate->cases(ctx, 6);
+    ASSERT_EQ(a.size(), b.size());
+    bool differs_with_seed = false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].label, b[i].label);
+      for (std::size_t k = 0; k < a[i].calls.size(); ++k)
+        for (std::size_t t = 0; t < a[i].calls[k].inputs.size(); ++t) {
+          EXPECT_EQ(a[i].calls[k].inputs[t].storage, b[i].calls[k].inputs[t].storage) << gate->id();
+          differs_with_seed |= a[i].calls[k].inputs[t].storage != c[i].calls[k].inputs[t].storage;
+        }
+    }
+    EXPECT_TRUE(differs_with_seed) << gate->id() << ": inputs do not depend on the seed";
+  }
+}
+
+TEST(Gates, InPlaceContractSkipsInputsIntactWithAReason) {
+  struct InPlace : Contract {
+    std::vector<RefTensor> reference(const std::vector<HostTensor>&, const std::vector<double>&, const Bindings&,
+                                     SumOrder) const override {
+      return {};
+    }
+  } contract;
+  contract.name = "inplace";
+  contract.inplace_allowed = true;
+  contract.inputs = {{"x", DType::f32, {"N"}}};
+  contract.outputs = {{"y", DType::f32, {"N"}}};
+  contract.symbols = {{"N", 1, 64, 8, 64}};
+  test::TempDir dir;
+  const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
+  const GateContext ctx{contract, "cpu", cand};
+  const Gate* g = find_gate("inputs_intact");
+  EXPECT_TRUE(g->cases(ctx, 1).empty());
+  EXPECT_NE(g->skip_reason(ctx).find("in-place"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kcv

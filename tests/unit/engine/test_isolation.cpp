@@ -1,0 +1,174 @@
+// Isolation (DESIGN §5.1): hostile candidates yield CRASH/TIMEOUT verdicts, never a hung or
+// crashed verifier, never PASS; nothing they start outlives the batch.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "kcv/contract.hpp"
+#include "kcv/gates/common.hpp"
+#include "test_support.hpp"
+
+namespace kcv {
+namespace {
+
+struct Fixture {
+  test::TempDir dir;
+  Candidate candidate;
+  std::unique_ptr<Runner> runner;
+  const Contract& softmax = *find_contract("softmax");
+
+  explicit Fixture(const std::string& source, double timeout = 5) {
+    candidate = Candidate::prepare(dir.file("cand.c", source), "cpu", dir.path());
+    RunnerOptions o;
+    o.worker = default_worker_path();
+    o.workdir = dir.path();
+    o.timeout_s = timeout;
+    o.canary_key = 1234;
+    runner = std::make_unique<Runner>(candidate, o);
+  }
+
+  std::vector<Case> cases(int n) const {
+    std::vector<Case> out;
+    for (int i = 0; i < n; ++i) {
+      Rng rng(static_cast<uint64_t>(i));
+      out.push_back(gates::single_call_case("case", softmax, {{"M", 4}, {"N", 33}}, rng));
+    }
+    return out;
+  }
+};
+
+TEST(Isolation, CorrectCandidateRunsEveryCase) {
+  Fixture f(test::softmax_source());
+  auto runs = f.runner->run(f.cases(3));
+  ASSERT_EQ(runs.size(), 3u);
+  for (const auto& r : runs) {
+    EXPECT_EQ(r.status, RunStatus::ok);
+    ASSERT_TRUE(r.calls[0].ran);
+    EXPECT_EQ(r.calls[0].rc, 0);
+    EXPECT_TRUE(r.calls[0].output_guards[0].intact);
+  }
+  // The outputs came back: a softmax row sums to 1.
+  double row = 0;
+  for (int j = 0; j < 33; ++j) row += runs[0].calls[0].outputs[0].get(j);
+  EXPECT_NEAR(row, 1.0, 1e-5);
+}
+
+TEST(Isolation, SegfaultIsACrashAndStopsTheBatch) {
+  Fixture f(test::softmax_source("*(volatile int*)(long)c->n_scalars = 1;"));
+  auto runs = f.runner->run(f.cases(3));
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, RunStatus::crash);
+  EXPECT_NE(runs[0].detail.find("SIGSEGV"), std::string::npos) << runs[0].detail;
+}
+
+TEST(Isolation, ExitZeroMidCallIsACrash) {
+  for (const char* how : {"exit(0);", "_exit(0);"}) {
+    Fixture f(test::softmax_source(how));
+    auto runs = f.runner->run(f.cases(2));
+    ASSERT_EQ(runs.size(), 1u) << how;
+    EXPECT_EQ(runs[0].status, RunStatus::crash) << how;
+    EXPECT_NE(runs[0].detail.find("status 0"), std::string::npos) << runs[0].detail;
+  }
+}
+
+TEST(Isolation, EndlessLoopIgnoringSignalsIsATimeout) {
+  Fixture f(test::softmax_source("signal(SIGTERM, SIG_IGN); signal(SIGINT, SIG_IGN); for (;;) {}"), 1.0);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto runs = f.runner->run(f.cases(2));
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, RunStatus::timeout);
+  EXPECT_LT(secs, 10.0);
+}
+
+TEST(Isolation, ChildrenTheCandidateForksDieWithTheBatch) {
+  test::TempDir probe;
+  const std::string pidfile = probe.path() + "/child.pid";
+  Fixture f(test::softmax_source(
+      "pid_t p = fork(); if (p == 0) { for (;;) pause(); } "
+      "FILE* fp = fopen(\"" + pidfile + "\", \"w\"); fprintf(fp, \"%d\", (int)p); fclose(fp);"));
+  auto runs = f.runner->run(f.cases(1));
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, RunStatus::ok);
+  int child = 0;
+  std::ifstream(pidfile) >> child;
+  ASSERT_GT(child, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = kill(child, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "the candidate's child " << child << " outlived the batch";
+}
+
+TEST(Isolation, WritesToTheWorkingDirectoryStayInTheWorkersOwnDirectory) {
+  Fixture f(test::softmax_source("FILE* fp = fopen(\"kcv-junk-file\", \"w\"); if (fp) { fputs(\"x\", fp); fclose(fp); }"));
+  auto runs = f.runner->run(f.cases(1));
+  EXPECT_EQ(runs[0].status, RunStatus::ok);
+  EXPECT_FALSE(std::filesystem::exists("kcv-junk-file"));
+}
+
+TEST(Isolation, EnvironmentIsClean) {
+  setenv("KCV_TEST_SECRET", "leak", 1);
+  Fixture f(test::softmax_source("if (getenv(\"KCV_TEST_SECRET\")) return 7;"));
+  auto runs = f.runner->run(f.cases(1));
+  ASSERT_EQ(runs[0].status, RunStatus::ok);
+  EXPECT_EQ(runs[0].calls[0].rc, 0) << "the worker inherited the verifier's environment";
+  unsetenv("KCV_TEST_SECRET");
+}
+
+TEST(Isolation, ForgedRecordsCannotMakeUnwrittenOutputsPass) {
+  // The candidate writes the protocol's "done" and "bye" records itself and leaves: the outputs
+  // are still poison, and the judge reads the raw bytes.
+  Fixture f(R"(#include <kcv/abi.h>
+#include <unistd.h>
+#include <string.h>
+int kcv_run(const kcv_call* c) {
+  const char* lie = "done 0 0 0.0 -\nbye\n";
+  write(4, lie, strlen(lie));
+  _exit(0);
+})");
+  auto cases = f.cases(1);
+  auto runs = f.runner->run(cases);
+  ASSERT_EQ(runs.size(), 1u);
+  const auto j = gates::judge_call(f.softmax, cases[0].shape, cases[0].calls[0], runs[0].calls[0]);
+  EXPECT_NE(j.verdict, Verdict::pass);
+}
+
+TEST(Isolation, OverReadTrapsAndIsAttributedToTheInput) {
+  Fixture f(test::softmax_source("volatile float t = ((const float*)c->inputs[0].data)[M * N]; (void)t;"));
+  auto runs = f.runner->run(f.cases(1));
+  ASSERT_EQ(runs[0].status, RunStatus::crash);
+  ASSERT_TRUE(runs[0].fault.known);
+  EXPECT_TRUE(runs[0].fault.input);
+  EXPECT_EQ(runs[0].fault.arg, 0);
+  EXPECT_EQ(runs[0].fault.offset, 4 * 33 * 4);
+}
+
+TEST(Isolation, GuardBandsSeeAWritePastTheOutput) {
+  Fixture f(test::softmax_source("((float*)c->outputs[0].data)[M * N + 2] = 1.0f;"));
+  auto runs = f.runner->run(f.cases(1));
+  ASSERT_EQ(runs[0].status, RunStatus::ok);
+  const GuardReport& g = runs[0].calls[0].output_guards[0];
+  EXPECT_FALSE(g.intact);
+  EXPECT_EQ(g.first_bad, 4 * 33 * 4 + 8);
+}
+
+TEST(Isolation, SetupErrorsAreReportedNotRun) {
+  test::TempDir dir;
+  EXPECT_THROW(Candidate::prepare(dir.file("bad.c", "int kcv_run(const void* c) { return }"), "cpu", dir.path()),
+               SetupError);
+  EXPECT_THROW(Candidate::prepare(dir.path() + "/missing.c", "cpu", dir.path()), SetupError);
+  Candidate none = Candidate::prepare(dir.file("none.c", "int other(void) { return 0; }"), "cpu", dir.path());
+  RunnerOptions o;
+  o.worker = default_worker_path();
+  o.workdir = dir.path();
+  Runner r(none, o);
+  EXPECT_THROW(r.probe(), SetupError);
+}
+
+}  // namespace
+}  // namespace kcv
