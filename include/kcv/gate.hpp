@@ -27,6 +27,7 @@ struct CallSpec {
   int reuse_buffers_of = -1;           // an earlier call of the same case: same addresses, new contents
   bool concurrent_with_next = false;   // cpu: this call and the next run at once on two threads
   bool writer_kernel = false;          // cuda: a kernel on the caller's stream writes the inputs just before
+  bool background_load = false;        // cuda: a load kernel on another stream runs during the call
 };
 
 /// How the worker process that runs a case is set up.

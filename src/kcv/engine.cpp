@@ -6,7 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
-#include <random>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -69,6 +69,23 @@ RunnerOptions runner_options(const std::string& backend, const std::string& work
   ro.canary_key = splitmix(seed ^ 0xC0FFEEull);
   if (!fs::exists(ro.worker)) throw SetupError(fmt::format("kcv-worker not found at {} (set KCV_WORKER)", ro.worker));
   return ro;
+}
+
+/// A seed from the kernel's entropy pool (drawn fresh per run, so a candidate cannot precompute).
+uint64_t fresh_seed() {
+  uint64_t s = 0;
+  FILE* f = std::fopen("/dev/urandom", "rb");
+  if (!f || std::fread(&s, sizeof s, 1, f) != 1)
+    s = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  if (f) std::fclose(f);
+  return s;
+}
+
+/// Checks that the backend works in a worker (cuda: a device is there) before compiling anything.
+void probe_backend(const std::string& backend, const std::string& workdir, double timeout_s) {
+  if (backend == "cpu") return;
+  const Candidate nothing;  // no library: the worker only starts its backend
+  Runner(nothing, runner_options(backend, workdir, timeout_s, 0)).probe();
 }
 
 struct GateRun {
@@ -160,7 +177,8 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
   report.op = o.op;
   report.candidate = o.candidate;
   report.backend = o.backend;
-  report.seed = o.seed ? *o.seed : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+  report.seed = o.seed ? *o.seed : fresh_seed();
+  probe_backend(o.backend, wd.path(), o.timeout_s);
   const Candidate candidate = Candidate::prepare(o.candidate, o.backend, wd.path());
   Runner runner(candidate, runner_options(o.backend, wd.path(), o.timeout_s, report.seed));
   runner.probe();
@@ -196,6 +214,7 @@ ReplayResult replay(const std::string& op, const std::string& candidate_path, co
   const Gate* gate = find_gate(gate_id);
   if (!gate) throw SetupError(fmt::format("unknown gate '{}'", gate_id));
   Workdir wd("");
+  probe_backend(backend, wd.path(), timeout_s);
   const Candidate candidate = Candidate::prepare(candidate_path, backend, wd.path());
   Runner runner(candidate, runner_options(backend, wd.path(), timeout_s, seed));
   runner.probe();

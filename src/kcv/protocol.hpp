@@ -29,10 +29,9 @@ inline uint8_t canary_byte(uint64_t key, int64_t pos) {
   return static_cast<uint8_t>(x);
 }
 
-/// Snapshot layout of one buffer: [guard][span] for inputs, [guard][span][guard] for outputs.
-inline int64_t snapshot_bytes(int64_t span, bool is_input) {
-  return kGuardBytes + span + (is_input ? 0 : kGuardBytes);
-}
+/// Snapshot layout of every buffer: [guard][span][guard]. (A cpu input's trailing guard is an
+/// inaccessible page: nothing can change it, and the worker reports it as the canary it stands for.)
+inline int64_t snapshot_bytes(int64_t span) { return kGuardBytes + span + kGuardBytes; }
 
 inline std::string hex_encode(std::string_view s) {
   static const char* d = "0123456789abcdef";

@@ -65,7 +65,7 @@ struct Staged {
   int64_t src = 0, snap = 0;
 };
 
-GuardReport check_guard(const unsigned char* snap, int64_t span, bool is_input, uint64_t key) {
+GuardReport check_guard(const unsigned char* snap, int64_t span, uint64_t key) {
   GuardReport g;
   auto visit = [&](int64_t rel, unsigned char got) {
     if (got != proto::canary_byte(key, rel)) {
@@ -74,8 +74,7 @@ GuardReport check_guard(const unsigned char* snap, int64_t span, bool is_input, 
     }
   };
   for (int64_t i = 0; i < proto::kGuardBytes; ++i) visit(i - proto::kGuardBytes, snap[i]);
-  if (!is_input)
-    for (int64_t i = 0; i < proto::kGuardBytes; ++i) visit(span + i, snap[proto::kGuardBytes + span + i]);
+  for (int64_t i = 0; i < proto::kGuardBytes; ++i) visit(span + i, snap[proto::kGuardBytes + span + i]);
   return g;
 }
 
@@ -127,6 +126,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       jc["reuse"] = call.reuse_buffers_of >= 0 ? first_call_of_case.back() + call.reuse_buffers_of : -1;
       jc["concurrent_with_next"] = call.concurrent_with_next;
       jc["writer_kernel"] = call.writer_kernel;
+      jc["background_load"] = call.background_load;
       jc["scalars"] = call.scalars;
       auto stage = [&](const std::vector<HostTensor>& ts, bool is_input, std::vector<Staged>& where) {
         json arr = json::array();
@@ -134,7 +134,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
           Staged s;
           const int64_t span = static_cast<int64_t>(t.span_bytes());
           s.src = at; at = align64(at + span);
-          s.snap = at; at = align64(at + proto::snapshot_bytes(span, is_input));
+          s.snap = at; at = align64(at + proto::snapshot_bytes(span));
           where.push_back(s);
           arr.push_back({{"dtype", static_cast<int32_t>(t.dtype)}, {"shape", t.shape}, {"stride", t.stride},
                          {"offset", t.offset}, {"span", span}, {"src", s.src}, {"snap", s.snap}});
@@ -151,7 +151,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   }
   const bool sanitized = wopts.sanitized;
   const std::string library = sanitized && opt_.backend == "cpu" && candidate_.has_source()
-                                  ? candidate_.sanitized_library() : candidate_.library();
+                                  ? candidate_.sanitized_library() : candidate_.library();  // "" = backend probe
   json plan = {{"backend", opt_.backend}, {"candidate", library}, {"canary_key", opt_.canary_key},
                {"calls", std::move(calls)}};
   const std::string plan_text = plan.dump();
@@ -252,6 +252,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   bool ready = false, bye = false, timed_out = false;
   std::string fatal, pending;
   Fault fault;  // global call index until mapped to its case below
+  std::string device_error;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
   bool eof = false;
   while (!eof && !bye) {
@@ -279,7 +280,11 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       else if (kind == "fault") {
         std::string where;
         line >> where;
-        if (where == "in" || where == "out") {
+        if (where == "device") {
+          std::string h;
+          line >> h;
+          device_error = proto::hex_decode(h);
+        } else if (where == "in" || where == "out") {
           fault.known = true;
           fault.input = where == "in";
           line >> fault.call >> fault.arg >> fault.offset;
@@ -330,7 +335,8 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   }
 
   std::string death;
-  if (timed_out) death = fmt::format("no progress for {:.0f} s", timeout);
+  if (!device_error.empty()) death = "hit a device error: " + device_error;
+  else if (timed_out) death = fmt::format("no progress for {:.0f} s", timeout);
   else if (WIFSIGNALED(status) && !bye) death = "killed by " + signal_text(WTERMSIG(status));
   else if (WIFEXITED(status) && !bye) death = fmt::format("exited with status {} before finishing", WEXITSTATUS(status));
   else if (bye && WIFEXITED(status) && WEXITSTATUS(status) != 0) death = fmt::format("exited with status {} after its calls", WEXITSTATUS(status));
@@ -352,18 +358,18 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
         r.rc = rc[g];
         r.message = msg[g];
         r.seconds = secs[g];
-        auto read_back = [&](const std::vector<HostTensor>& ts, const std::vector<Staged>& where, bool is_input,
+        auto read_back = [&](const std::vector<HostTensor>& ts, const std::vector<Staged>& where,
                              std::vector<HostTensor>& out, std::vector<GuardReport>& guards) {
           for (std::size_t a = 0; a < ts.size(); ++a) {
             HostTensor t = ts[a];
             const unsigned char* snap = shm + where[a].snap;
             std::memcpy(t.storage.data(), snap + proto::kGuardBytes, t.span_bytes());
-            guards.push_back(check_guard(snap, static_cast<int64_t>(t.span_bytes()), is_input, opt_.canary_key));
+            guards.push_back(check_guard(snap, static_cast<int64_t>(t.span_bytes()), opt_.canary_key));
             out.push_back(std::move(t));
           }
         };
-        read_back(spec.inputs, in_at[ci][k], true, r.inputs_after, r.input_guards);
-        read_back(spec.outputs, out_at[ci][k], false, r.outputs, r.output_guards);
+        read_back(spec.inputs, in_at[ci][k], r.inputs_after, r.input_guards);
+        read_back(spec.outputs, out_at[ci][k], r.outputs, r.output_guards);
       } else {
         all_done = false;
       }

@@ -47,13 +47,15 @@ std::vector<std::string> split_commas(const std::string& s) {
 
 int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, const std::string& junit_out, bool quiet) {
   const bool color = isatty(1);
-  if (!quiet) {
-    std::cout << fmt::format("kcv verify: op {} candidate {} backend {}\n", opts.op, opts.candidate, opts.backend);
-    std::cout << fmt::format("  {:<14} {:<8} {:>6} {:>9}  {}\n", "gate", "verdict", "cases", "time", "evidence")
-              << std::flush;
-  }
+  bool header = false;
   const kcv::Report report = kcv::verify(opts, [&](const kcv::GateReport& g) {
-    if (!quiet) std::cout << kcv::table_row(g, color) << "\n" << std::flush;
+    if (quiet) return;
+    if (!header) {  // printed once the candidate built and loaded: setup errors stay one line
+      std::cout << fmt::format("kcv verify: op {} candidate {} backend {}\n", opts.op, opts.candidate, opts.backend);
+      std::cout << fmt::format("  {:<14} {:<8} {:>6} {:>9}  {}\n", "gate", "verdict", "cases", "time", "evidence");
+      header = true;
+    }
+    std::cout << kcv::table_row(g, color) << "\n" << std::flush;
   });
   if (!json_out.empty()) write_file_atomically(json_out, kcv::report_to_json(report).dump(2) + "\n");
   if (!junit_out.empty()) write_file_atomically(junit_out, kcv::report_to_junit(report));

@@ -1,10 +1,10 @@
 /* softmax_oob_write.c: negative control for the softmax contract, cpu backend.
  *
  * BUG: an off-by-one store: after each row the kernel stores the row's normalizer 1/sum as a
- * "sentinel" at y[i, N], one element past the row. For rows 0..M-2 that element is the first of
- * the next row and is overwritten when that row is computed, so the outputs are correct; for the
- * last row it lands one element past the end of y, in memory the kernel does not own. Inputs are
- * never over-read.
+ * "sentinel" at y[i, N], one element past the row. y is contiguous (outputs always are), so for
+ * rows 0..M-2 that element is the first of the next row and is overwritten when that row is
+ * computed: the outputs are correct. For the last row it lands one element past the end of y, in
+ * memory the kernel does not own. Inputs are never over-read.
  * Expected: FAIL; gate bounds must fail (the guard band after y is changed). The buffers kcv
  * passes are mmap'd, not malloc'd, so this is bounds' to catch, not the sanitizer's.
  */

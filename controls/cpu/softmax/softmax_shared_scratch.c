@@ -2,9 +2,12 @@
  *
  * BUG: the exps of a row are staged in one static scratch array shared by every call. Alone the
  * kernel is a correct fp32 softmax; two threads calling it at once overwrite each other's
- * staged row, and each then normalizes the other's exps. To make the race show reliably (not
- * only when the scheduler happens to interleave) each row waits ~20 us between staging and
- * reading back, yielding the cpu meanwhile, as a slow memory round trip would.
+ * staged row, and each then normalizes the other's exps.
+ * NOTES: a real race of this kind shows only when the scheduler interleaves the two calls. To
+ * make it show every time, the kernel widens its own race window (this is not what makes it
+ * wrong): after staging a row it waits ~20 us, yielding the cpu; and after staging its first row
+ * it waits up to 30 ms for a second caller to be in flight (an atomic count, used for nothing
+ * else), so two concurrent calls overlap even when one thread is scheduled late.
  * Expected: FAIL; gate concurrency must fail (two threads on disjoint buffers, wrong results).
  */
 #define _POSIX_C_SOURCE 200809L  // clock_gettime, sched_yield under -std=c11
@@ -86,19 +89,26 @@ static int softmax_unpack(const kcv_call* call, softmax_args* a) {
 static inline float nan_max(float m, float v) { return (v > m || v != v) ? v : m; }
 
 #include <sched.h>
+#include <stdatomic.h>
 #include <time.h>
 
 enum { MAX_N = 1 << 20 };
 static float scratch[MAX_N];  // the bug: one staging row for all callers
+static atomic_int in_flight;  // widens the race window only (see NOTES)
 
-/* ~20 us of wall time, giving the cpu away meanwhile. */
-static void pause_briefly(void) {
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Yields the cpu until ns have passed, or earlier once `until_callers` calls are in flight. */
+static void wait_yielding(int64_t ns, int until_callers) {
+  const int64_t t0 = now_ns();
   do {
+    if (until_callers && atomic_load(&in_flight) >= until_callers) return;
     sched_yield();
-    clock_gettime(CLOCK_MONOTONIC, &t);
-  } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 20000L);
+  } while (now_ns() - t0 < ns);
 }
 
 KCV_EXPORT int kcv_run(const kcv_call* call) {
@@ -106,16 +116,19 @@ KCV_EXPORT int kcv_run(const kcv_call* call) {
   int rc = softmax_unpack(call, &a);
   if (rc) return rc;
   if (a.N > MAX_N) return refuse(call, "N = %lld exceeds the scratch row (%d)", (long long)a.N, MAX_N);
+  atomic_fetch_add(&in_flight, 1);
   for (int64_t i = 0; i < a.M; ++i) {
     const float* x = a.x + i * a.sx0;
     float* y = a.y + i * a.sy0;
     float m = -INFINITY;
     for (int64_t j = 0; j < a.N; ++j) m = nan_max(m, x[j * a.sx1]);
     for (int64_t j = 0; j < a.N; ++j) scratch[j] = expf(x[j * a.sx1] - m);
-    pause_briefly();
+    if (i == 0) wait_yielding(30000000, 2);
+    wait_yielding(20000, 0);
     float s = 0.0f;
     for (int64_t j = 0; j < a.N; ++j) s += scratch[j];
     for (int64_t j = 0; j < a.N; ++j) y[j * a.sy1] = scratch[j] / s;
   }
+  atomic_fetch_sub(&in_flight, 1);
   return 0;
 }

@@ -111,7 +111,16 @@ inline double max_abs(const double* x, int64_t n) {
   return m;
 }
 
-/// depth = nm / mag (0 when mag is 0).
-inline double depth_of(double nm, double mag) { return mag > 0 ? nm / mag : 0.0; }
+/// Stores a budget nm (= depth·mag, units of u) as depth = nm / mag; where the direct magnitude is
+/// 0 but the budget is not (dg when the decay vanishes: the chunked identity still cancels terms
+/// of the size of q·dq), the budget joins amp instead.
+inline void put_budget(double nm, double mag, double& depth, double& amp) {
+  if (mag > 0) {
+    depth = nm / mag;
+  } else {
+    depth = 0;
+    amp += nm;
+  }
+}
 
 }  // namespace glr::detail

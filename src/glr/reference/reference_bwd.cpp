@@ -24,8 +24,8 @@ struct Out {
   void put(int64_t i, double value, double mag, double nm, double amp, double under) const {
     e->value[i] = value;
     e->mag[i] = mag;
-    e->depth[i] = detail::depth_of(nm, mag);
     e->amp[i] = amp;
+    detail::put_budget(nm, mag, e->depth[i], e->amp[i]);
     e->under[i] = under;
   }
 };

@@ -49,8 +49,8 @@ FwdResult reference_fwd(const Problem& p, const FwdInputs& in, Order order) {
         for (int64_t y = 0; y < V; ++y) {
           out.o.value[row + y] = in.scale * val[y];
           out.o.mag[row + y] = sc * mag[y];
-          out.o.depth[row + y] = detail::depth_of(nm[y], mag[y]);
           out.o.amp[row + y] = sc * amp[y];
+          detail::put_budget(nm[y], mag[y], out.o.depth[row + y], out.o.amp[row + y]);
           out.o.under[row + y] = under;
         }
       }
@@ -58,8 +58,8 @@ FwdResult reference_fwd(const Problem& p, const FwdInputs& in, Order order) {
       for (int64_t e = 0; e < K * V; ++e) {
         out.hT.value[base + e] = st.S[e];
         out.hT.mag[base + e] = st.A0[e];
-        out.hT.depth[base + e] = detail::depth_of(st.nm(s, e), st.A0[e]);
         out.hT.amp[base + e] = s.L > 0 ? st.amp(s, s.L - 1, e) : 0.0;
+        detail::put_budget(st.nm(s, e), st.A0[e], out.hT.depth[base + e], out.hT.amp[base + e]);
         out.hT.under[base + e] = under;
       }
     }

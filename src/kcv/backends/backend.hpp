@@ -32,10 +32,18 @@ class WorkerBackend {
   virtual void upload(DeviceBuffer& b, const void* src, uint64_t canary_key) = 0;
   /// Copies [guard][span] (+[guard] for outputs) to host memory dst.
   virtual void snapshot(const DeviceBuffer& b, void* dst) = 0;
+  /// Like upload, but the span reaches the buffer only through work on stream(), after a delay:
+  /// cuda's concurrency gate (a writer kernel on the caller's stream right before the call). Until
+  /// then the buffer holds poison. cpu: a plain upload.
+  virtual void upload_through_stream(DeviceBuffer& b, const void* src, uint64_t canary_key) { upload(b, src, canary_key); }
+  /// Starts a load kernel on another stream that runs while the next call runs (cuda determinism).
+  virtual void start_background_load() {}
   /// The stream handed to the candidate (NULL on cpu).
   virtual void* stream() = 0;
-  /// Waits for the candidate's work on stream() (and only that).
-  virtual void synchronize() = 0;
+  /// Waits for the candidate's work: on stream() only (stream_only), or on the whole device.
+  virtual void synchronize(bool stream_only) = 0;
+  /// A device error that outlives the call (illegal address, trap): the worker must end. Empty if none.
+  virtual std::string device_error() { return {}; }
 };
 
 std::unique_ptr<WorkerBackend> make_cpu_worker_backend();

@@ -6,6 +6,7 @@
 
 #include "kcv/contract.hpp"
 #include "kcv/contracts/builtin.hpp"
+#include "glr/contracts/glr_contracts.hpp"
 
 namespace kcv {
 
@@ -17,6 +18,14 @@ const std::vector<std::unique_ptr<Contract>>& builtin_contracts() {
     v.push_back(make_softmax_contract());
     v.push_back(make_matmul_contract());
     v.push_back(make_layernorm_contract());
+    v.push_back(make_glr_fwd_contract());
+    v.push_back(make_glr_bwd_contract());
+    v.push_back(make_glr_fwd_scalar_contract());
+    v.push_back(make_glr_bwd_scalar_contract());
+    v.push_back(make_glr_fwd_varlen_contract());
+    v.push_back(make_glr_bwd_varlen_contract());
+    v.push_back(make_glr_fwd_varlen_scalar_contract());
+    v.push_back(make_glr_bwd_varlen_scalar_contract());
     return v;
   }();
   return list;

@@ -1,5 +1,7 @@
 /// Contract `softmax`: y[M,N] = row-wise softmax of x[M,N], fp32, max-subtracted:
 ///   m = max_j x_j,  z_j = x_j - m,  e_j = exp(z_j),  s = sum_j e_j,  y_j = e_j / s.
+/// SumOrder::forward is this two-pass definition; SumOrder::reverse streams the row right to left
+/// with a running max (online softmax), which differs only in the classes of rows holding +Inf.
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -24,9 +26,12 @@ namespace {
 //   - the division, e/s or e·(1/s): <= 2u.
 //   Total <= [(1 + 2/e)·N + 9 + 2|z_j| + 4|m|]·u. The model gives c·u·(depth·|y| + amp) with
 //   depth = N + 8, amp = |y_j|·(|z_j| + 2|m|) and c = 2: 2N + 16 >= 1.74N + 9 for every N.
-//   fp16 accumulation of s (u = 2^-11) is ~100x outside this at nominal N = 512, where |m| ~ 3;
-//   an unstabilized exp overflows at scaled inputs (a class failure). At scaled or wide-range
-//   inputs |m| dominates the bound: there fp32 itself cannot pin y better than the rounding of x.
+//   Measured (tests/unit/core/softmax_model_test.cpp): classic, reciprocal, exp2 and online fp32
+//   forms in every order reach <= 0.25 of the bound on every value kind; fp16 accumulation of s
+//   (u = 2^-11) lands ~100x outside at nominal N = 512, where |m| ~ 3; an unstabilized exp
+//   overflows at scaled inputs (a class failure). At scaled or wide-range inputs the |m| term
+//   dominates: the bound is then that of a backward-stable softmax (the exact softmax of x
+//   perturbed by one rounding), loose by design, while classes are still judged exactly.
 constexpr double kDepthExtra = 8;
 
 class SoftmaxContract final : public Contract {

@@ -27,7 +27,8 @@ bool parse_int(std::string_view s, int64_t& out) {
 
 /// Uniform in (0, 1), from the top 53 bits of one draw.
 // NOTES: hand-rolled (like normal() below) instead of std::*_distribution, whose algorithms
-// differ between standard libraries: the same seed must give the same bytes everywhere (replay).
+// differ between standard libraries: a seed must replay the same inputs wherever kcv was built
+// (mt19937_64 is fully specified; only libm's log/cos could differ, in the last bit).
 double uniform01(Rng& rng) { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1p-53; }
 
 double uniform(Rng& rng, double lo, double hi) { return lo + (hi - lo) * uniform01(rng); }

@@ -4,7 +4,6 @@
 /// round-to-nearest-even, gradual underflow (subnormals), overflow to Inf and quiet NaNs.
 #include "kcv/dtype.hpp"
 
-#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>

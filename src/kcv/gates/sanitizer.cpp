@@ -1,6 +1,7 @@
 // Gate 12 `sanitizer`. cpu: the candidate rebuilt with -fsanitize=address,undefined (valgrind
 // memcheck for a prebuilt .so) on the nominal and one boundary shape; zero reports. cuda:
 // compute-sanitizer memcheck, racecheck, initcheck and synccheck.
+#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -13,22 +14,20 @@ namespace {
 
 /// The first sanitizer report in a worker log, with a few lines of context; empty if none.
 std::string first_report(const std::string& log) {
-  static const char* markers[] = {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
-                                  "Invalid read", "Invalid write", "uninitialised value", "Invalid free",
-                                  "========= Invalid", "========= Race", "========= Uninitialized",
-                                  "========= Barrier", "========= Program hit"};
-  std::size_t at = std::string::npos;
-  for (const char* m : markers) at = std::min(at, log.find(m));
-  if (at == std::string::npos) {
-    const std::size_t s = log.find("ERROR SUMMARY: ");
-    if (s != std::string::npos && log.compare(s + 15, 2, "0 ") != 0) at = s;
-  }
-  if (at == std::string::npos) return {};
+  // NOTES: ASan/UBSan, valgrind memcheck and compute-sanitizer (memcheck, racecheck, initcheck,
+  // synccheck) each word their reports differently; a summary with a non-zero count also counts.
+  static const std::regex report(
+      "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|Invalid (read|write|free)|uninitialised value|"
+      "========= (Invalid|Error|Uninitialized|Race|Barrier|Program hit|Cuda API error)|"
+      "(ERROR|RACECHECK|SYNCCHECK|INITCHECK) SUMMARY: [1-9]");
+  std::smatch m;
+  if (!std::regex_search(log, m, report)) return {};
+  const std::size_t at = static_cast<std::size_t>(m.position(0));
   const std::size_t line_start = log.rfind('\n', at);
   std::istringstream in(log.substr(line_start == std::string::npos ? 0 : line_start + 1));
   std::string line, out;
   for (int i = 0; i < 4 && std::getline(in, line); ++i) out += (i ? " | " : "") + line;
-  if (out.size() > 400) out = out.substr(0, 400) + "…";
+  if (out.size() > 400) out = out.substr(0, 400) + "...";
   return out;
 }
 

@@ -135,6 +135,8 @@ struct Call {
   int case_id = 0;
   int reuse = -1;
   bool concurrent_with_next = false;
+  bool writer_kernel = false;
+  bool background_load = false;
   std::vector<Arg> inputs, outputs;
   std::vector<double> scalars;
   std::vector<kcv::DeviceBuffer> in_buf, out_buf;
@@ -184,22 +186,33 @@ int main() {
     calls[i].case_id = c.at("case").get<int>();
     calls[i].reuse = c.at("reuse").get<int>();
     calls[i].concurrent_with_next = c.at("concurrent_with_next").get<bool>();
+    calls[i].writer_kernel = c.value("writer_kernel", false);
+    calls[i].background_load = c.value("background_load", false);
     calls[i].scalars = c.at("scalars").get<std::vector<double>>();
     for (const auto& t : c.at("inputs")) calls[i].inputs.push_back(parse_arg(t));
     for (const auto& t : c.at("outputs")) calls[i].outputs.push_back(parse_arg(t));
   }
 
   std::unique_ptr<kcv::WorkerBackend> backend;
-  if (backend_name == "cpu") backend = kcv::make_cpu_worker_backend();
+  try {
+    if (backend_name == "cpu") backend = kcv::make_cpu_worker_backend();
 #ifdef KCV_WITH_CUDA
-  else if (backend_name == "cuda") backend = kcv::make_cuda_worker_backend();
+    else if (backend_name == "cuda") backend = kcv::make_cuda_worker_backend();
 #endif
-  else fatal("backend '" + backend_name + "' is not built into this worker");
+    else fatal("backend '" + backend_name + "' is not built into this worker");
+  } catch (const std::exception& e) {
+    fatal(e.what());
+  }
 
   if (backend_name == "cpu") install_fault_handler();
 
   // ---- the candidate ----
   const std::string path = plan.at("candidate").get<std::string>();
+  if (path.empty()) {  // a backend probe: the device works, nothing to load
+    emit("ready");
+    emit("bye");
+    _exit(0);
+  }
   void* so = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!so) fatal(std::string("cannot load candidate: ") + dlerror());
   auto run = reinterpret_cast<kcv::kcv_run_fn>(dlsym(so, "kcv_run"));
@@ -226,7 +239,8 @@ int main() {
         kcv::DeviceBuffer b = reuse ? (*reuse)[a] : backend->allocate(args[a].span, is_input);
         if (!reuse) live.push_back(b);
         remember(b, static_cast<int>(i), static_cast<int>(a), is_input);
-        backend->upload(b, shm + args[a].src, key);
+        if (is_input && c.writer_kernel) backend->upload_through_stream(b, shm + args[a].src, key);
+        else backend->upload(b, shm + args[a].src, key);
         bufs.push_back(b);
         kcv_tensor t = args[a].t;
         t.data = static_cast<char*>(b.data) + args[a].offset * element_size(t.dtype);
@@ -250,12 +264,17 @@ int main() {
     c.call.error_len = static_cast<int32_t>(sizeof c.error - 1);
   };
   auto invoke = [&](Call& c) {
+    if (c.background_load) backend->start_background_load();
     const auto t0 = std::chrono::steady_clock::now();
     c.rc = run(&c.call);
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   auto finish = [&](std::size_t i) {
     Call& c = calls[i];
+    if (std::string e = backend->device_error(); !e.empty()) {
+      emit("fault device " + proto::hex_encode(e));
+      _exit(1);
+    }
     for (std::size_t a = 0; a < c.inputs.size(); ++a) backend->snapshot(c.in_buf[a], shm + c.inputs[a].snap);
     for (std::size_t a = 0; a < c.outputs.size(); ++a) backend->snapshot(c.out_buf[a], shm + c.outputs[a].snap);
     c.error[sizeof c.error - 1] = 0;
@@ -263,6 +282,7 @@ int main() {
          proto::hex_encode(std::string(c.error, strnlen(c.error, sizeof c.error))));
   };
 
+  try {
   for (std::size_t i = 0; i < calls.size(); ++i) {
     if (calls[i].concurrent_with_next && i + 1 < calls.size()) {
       // Two calls at once on two host threads (cpu concurrency gate), released together.
@@ -279,7 +299,7 @@ int main() {
       std::thread other(body, std::ref(calls[i + 1]));
       body(calls[i]);
       other.join();
-      backend->synchronize();
+      backend->synchronize(false);
       finish(i);
       finish(i + 1);
       ++i;
@@ -288,8 +308,15 @@ int main() {
     prepare(i);
     emit("start " + std::to_string(i));
     invoke(calls[i]);
-    backend->synchronize();
+    // NOTES: the concurrency gate's call is judged after syncing only the caller's stream, so
+    // work that escaped to another stream shows as incomplete; elsewhere the whole device.
+    backend->synchronize(calls[i].writer_kernel);
     finish(i);
+  }
+  } catch (const std::exception& e) {
+    // A device call failed under us (usually a sticky error the candidate caused).
+    emit("fault device " + proto::hex_encode(e.what()));
+    _exit(1);
   }
   for (auto& b : live) backend->release(b);
   emit("bye");

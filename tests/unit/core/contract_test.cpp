@@ -105,9 +105,15 @@ TEST(Contract, EveryKindStaysInDomainAndFinite) {
       for (double v : in[i].values()) {
         ASSERT_TRUE(std::isfinite(v)) << kind << " input " << i;
         ASSERT_EQ(v, round_to(in[i].dtype, v)) << kind;
-        if (c.inputs[i].domain == Domain::nonpositive) ASSERT_LE(v, 0.0) << kind;
-        if (c.inputs[i].domain == Domain::positive) ASSERT_GT(v, 0.0) << kind;
-        if (c.inputs[i].domain == Domain::structural) ASSERT_EQ(v, 0.0) << kind;
+        if (c.inputs[i].domain == Domain::nonpositive) {
+          ASSERT_LE(v, 0.0) << kind;
+        }
+        if (c.inputs[i].domain == Domain::positive) {
+          ASSERT_GT(v, 0.0) << kind;
+        }
+        if (c.inputs[i].domain == Domain::structural) {
+          ASSERT_EQ(v, 0.0) << kind;
+        }
       }
     }
   }

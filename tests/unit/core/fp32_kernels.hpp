@@ -164,8 +164,10 @@ inline HostTensor softmax_f32(const HostTensor& xt, int64_t M, int64_t N, Sum ho
     float m = -INFINITY;
     for (int64_t j = 0; j < N; ++j) m = std::fmax(m, row[j]);
     if (form == SoftmaxForm::online) {
-      float rm = -INFINITY, s = 0;
-      for (int64_t j = 0; j < N; ++j) {
+      // Started from the first element (not from -Inf with s = 0, which turns a leading -Inf
+      // into exp(-Inf + Inf) = NaN).
+      float rm = row[0], s = 1;
+      for (int64_t j = 1; j < N; ++j) {
         if (row[j] > rm) {
           s = s * std::exp(rm - row[j]) + 1.f;
           rm = row[j];
@@ -225,7 +227,8 @@ inline HostTensor layernorm_f32(const std::vector<HostTensor>& in, float eps, in
     } else if (form == LayernormForm::one_pass) {
       mean = sum_f32([&](int64_t j) { return row[j]; }, 0, N, how) / n;
       const float sq = sum_f32([&](int64_t j) { return row[j] * row[j]; }, 0, N, how) / n;
-      var = std::max(0.f, sq - mean * mean);
+      const float diff = sq - mean * mean;
+      var = diff < 0 ? 0.f : diff;  // clamp rounding below zero; NaN stays NaN (fmaxf would hide it)
     } else {
       mean = sum_f32([&](int64_t j) { return row[j]; }, 0, N, how) / n;
       var = sum_f32([&](int64_t j) { return (row[j] - mean) * (row[j] - mean); }, 0, N, how) / n;

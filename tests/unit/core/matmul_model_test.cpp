@@ -2,6 +2,9 @@
 // shapes; TF32 inputs and a bf16 running sum fail at the nominal shape.
 #include <gtest/gtest.h>
 
+#include <cfloat>
+#include <cmath>
+
 #include "fp32_kernels.hpp"
 #include "model_harness.hpp"
 
@@ -51,17 +54,26 @@ TEST(MatmulModel, Bf16AccumulationFailsAtNominal) {
 TEST(MatmulModel, NonFiniteClasses) {
   const Contract& c = matmul();
   const Bindings b = mnk(2, 2, 3);
-  // Row 0 of A holds +Inf: C[0,j] = +Inf·B[0,j] + ... (sign from B); row 1: Inf and -Inf meet: NaN.
+  // Row 0: +Inf times B[0,j] of either sign, plus finite terms: ±Inf. Row 1: +Inf and -Inf
+  // terms meet in column 0 (NaN in any order), and agree in column 1 (-Inf).
   const std::vector<HostTensor> in = {
-      HostTensor::from_values(DType::f32, {2, 3}, {INFINITY, 1, 2, INFINITY, 1, 2}),
-      HostTensor::from_values(DType::f32, {3, 2}, {1, -1, 0, 0, 0, 0})};
-  const HostTensor got = matmul_f32(in, 2, 2, 3, Sum::sequential);
-  EXPECT_TRUE(judge(c, b, in, got).ok());
+      HostTensor::from_values(DType::f32, {2, 3}, {INFINITY, 1, 2, INFINITY, -INFINITY, 0}),
+      HostTensor::from_values(DType::f32, {3, 2}, {1, -1, 1, 1, 0, 0})};
   const auto ref = c.reference(in, {}, b, SumOrder::forward);
   EXPECT_EQ(ref[0].value[0], INFINITY);
   EXPECT_EQ(ref[0].value[1], -INFINITY);
+  EXPECT_TRUE(std::isnan(ref[0].value[2]));
+  EXPECT_EQ(ref[0].value[3], -INFINITY);
+  for (Sum s : {Sum::sequential, Sum::reverse, Sum::pairwise, Sum::blocked32})
+    EXPECT_TRUE(judge(c, b, in, matmul_f32(in, 2, 2, 3, s)).ok()) << sum_name(s);
+  // NOTES: compensated (Kahan) summation turns an infinite term into NaN (its correction is
+  // Inf - Inf) where IEEE summation in any order gives ±Inf: a class the contract rejects.
+  const HostTensor kahan = matmul_f32(in, 2, 2, 3, Sum::kahan);
+  EXPECT_TRUE(std::isnan(kahan.get(0)));
+  EXPECT_FALSE(judge(c, b, in, kahan).ok());
   // A kernel that launders the infinities into numbers fails.
-  EXPECT_FALSE(judge(c, b, in, HostTensor::from_values(DType::f32, {2, 2}, {FLT_MAX, -FLT_MAX, 0, 0})).ok());
+  EXPECT_FALSE(judge(c, b, in, HostTensor::from_values(DType::f32, {2, 2}, {FLT_MAX, -FLT_MAX, NAN, -INFINITY})).ok());
+  EXPECT_FALSE(judge(c, b, in, HostTensor::from_values(DType::f32, {2, 2}, {INFINITY, -INFINITY, 0, -INFINITY})).ok());
   // Inf · 0 is NaN: a kernel that skips zero terms would not produce it.
   const std::vector<HostTensor> in2 = {HostTensor::from_values(DType::f32, {1, 1}, {INFINITY}),
                                        HostTensor::from_values(DType::f32, {1, 1}, {0})};

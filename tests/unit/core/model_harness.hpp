@@ -31,12 +31,22 @@ inline const std::vector<std::string>& generic_kinds() {
   return k;
 }
 
+/// The reference of one case in both orders, as the gates compute it.
+struct Refs {
+  std::vector<RefTensor> ref, alt;
+  Refs(const Contract& c, const Bindings& b, const std::vector<HostTensor>& in) {
+    const auto scalars = c.scalar_values(b);
+    ref = c.reference(in, scalars, b, SumOrder::forward);
+    alt = c.reference(in, scalars, b, SumOrder::reverse);
+  }
+  Comparison judge(const Contract& c, const HostTensor& got) const {
+    return compare(got, ref.at(0), &alt.at(0), c.accumulate, c.c);
+  }
+};
+
 inline Comparison judge(const Contract& c, const Bindings& b, const std::vector<HostTensor>& in,
                         const HostTensor& got) {
-  const auto scalars = c.scalar_values(b);
-  const auto ref = c.reference(in, scalars, b, SumOrder::forward);
-  const auto alt = c.reference(in, scalars, b, SumOrder::reverse);
-  return compare(got, ref.at(0), &alt.at(0), c.accumulate, c.c);
+  return Refs(c, b, in).judge(c, got);
 }
 
 inline std::string case_label(const std::string& impl, const std::string& kind, const Bindings& b, uint64_t seed) {
@@ -52,9 +62,10 @@ inline double expect_all_pass(const Contract& c, const std::vector<Bindings>& sh
       for (uint64_t seed : seeds) {
         Rng rng(seed);
         const auto in = c.make_inputs(b, rng, kind);
+        const Refs refs(c, b, in);
         for (const Impl& impl : impls) {
           const HostTensor got = impl.run(in, b);
-          const Comparison cmp = judge(c, b, in, got);
+          const Comparison cmp = refs.judge(c, got);
           EXPECT_TRUE(cmp.ok()) << case_label(impl.name, kind, b, seed) << ": "
                                 << cmp.describe(c.outputs[0].name, got.shape);
           worst = std::max(worst, cmp.worst_ratio);

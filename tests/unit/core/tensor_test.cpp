@@ -1,6 +1,7 @@
 // HostTensor: spans, strides, offsets, relayout with gaps, bitwise comparisons.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstddef>
 #include <stdexcept>
 

@@ -51,6 +51,7 @@ class CpuWorkerBackend final : public WorkerBackend {
   }
 
   void upload(DeviceBuffer& b, const void* src, uint64_t key) override {
+    key_ = key;
     char* data = static_cast<char*>(b.data);
     char* lo = static_cast<char*>(b.base);
     char* hi = b.is_input ? data + b.span : lo + b.reserved;
@@ -60,12 +61,21 @@ class CpuWorkerBackend final : public WorkerBackend {
   }
 
   void snapshot(const DeviceBuffer& b, void* dst) override {
-    const int64_t n = protocol::snapshot_bytes(b.span, b.is_input);
-    std::memcpy(dst, static_cast<const char*>(b.data) - protocol::kGuardBytes, static_cast<std::size_t>(n));
+    const int64_t g = protocol::kGuardBytes;
+    auto* out = static_cast<unsigned char*>(dst);
+    if (!b.is_input) {
+      std::memcpy(out, static_cast<const char*>(b.data) - g, static_cast<std::size_t>(protocol::snapshot_bytes(b.span)));
+      return;
+    }
+    std::memcpy(out, static_cast<const char*>(b.data) - g, static_cast<std::size_t>(g + b.span));
+    for (int64_t i = 0; i < g; ++i) out[g + b.span + i] = protocol::canary_byte(key_, b.span + i);
   }
 
   void* stream() override { return nullptr; }
-  void synchronize() override {}
+  void synchronize(bool) override {}
+
+ private:
+  uint64_t key_ = 0;
 };
 
 }  // namespace

@@ -1,0 +1,144 @@
+// cuda backend (worker side). Every buffer is one cudaMalloc: [canary 4 KiB][span][canary 4 KiB],
+// canaries written from the host on every upload and read back with the span in every snapshot.
+// The candidate gets a stream created with cudaStreamNonBlocking: work it puts on the legacy
+// default stream or on a stream of its own is not ordered after our writer kernel (gate 11).
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kcv/backends/backend.hpp"
+#include "kcv/protocol.hpp"
+
+namespace kcv {
+namespace {
+
+#define KCV_CUDA_CHECK(expr)                                                                         \
+  do {                                                                                               \
+    cudaError_t kcv_err_ = (expr);                                                                   \
+    if (kcv_err_ != cudaSuccess)                                                                     \
+      throw std::runtime_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " #expr ": " + \
+                               cudaGetErrorName(kcv_err_) + ": " + cudaGetErrorString(kcv_err_));   \
+  } while (0)
+
+/// Spins for about `ns` nanoseconds of device time (globaltimer), then returns.
+__global__ void spin_kernel(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
+// NOTES: the writer waits long enough (20 ms) that a candidate kernel racing it on another stream
+// certainly starts before the data lands, and reads the poison instead.
+constexpr unsigned long long kWriterDelayNs = 20ull * 1000 * 1000;
+constexpr unsigned long long kLoadNs = 30ull * 1000 * 1000;
+
+class CudaWorkerBackend final : public WorkerBackend {
+ public:
+  CudaWorkerBackend() {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0)
+      throw std::runtime_error(std::string("no CUDA device: ") + (e != cudaSuccess ? cudaGetErrorString(e) : "none found"));
+    KCV_CUDA_CHECK(cudaSetDevice(0));
+    KCV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    KCV_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
+    KCV_CUDA_CHECK(cudaStreamCreateWithFlags(&load_, cudaStreamNonBlocking));
+    KCV_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, 0));
+  }
+
+  DeviceBuffer allocate(int64_t span, bool is_input) override {
+    DeviceBuffer b;
+    b.span = span;
+    b.is_input = is_input;
+    b.reserved = static_cast<std::size_t>(protocol::snapshot_bytes(span));
+    void* p = nullptr;
+    KCV_CUDA_CHECK(cudaMalloc(&p, b.reserved));
+    b.base = p;
+    b.data = static_cast<char*>(p) + protocol::kGuardBytes;
+    return b;
+  }
+
+  void release(DeviceBuffer& b) override {
+    if (b.base) cudaFree(b.base);
+    b = DeviceBuffer{};
+  }
+
+  void upload(DeviceBuffer& b, const void* src, uint64_t key) override {
+    std::vector<unsigned char> host = guarded_image(b, src, key);
+    copy_in(b.base, host.data(), host.size());
+  }
+
+  void upload_through_stream(DeviceBuffer& b, const void* src, uint64_t key) override {
+    // The buffer first holds poison (0xFF bytes: NaN); the real span waits in a scratch buffer and
+    // reaches the buffer by a copy on the caller's stream behind a spinning kernel.
+    std::vector<unsigned char> poison(static_cast<std::size_t>(b.span), 0xFF);
+    upload(b, poison.data(), key);
+    void* scratch = nullptr;
+    KCV_CUDA_CHECK(cudaMalloc(&scratch, static_cast<std::size_t>(b.span) + 1));
+    scratch_.push_back(scratch);
+    copy_in(scratch, src, static_cast<std::size_t>(b.span));
+    spin_kernel<<<1, 1, 0, stream_>>>(kWriterDelayNs);
+    KCV_CUDA_CHECK(cudaGetLastError());
+    KCV_CUDA_CHECK(cudaMemcpyAsync(b.data, scratch, static_cast<std::size_t>(b.span), cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  void start_background_load() override {
+    spin_kernel<<<sms_, 128, 0, load_>>>(kLoadNs);
+    KCV_CUDA_CHECK(cudaGetLastError());
+  }
+
+  void snapshot(const DeviceBuffer& b, void* dst) override {
+    // NOTES: on our own non-blocking stream, so the copy waits for nothing the candidate left
+    // running elsewhere: unfinished work shows as unfinished.
+    KCV_CUDA_CHECK(cudaMemcpyAsync(dst, b.base, b.reserved, cudaMemcpyDeviceToHost, copy_));
+    KCV_CUDA_CHECK(cudaStreamSynchronize(copy_));
+  }
+
+  void* stream() override { return stream_; }
+
+  void synchronize(bool stream_only) override {
+    cudaError_t e = cudaStreamSynchronize(stream_);
+    if (e == cudaSuccess && !stream_only) e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) {
+      error_ = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+      return;
+    }
+    // A launch error the candidate did not collect is not sticky: clear it, the outputs tell.
+    (void)cudaGetLastError();
+    for (void* s : scratch_) cudaFree(s);
+    scratch_.clear();
+  }
+
+  std::string device_error() override { return error_; }
+
+ private:
+  std::vector<unsigned char> guarded_image(const DeviceBuffer& b, const void* src, uint64_t key) const {
+    const int64_t g = protocol::kGuardBytes;
+    std::vector<unsigned char> host(b.reserved);
+    for (int64_t i = 0; i < g; ++i) host[static_cast<std::size_t>(i)] = protocol::canary_byte(key, i - g);
+    std::memcpy(host.data() + g, src, static_cast<std::size_t>(b.span));
+    for (int64_t i = 0; i < g; ++i) host[static_cast<std::size_t>(g + b.span + i)] = protocol::canary_byte(key, b.span + i);
+    return host;
+  }
+
+  void copy_in(void* dst, const void* src, std::size_t n) {
+    KCV_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, copy_));
+    KCV_CUDA_CHECK(cudaStreamSynchronize(copy_));
+  }
+
+  cudaStream_t stream_ = nullptr, copy_ = nullptr, load_ = nullptr;
+  int sms_ = 1;
+  std::vector<void*> scratch_;
+  std::string error_;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerBackend> make_cuda_worker_backend() { return std::make_unique<CudaWorkerBackend>(); }
+
+}  // namespace kcv

@@ -1,0 +1,271 @@
+// The CPU chunked candidates through the kcv ABI (glr/cpu_candidate.hpp, what the controls under
+// controls/cpu/glr/ export): results against the reference under the error model, strided and
+// offset inputs, clean refusals, inputs left intact, every output written, determinism, two
+// threads at once, and the classes of NaN/Inf outputs (the nonfinite gate's judgement).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <thread>
+
+#include "contract_harness.hpp"
+#include "glr/cpu_candidate.hpp"
+
+namespace glr::test {
+namespace {
+
+using kcv::HostTensor;
+
+/// One call's tensors and the kcv_call that points at them.
+struct AbiCall {
+  std::vector<HostTensor> in, out;
+  std::vector<kcv_tensor> tin, tout;
+  std::vector<double> scalars;
+  char error[256] = {};
+  kcv_call call{};
+
+  static kcv_tensor abi(HostTensor& t) {
+    kcv_tensor x{};
+    x.data = t.storage.data() + t.offset * int64_t(kcv::dtype_size(t.dtype));
+    x.dtype = static_cast<int32_t>(t.dtype);
+    x.ndim = static_cast<int32_t>(t.shape.size());
+    for (std::size_t d = 0; d < t.shape.size(); ++d) {
+      x.shape[d] = t.shape[d];
+      x.stride[d] = t.stride[d];
+    }
+    return x;
+  }
+  AbiCall(const kcv::Contract& c, const kcv::Bindings& b, std::vector<HostTensor> inputs) : in(std::move(inputs)) {
+    out = c.make_outputs(b);
+    for (auto& t : out) std::fill(t.storage.begin(), t.storage.end(), std::byte{0xFF});  // NaN poison
+    scalars = c.scalar_values(b);
+    rebuild();
+  }
+  void rebuild() {
+    tin.clear();
+    tout.clear();
+    for (auto& t : in) tin.push_back(abi(t));
+    for (auto& t : out) tout.push_back(abi(t));
+    call.abi_version = KCV_ABI_VERSION;
+    call.n_inputs = int32_t(tin.size());
+    call.n_outputs = int32_t(tout.size());
+    call.n_scalars = int32_t(scalars.size());
+    call.inputs = tin.data();
+    call.outputs = tout.data();
+    call.scalars = scalars.data();
+    call.error = error;
+    call.error_len = sizeof error;
+  }
+  int run(const kcv::Contract& c) {
+    const ContractInfo ci = info(c);
+    return ci.backward ? cpu::candidate_bwd(&call, ci.varlen) : cpu::candidate_fwd(&call, ci.varlen);
+  }
+};
+
+/// Judges the outputs of a finished call; classes_only with both reference orders for NaN/Inf.
+std::string judge_outputs(const kcv::Contract& c, const kcv::Bindings& b, const AbiCall& a, bool nonfinite) {
+  const auto ref = c.reference(a.in, a.scalars, b, kcv::SumOrder::forward);
+  std::vector<kcv::RefTensor> alt;
+  if (nonfinite) alt = c.reference(a.in, a.scalars, b, kcv::SumOrder::reverse);
+  for (std::size_t o = 0; o < c.outputs.size(); ++o) {
+    const kcv::Comparison cmp =
+        kcv::compare(a.out[o], ref[o], nonfinite ? &alt[o] : nullptr, c.accumulate, c.c, nonfinite);
+    if (!cmp.ok()) return cmp.describe(c.outputs[o].name, a.out[o].shape);
+  }
+  return "";
+}
+
+std::vector<HostTensor> inputs_of(const kcv::Contract& c, const kcv::Bindings& b, uint64_t seed,
+                                  const std::string& kind = "normal") {
+  kcv::Rng rng(seed);
+  return c.make_inputs(b, rng, kind);
+}
+
+TEST(GlrCandidate, EveryContractPassesAtAwkwardShapes) {
+  for (const auto& c : all_glr_contracts())
+    for (auto [T, K, V] : std::vector<std::tuple<int, int, int>>{{256, 32, 32}, {1, 5, 3}, {63, 17, 9}, {130, 3, 20}}) {
+      kcv::Bindings b = c->nominal();
+      b["T"] = T;
+      b["K"] = K;
+      b["V"] = V;
+      AbiCall a(*c, b, inputs_of(*c, b, 21));
+      ASSERT_EQ(a.run(*c), 0) << c->name << ": " << a.error;
+      EXPECT_EQ(judge_outputs(*c, b, a, false), "") << c->name << " " << kcv::bindings_string(b);
+      for (const auto& t : a.out)
+        for (double x : t.values()) ASSERT_TRUE(std::isfinite(x)) << c->name << ": an output left unwritten";
+    }
+}
+
+TEST(GlrCandidate, StridedAndOffsetInputsGiveTheSameBits) {
+  for (const auto& c : all_glr_contracts()) {
+    kcv::Bindings b = c->nominal();
+    b["T"] = 70;
+    AbiCall dense(*c, b, inputs_of(*c, b, 22));
+    ASSERT_EQ(dense.run(*c), 0) << dense.error;
+    std::vector<HostTensor> strided;
+    for (const auto& t : dense.in) {
+      // Every stride doubled (gaps between all elements) and the base one element off.
+      std::vector<int64_t> st = kcv::contiguous_strides(t.shape);
+      for (auto& s : st) s *= 2;
+      strided.push_back(t.relayout(st, 1, std::byte{0x7F}));
+    }
+    AbiCall odd(*c, b, std::move(strided));
+    ASSERT_EQ(odd.run(*c), 0) << odd.error;
+    for (std::size_t o = 0; o < dense.out.size(); ++o)
+      EXPECT_TRUE(dense.out[o].same_bits(odd.out[o])) << c->name << " output " << o;
+  }
+}
+
+TEST(GlrCandidate, StridedOutputsAreWrittenThroughTheirStrides) {
+  const auto c = kcv::make_glr_bwd_contract();
+  const kcv::Bindings b = c->nominal();
+  AbiCall dense(*c, b, inputs_of(*c, b, 23));
+  ASSERT_EQ(dense.run(*c), 0);
+  AbiCall odd(*c, b, dense.in);
+  for (auto& t : odd.out) {
+    std::vector<int64_t> st = kcv::contiguous_strides(t.shape);
+    for (auto& s : st) s *= 3;
+    t = t.relayout(st, 2, std::byte{0xFF});
+  }
+  odd.rebuild();
+  ASSERT_EQ(odd.run(*c), 0);
+  for (std::size_t o = 0; o < dense.out.size(); ++o) EXPECT_TRUE(dense.out[o].same_bits(odd.out[o])) << o;
+}
+
+TEST(GlrCandidate, InputsIntactAndRunsBitwiseDeterministic) {
+  for (const auto& c : all_glr_contracts()) {
+    const kcv::Bindings b = c->nominal();
+    AbiCall a(*c, b, inputs_of(*c, b, 24));
+    const std::vector<HostTensor> before = a.in;
+    ASSERT_EQ(a.run(*c), 0);
+    for (std::size_t i = 0; i < before.size(); ++i) EXPECT_TRUE(before[i].same_bits(a.in[i])) << c->name << " input " << i;
+    AbiCall again(*c, b, before);
+    for (auto& t : again.out) std::fill(t.storage.begin(), t.storage.end(), std::byte{0x3F});  // other poison
+    ASSERT_EQ(again.run(*c), 0);
+    for (std::size_t o = 0; o < a.out.size(); ++o) EXPECT_TRUE(a.out[o].same_bits(again.out[o])) << c->name << " output " << o;
+  }
+}
+
+TEST(GlrCandidate, TwoThreadsAtOnce) {
+  const auto c = kcv::make_glr_bwd_scalar_contract();
+  const kcv::Bindings b = c->nominal();
+  AbiCall a(*c, b, inputs_of(*c, b, 25)), a2(*c, b, inputs_of(*c, b, 26));
+  AbiCall s(*c, b, a.in), s2(*c, b, a2.in);
+  ASSERT_EQ(s.run(*c), 0);
+  ASSERT_EQ(s2.run(*c), 0);
+  int rc1 = -1, rc2 = -1;
+  std::thread t1([&] { rc1 = a.run(*c); }), t2([&] { rc2 = a2.run(*c); });
+  t1.join();
+  t2.join();
+  ASSERT_EQ(rc1, 0);
+  ASSERT_EQ(rc2, 0);
+  for (std::size_t o = 0; o < a.out.size(); ++o) {
+    EXPECT_TRUE(a.out[o].same_bits(s.out[o]));
+    EXPECT_TRUE(a2.out[o].same_bits(s2.out[o]));
+  }
+}
+
+TEST(GlrCandidate, RefusesCleanly) {
+  const auto c = kcv::make_glr_fwd_contract();
+  const kcv::Bindings b = c->nominal();
+  auto expect_refusal = [&](AbiCall& a, const char* what) {
+    EXPECT_NE(a.run(*c), 0) << what;
+    EXPECT_NE(std::string(a.error), "") << what;
+  };
+  {
+    AbiCall a(*c, b, inputs_of(*c, b, 27));
+    a.call.abi_version = KCV_ABI_VERSION + 1;
+    expect_refusal(a, "abi version");
+  }
+  {
+    AbiCall a(*c, b, inputs_of(*c, b, 27));
+    a.call.n_inputs = 4;
+    expect_refusal(a, "input count");
+  }
+  {
+    AbiCall a(*c, b, inputs_of(*c, b, 27));
+    a.tin[1].dtype = KCV_F16;
+    expect_refusal(a, "dtype");
+  }
+  {
+    AbiCall a(*c, b, inputs_of(*c, b, 27));
+    a.tin[3].ndim = 2;
+    expect_refusal(a, "g rank");
+  }
+  {
+    AbiCall a(*c, b, inputs_of(*c, b, 27));
+    a.tout[1].shape[2] += 1;
+    expect_refusal(a, "hT shape");
+  }
+  // Varlen: cu_seqlens that do not end at T, or decrease.
+  const auto cv = kcv::make_glr_fwd_varlen_contract();
+  const kcv::Bindings bv = cv->nominal();
+  for (int bad : {0, 1}) {
+    std::vector<HostTensor> in = inputs_of(*cv, bv, 28);
+    HostTensor& cu = in.back();
+    if (bad == 0) cu.set(cu.numel() - 1, 5);
+    else cu.set(1, 200), cu.set(2, 100);
+    AbiCall a(*cv, bv, std::move(in));
+    EXPECT_NE(a.run(*cv), 0) << bad;
+    EXPECT_NE(std::string(a.error), "") << bad;
+  }
+}
+
+/// Injects value at logical index i of input `which` and judges the output classes.
+std::string inject(const kcv::Contract& c, const kcv::Bindings& b, std::size_t which, int64_t i, double value,
+                   uint64_t seed) {
+  std::vector<HostTensor> in = inputs_of(c, b, seed);
+  in[which].set(i, value);
+  AbiCall a(c, b, std::move(in));
+  if (a.run(c) != 0) return std::string("refused: ") + a.error;
+  return judge_outputs(c, b, a, true);
+}
+
+TEST(GlrCandidate, NonFiniteClassesMatchTheReference) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (const auto& c : all_glr_contracts()) {
+    // NOTES: small heads and two chunks (T = 130) keep 100+ injections per contract fast.
+    kcv::Bindings b = c->nominal();
+    b["T"] = 130;
+    b["H"] = 1;
+    b["K"] = 8;
+    b["V"] = 8;
+    for (std::size_t which = 0; which < c->inputs.size(); ++which) {
+      if (c->inputs[which].domain == kcv::Domain::structural) continue;
+      const int64_t n = kcv::numel(c->input_shape(which, b));
+      const kcv::Shape shape = c->input_shape(which, b);
+      // First, a chunk boundary in time (t = 63, 64), the middle, the last element.
+      std::vector<int64_t> at = {0, n / 2, n - 1};
+      if (shape.size() >= 3 && shape[1] > 64) {
+        const int64_t per_t = n / (shape[0] * shape[1]);
+        at.push_back(63 * per_t + 1);
+        at.push_back(64 * per_t);
+      }
+      for (double value : {nan, inf, -inf})
+        for (int64_t i : at)
+          EXPECT_EQ(inject(*c, b, which, i, value, 30 + i), "")
+              << c->name << ": " << value << " in " << c->inputs[which].name << " at " << i;
+    }
+  }
+}
+
+TEST(GlrCandidate, NanInQPoisonsOnlyItsOwnStep) {
+  const auto c = kcv::make_glr_fwd_contract();
+  const kcv::Bindings b = c->nominal();  // B=2, T=256, H=2, K=32
+  std::vector<HostTensor> in = inputs_of(*c, b, 31);
+  const int64_t t = 100, idx = ((0 * 256 + t) * 2 + 1) * 32 + 5;  // b=0, t=100, h=1, k=5
+  in[0].set(idx, std::numeric_limits<double>::quiet_NaN());
+  AbiCall a(*c, b, std::move(in));
+  ASSERT_EQ(a.run(*c), 0);
+  const std::vector<double> o = a.out[0].values();
+  for (int64_t tt = 0; tt < 256; ++tt)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t y = 0; y < 32; ++y)
+        ASSERT_EQ(std::isnan(o[((0 * 256 + tt) * 2 + h) * 32 + y]), tt == t && h == 1) << tt << " " << h;
+  for (double x : a.out[1].values()) ASSERT_TRUE(std::isfinite(x));
+}
+
+}  // namespace
+}  // namespace glr::test
