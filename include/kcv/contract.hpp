@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -81,6 +82,22 @@ inline constexpr const char* subnormal = "subnormals";
 inline constexpr const char* negated = "negated";
 }  // namespace value_kind
 
+/// One output element of a large problem as the element of a small one: the small shape, per
+/// input the logical indices (into the large input) of the small input's elements in row-major
+/// order, and the element's logical index in the small output.
+struct SubProblem {
+  Bindings shape;
+  std::vector<std::vector<int64_t>> input_indices;
+  int64_t out_index = 0;
+};
+
+/// The shapes gate's large tier (cuda): a shape where some tensor has more than 2^31 elements, and
+/// how to judge a sampled output element from a sub-problem (output 0) instead of the whole reference.
+struct LargeTier {
+  Bindings shape;
+  std::function<SubProblem(int64_t out_index)> slice;
+};
+
 class Contract {
  public:
   virtual ~Contract() = default;
@@ -103,6 +120,8 @@ class Contract {
 
   /// Shapes the contract accepts beyond the per-symbol ranges (e.g. relations between symbols).
   virtual bool valid(const Bindings&) const { return true; }
+  /// The large tier, for contracts whose output-0 elements each depend on a small sub-problem.
+  virtual std::optional<LargeTier> large_tier() const { return std::nullopt; }
   /// Value kinds specific to this op, beyond the generic ones (values gate).
   virtual std::vector<std::string> extra_value_kinds() const { return {}; }
   /// Draws the inputs of one case. The default draws N(0,1) per element (projected into each

@@ -28,6 +28,12 @@ struct CallSpec {
   bool concurrent_with_next = false;   // cpu: this call and the next run at once on two threads
   bool writer_kernel = false;          // cuda: a kernel on the caller's stream writes the inputs just before
   bool background_load = false;        // cuda: a load kernel on another stream runs during the call
+  /// Large tier (shapes gate, cuda): the tensors carry shape and strides but no storage; input k
+  /// holds protocol::large_tier_value(large_seed + k, i), outputs are poisoned on the device, and
+  /// only the logical output indices in samples (plus every guard band) come back.
+  bool large = false;
+  uint64_t large_seed = 0;
+  std::vector<int64_t> samples;
 };
 
 /// How the worker process that runs a case is set up.

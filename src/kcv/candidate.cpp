@@ -83,6 +83,7 @@ std::vector<std::string> compile_command(const std::string& kind, const std::str
     cmd.insert(cmd.end(), {"-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"});
   }
   cmd.insert(cmd.end(), {"-I", kcv_include_dir(), "-o", out, src});
+  if (kind != "cu") cmd.push_back("-lm");  // the candidate names its own libm: the worker need not have it
   return cmd;
 }
 

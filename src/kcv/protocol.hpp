@@ -12,6 +12,12 @@
 #include <string>
 #include <string_view>
 
+#if defined(__CUDACC__)
+#define KCV_HOST_DEVICE __host__ __device__
+#else
+#define KCV_HOST_DEVICE
+#endif
+
 namespace kcv::protocol {
 
 inline constexpr int kDataFd = 3;
@@ -32,6 +38,15 @@ inline uint8_t canary_byte(uint64_t key, int64_t pos) {
 /// Snapshot layout of every buffer: [guard][span][guard]. (A cpu input's trailing guard is an
 /// inaccessible page: nothing can change it, and the worker reports it as the canary it stands for.)
 inline int64_t snapshot_bytes(int64_t span) { return kGuardBytes + span + kGuardBytes; }
+
+/// Large-tier inputs are generated where they live (no staging of 2^31+ elements): element i of
+/// an input with generator seed s is this value, bit-identical on host and device. Uniform in
+/// [-2, 2) on a 2^-22 grid, exact in f32.
+KCV_HOST_DEVICE inline float large_tier_value(uint64_t seed, int64_t i) {
+  uint64_t x = seed ^ (static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull);
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdull; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull; x ^= x >> 33;
+  return static_cast<float>(static_cast<int32_t>((x >> 40) & 0xFFFFFF)) * (1.0f / 4194304.0f) - 2.0f;
+}
 
 inline std::string hex_encode(std::string_view s) {
   static const char* d = "0123456789abcdef";

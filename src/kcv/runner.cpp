@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kcv/build_config.hpp"
+#include "kcv/gates/common.hpp"
 #include "kcv/protocol.hpp"
 
 namespace fs = std::filesystem;
@@ -65,7 +66,8 @@ struct Staged {
   int64_t src = 0, snap = 0;
 };
 
-GuardReport check_guard(const unsigned char* snap, int64_t span, uint64_t key) {
+/// Checks [guard] at pre and [guard] at post against the canaries of a buffer of span bytes.
+GuardReport check_guards(const unsigned char* pre, const unsigned char* post, int64_t span, uint64_t key) {
   GuardReport g;
   auto visit = [&](int64_t rel, unsigned char got) {
     if (got != proto::canary_byte(key, rel)) {
@@ -73,8 +75,8 @@ GuardReport check_guard(const unsigned char* snap, int64_t span, uint64_t key) {
       ++g.bad_bytes;
     }
   };
-  for (int64_t i = 0; i < proto::kGuardBytes; ++i) visit(i - proto::kGuardBytes, snap[i]);
-  for (int64_t i = 0; i < proto::kGuardBytes; ++i) visit(span + i, snap[proto::kGuardBytes + span + i]);
+  for (int64_t i = 0; i < proto::kGuardBytes; ++i) visit(i - proto::kGuardBytes, pre[i]);
+  for (int64_t i = 0; i < proto::kGuardBytes; ++i) visit(span + i, post[i]);
   return g;
 }
 
@@ -130,14 +132,29 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       jc["scalars"] = call.scalars;
       auto stage = [&](const std::vector<HostTensor>& ts, bool is_input, std::vector<Staged>& where) {
         json arr = json::array();
-        for (const auto& t : ts) {
+        for (std::size_t k = 0; k < ts.size(); ++k) {
+          const HostTensor& t = ts[k];
           Staged s;
           const int64_t span = static_cast<int64_t>(t.span_bytes());
-          s.src = at; at = align64(at + span);
-          s.snap = at; at = align64(at + proto::snapshot_bytes(span));
+          json jt = {{"dtype", static_cast<int32_t>(t.dtype)}, {"shape", t.shape}, {"stride", t.stride},
+                     {"offset", t.offset}, {"span", span}};
+          if (call.large) {
+            // Nothing staged: inputs are generated on the device, outputs poisoned there, and
+            // only both guards (+ the sampled output elements) come back.
+            s.src = 0;
+            const auto n_samples = is_input ? 0 : static_cast<int64_t>(call.samples.size());
+            s.snap = at; at = align64(at + 2 * proto::kGuardBytes + n_samples * static_cast<int64_t>(dtype_size(t.dtype)));
+            if (is_input) jt["gen"] = call.large_seed + k;
+            else jt["fill"] = std::to_integer<int>(gates::kPoisonNaN);
+            jt["sample"] = is_input ? std::vector<int64_t>{} : call.samples;
+          } else {
+            s.src = at; at = align64(at + span);
+            s.snap = at; at = align64(at + proto::snapshot_bytes(span));
+          }
+          jt["src"] = s.src;
+          jt["snap"] = s.snap;
           where.push_back(s);
-          arr.push_back({{"dtype", static_cast<int32_t>(t.dtype)}, {"shape", t.shape}, {"stride", t.stride},
-                         {"offset", t.offset}, {"span", span}, {"src", s.src}, {"snap", s.snap}});
+          arr.push_back(std::move(jt));
         }
         return arr;
       };
@@ -169,6 +186,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   for (std::size_t ci = 0; ci < batch.size(); ++ci)
     for (std::size_t k = 0; k < batch[ci]->calls.size(); ++k) {
       const auto& call = batch[ci]->calls[k];
+      if (call.large) continue;
       for (std::size_t a = 0; a < call.inputs.size(); ++a)
         std::memcpy(shm + in_at[ci][k][a].src, call.inputs[a].storage.data(), call.inputs[a].span_bytes());
       for (std::size_t a = 0; a < call.outputs.size(); ++a)
@@ -361,10 +379,20 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
         auto read_back = [&](const std::vector<HostTensor>& ts, const std::vector<Staged>& where,
                              std::vector<HostTensor>& out, std::vector<GuardReport>& guards) {
           for (std::size_t a = 0; a < ts.size(); ++a) {
-            HostTensor t = ts[a];
             const unsigned char* snap = shm + where[a].snap;
-            std::memcpy(t.storage.data(), snap + proto::kGuardBytes, t.span_bytes());
-            guards.push_back(check_guard(snap, static_cast<int64_t>(t.span_bytes()), opt_.canary_key));
+            const auto span = static_cast<int64_t>(ts[a].span_bytes());
+            const int64_t g = proto::kGuardBytes;
+            if (spec.large) {  // [guard][guard][samples]: the samples as a 1-D tensor
+              guards.push_back(check_guards(snap, snap + g, span, opt_.canary_key));
+              const bool is_output = &ts == &spec.outputs;
+              HostTensor t = HostTensor::zeros(ts[a].dtype, {is_output ? static_cast<int64_t>(spec.samples.size()) : 0});
+              std::memcpy(t.storage.data(), snap + 2 * g, t.span_bytes());
+              out.push_back(std::move(t));
+              continue;
+            }
+            HostTensor t = ts[a];
+            std::memcpy(t.storage.data(), snap + g, t.span_bytes());
+            guards.push_back(check_guards(snap, snap + g + span, span, opt_.canary_key));
             out.push_back(std::move(t));
           }
         };

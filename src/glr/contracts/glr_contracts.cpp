@@ -40,10 +40,10 @@ class GlrContract final : public Contract {
       : backward_(backward), varlen_(varlen), gate_(gate) {
     const bool scalar = gate == glr::GateForm::scalar;
     name = std::string(backward ? "glr_bwd" : "glr_fwd") + (varlen ? "_varlen" : "") + (scalar ? "_scalar" : "");
-    summary = std::string(backward ? "gated linear recurrence backward" : "gated linear recurrence forward") +
+    summary = std::string(backward ? "glr backward" : "glr forward") +
               (scalar ? ", scalar gate g[B,T,H]" : ", vector gate g[B,T,H,K]") +
-              (varlen ? ", varlen (B=1, cu_seqlens[N+1], states [N,H,K,V])" : "") +
-              "; S_t = Diag(exp g_t) S_{t-1} + k_t^T v_t, o_t = scale q_t S_t (f32, fp32 accumulate)";
+              (varlen ? ", varlen (cu_seqlens[N+1], states [N,H,K,V])" : "") +
+              ": S_t = Diag(exp g_t) S_{t-1} + k_t^T v_t, o_t = scale q_t S_t (f32)";
     const std::string Bd = varlen ? "1" : "B", Sd = varlen ? "N" : "B";
     const std::vector<std::string> qk = {Bd, "T", "H", "K"}, vv = {Bd, "T", "H", "V"};
     const std::vector<std::string> gg = scalar ? std::vector<std::string>{Bd, "T", "H"} : qk;

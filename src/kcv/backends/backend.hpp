@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kcv/abi.h"
 
@@ -32,6 +33,14 @@ class WorkerBackend {
   virtual void upload(DeviceBuffer& b, const void* src, uint64_t canary_key) = 0;
   /// Copies [guard][span] (+[guard] for outputs) to host memory dst.
   virtual void snapshot(const DeviceBuffer& b, void* dst) = 0;
+  /// Large tier: the span (contiguous f32) set to protocol::large_tier_value(seed, i); guards refreshed.
+  virtual void generate(DeviceBuffer& b, uint64_t seed, uint64_t canary_key) = 0;
+  /// The span set to one byte value; guards refreshed.
+  virtual void fill(DeviceBuffer& b, unsigned char byte, uint64_t canary_key) = 0;
+  /// Copies both guard bands ([guard][guard]) and then the elements at the given byte offsets
+  /// (elem_size bytes each) to dst: what comes back of a tensor too large to copy whole.
+  virtual void snapshot_sampled(const DeviceBuffer& b, const std::vector<int64_t>& byte_offsets, int64_t elem_size,
+                                void* dst) = 0;
   /// Like upload, but the span reaches the buffer only through work on stream(), after a delay:
   /// cuda's concurrency gate (a writer kernel on the caller's stream right before the call). Until
   /// then the buffer holds poison. cpu: a plain upload.

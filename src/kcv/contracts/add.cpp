@@ -17,7 +17,7 @@ class AddContract final : public Contract {
     summary = "c[N] = a[N] + b[N] (f32), elementwise";
     inputs = {{"a", DType::f32, {"N"}, Domain::real}, {"b", DType::f32, {"N"}, Domain::real}};
     outputs = {{"c", DType::f32, {"N"}, Domain::real}};
-    symbols = {{"N", 1, int64_t{1} << 26, int64_t{1} << 16, int64_t{1} << 20}};
+    symbols = {{"N", 1, int64_t{1} << 32, int64_t{1} << 16, int64_t{1} << 20}};
     accumulate = DType::f32;
     // NOTES: c = 1. Any IEEE fp32 kernel returns fl(a + b) = (a + b)(1 + d), |d| <= u: one
     // rounding, already covered by u_out·|r|. c·u·(|a| + |b|) (depth 1) is slack of one more
@@ -27,6 +27,14 @@ class AddContract final : public Contract {
     c_reasoning =
         "one fp32 rounding of a+b is covered by u_out*|c|; c*u*(|a|+|b|) admits one more rounding of the "
         "operands' size, 2^16x below a bf16 rounding";
+  }
+
+  std::optional<LargeTier> large_tier() const override {
+    // NOTES: 2^31 + 1025 elements: an int32 index wraps, and N is odd.
+    LargeTier t;
+    t.shape = {{"N", (int64_t{1} << 31) + 1025}};
+    t.slice = [](int64_t i) { return SubProblem{{{"N", 1}}, {{i}, {i}}, 0}; };
+    return t;
   }
 
   std::vector<RefTensor> reference(const std::vector<HostTensor>& in, const std::vector<double>&,

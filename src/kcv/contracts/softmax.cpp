@@ -41,13 +41,26 @@ class SoftmaxContract final : public Contract {
     summary = "y[M,N] = softmax(x[M,N]) along N (f32), max-subtracted";
     inputs = {{"x", DType::f32, {"M", "N"}, Domain::real}};
     outputs = {{"y", DType::f32, {"M", "N"}, Domain::real}};
-    symbols = {{"M", 1, int64_t{1} << 16, 128, 4096}, {"N", 1, int64_t{1} << 16, 512, 8192}};
+    symbols = {{"M", 1, int64_t{1} << 24, 128, 4096}, {"N", 1, int64_t{1} << 16, 512, 8192}};
     accumulate = DType::f32;
     c = 2.0;
     c_reasoning =
         "exp argument error |z|u (z=x-m, FMA exp2 form) or (2|z|+2|m|)u (exp2 of rounded x*log2e, backward "
         "stable), a few ulp of expf, (1+2/e)N u for the sum in any order, 2u for the division: within "
         "2u((N+8)|y| + (|z|+2|m|)|y|)";
+  }
+
+  std::optional<LargeTier> large_tier() const override {
+    // NOTES: (2^21 + 3) rows of 1024: 2^31 + 3072 elements, so row offsets pass 2^31.
+    LargeTier t;
+    const int64_t n = 1024;
+    t.shape = {{"M", (int64_t{1} << 21) + 3}, {"N", n}};
+    t.slice = [n](int64_t i) {
+      SubProblem p{{{"M", 1}, {"N", n}}, {{}}, i % n};
+      for (int64_t j = 0; j < n; ++j) p.input_indices[0].push_back(i / n * n + j);
+      return p;
+    };
+    return t;
   }
 
   std::vector<RefTensor> reference(const std::vector<HostTensor>& in, const std::vector<double>&,

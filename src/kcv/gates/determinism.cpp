@@ -30,14 +30,29 @@ class DeterminismGate final : public Gate {
     Rng rng = case_rng(seed, 0);
     const CallSpec call = make_call(ctx.contract, b, rng);
     std::vector<Case> out;
-    // NOTES: one case per thread count, same inputs; judge_across compares the cases.
-    for (int threads : {0, 1, 3}) {
-      Case c;
-      c.label = threads == 0 ? std::string("default threads, 5 runs") : fmt::format("{} thread(s)", threads);
-      c.shape = b;
-      c.worker.threads = threads;
-      c.calls.assign(threads == 0 ? 5 : 2, call);
-      out.push_back(std::move(c));
+    Case first;
+    first.label = "5 runs";
+    first.shape = b;
+    first.calls.assign(5, call);
+    out.push_back(std::move(first));
+    // NOTES: same inputs in every case; judge_across compares the cases. cpu: other thread
+    // counts; cuda: a load kernel on another stream shares the GPU during each call.
+    if (ctx.backend == "cuda") {
+      Case loaded;
+      loaded.label = "3 runs beside a co-running load kernel";
+      loaded.shape = b;
+      loaded.calls.assign(3, call);
+      for (auto& c : loaded.calls) c.background_load = true;
+      out.push_back(std::move(loaded));
+    } else {
+      for (int threads : {1, 3}) {
+        Case c;
+        c.label = fmt::format("{} thread(s)", threads);
+        c.shape = b;
+        c.worker.threads = threads;
+        c.calls.assign(2, call);
+        out.push_back(std::move(c));
+      }
     }
     return out;
   }

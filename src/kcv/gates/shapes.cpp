@@ -4,6 +4,7 @@
 
 #include "kcv/gates/common.hpp"
 #include "kcv/gates/registry.hpp"
+#include "kcv/protocol.hpp"
 
 namespace kcv::gates {
 namespace {
@@ -30,12 +31,89 @@ class ShapesGate final : public Gate {
       Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));
       out.push_back(single_call_case(bindings_string(b), ctx.contract, b, rng));
     }
-    // NOTES: a large tier (element index > 2^31) needs device memory; it belongs to cuda.
+    // NOTES: the large tier (element indices past 2^31) needs device memory: cuda only, and only
+    // for contracts that can judge a sampled element from a small sub-problem.
+    if (ctx.backend == "cuda")
+      if (auto tier = ctx.contract.large_tier()) out.push_back(large_case(ctx.contract, *tier, seed));
     return out;
   }
 
   CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
+    if (c.calls[0].large) return judge_large(ctx.contract, c, run.calls[0]);
     return judge_all_calls(ctx.contract, c, run);
+  }
+
+ private:
+  static Case large_case(const Contract& k, const LargeTier& tier, uint64_t seed) {
+    Case c;
+    c.shape = tier.shape;
+    CallSpec call;
+    call.large = true;
+    call.large_seed = seed;
+    for (std::size_t i = 0; i < k.inputs.size(); ++i) {
+      HostTensor t;
+      t.dtype = k.inputs[i].dtype;
+      t.shape = k.input_shape(i, tier.shape);
+      t.stride = contiguous_strides(t.shape);
+      call.inputs.push_back(std::move(t));
+    }
+    for (std::size_t o = 0; o < k.outputs.size(); ++o) {
+      HostTensor t;
+      t.dtype = k.outputs[o].dtype;
+      t.shape = k.output_shape(o, tier.shape);
+      t.stride = contiguous_strides(t.shape);
+      call.outputs.push_back(std::move(t));
+    }
+    call.scalars = k.scalar_values(tier.shape);
+    // NOTES: the ends, both sides of the 2^31 element boundary (where int32 indices wrap), and
+    // random elements.
+    const int64_t n = call.outputs[0].numel(), two31 = int64_t{1} << 31;
+    std::vector<int64_t> at = {0, 1, two31 - 1, two31, two31 + 1, n - 2, n - 1};
+    Rng rng = case_rng(seed, 1 << 20);
+    for (int i = 0; i < 57; ++i) at.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(n)));
+    std::erase_if(at, [&](int64_t i) { return i < 0 || i >= n; });
+    call.samples = at;
+    c.label = fmt::format("large tier {} ({} output elements, {} sampled)", bindings_string(tier.shape), n, at.size());
+    c.calls.push_back(std::move(call));
+    return c;
+  }
+
+  /// Every guard band intact, and each sampled element of output 0 within the error model of its
+  /// sub-problem's reference.
+  static CaseJudgement judge_large(const Contract& k, const Case& c, const CallResult& r) {
+    if (r.rc != 0) return {Verdict::refused, fmt::format("refused (rc {}): {}", r.rc, r.message)};
+    for (std::size_t o = 0; o < r.output_guards.size(); ++o)
+      if (!r.output_guards[o].intact)
+        return {Verdict::fail, describe_guard("output", k.outputs[o].name, r.output_guards[o],
+                                              static_cast<int64_t>(c.calls[0].outputs[o].span_bytes()))};
+    const LargeTier tier = *k.large_tier();
+    const CallSpec& call = c.calls[0];
+    RefTensor ref;
+    ref.resize(call.samples.size());
+    for (std::size_t s = 0; s < call.samples.size(); ++s) {
+      const SubProblem p = tier.slice(call.samples[s]);
+      std::vector<HostTensor> inputs;
+      for (std::size_t i = 0; i < k.inputs.size(); ++i) {
+        std::vector<double> v;
+        for (int64_t at : p.input_indices[i]) v.push_back(protocol::large_tier_value(call.large_seed + i, at));
+        inputs.push_back(HostTensor::from_values(k.inputs[i].dtype, k.input_shape(i, p.shape), v));
+      }
+      const auto sub = k.reference(inputs, call.scalars, p.shape, SumOrder::forward);
+      const auto j = static_cast<std::size_t>(p.out_index);
+      ref.value[s] = sub[0].value[j];
+      ref.mag[s] = sub[0].mag[j];
+      ref.depth[s] = sub[0].depth[j];
+      ref.amp[s] = sub[0].amp[j];
+    }
+    const Comparison cmp = compare(r.outputs[0], ref, nullptr, k.accumulate, k.c);
+    if (!cmp.ok()) {
+      const Mismatch& m = cmp.first.front();
+      return {Verdict::fail, fmt::format("output '{}' element {} (of the sampled ones): got {:.9g} expected {:.9g} "
+                                         "bound {:.3g}; {} of {} samples outside the model",
+                                         k.outputs[0].name, call.samples[static_cast<std::size_t>(m.index)], m.got,
+                                         m.expected, m.bound, cmp.bad, cmp.checked)};
+    }
+    return {};
   }
 };
 

@@ -129,6 +129,11 @@ void install_fault_handler() {
 struct Arg {
   int64_t span, src, snap, offset;
   kcv_tensor t{};
+  bool generated = false;   // large tier: values from protocol::large_tier_value(gen_seed, i)
+  uint64_t gen_seed = 0;
+  int fill = -1;            // large tier: the span set to this byte
+  bool sampled = false;     // large tier: only the guards and these elements come back
+  std::vector<int64_t> sample;
 };
 
 struct Call {
@@ -159,6 +164,9 @@ Arg parse_arg(const json& j) {
   a.src = j.at("src").get<int64_t>();
   a.snap = j.at("snap").get<int64_t>();
   a.offset = j.at("offset").get<int64_t>();
+  if (j.contains("gen")) { a.generated = true; a.gen_seed = j["gen"].get<uint64_t>(); }
+  if (j.contains("fill")) a.fill = j["fill"].get<int>();
+  if (j.contains("sample")) { a.sampled = true; a.sample = j["sample"].get<std::vector<int64_t>>(); }
   return a;
 }
 
@@ -239,7 +247,9 @@ int main() {
         kcv::DeviceBuffer b = reuse ? (*reuse)[a] : backend->allocate(args[a].span, is_input);
         if (!reuse) live.push_back(b);
         remember(b, static_cast<int>(i), static_cast<int>(a), is_input);
-        if (is_input && c.writer_kernel) backend->upload_through_stream(b, shm + args[a].src, key);
+        if (args[a].generated) backend->generate(b, args[a].gen_seed, key);
+        else if (args[a].fill >= 0) backend->fill(b, static_cast<unsigned char>(args[a].fill), key);
+        else if (is_input && c.writer_kernel) backend->upload_through_stream(b, shm + args[a].src, key);
         else backend->upload(b, shm + args[a].src, key);
         bufs.push_back(b);
         kcv_tensor t = args[a].t;
@@ -275,8 +285,15 @@ int main() {
       emit("fault device " + proto::hex_encode(e));
       _exit(1);
     }
-    for (std::size_t a = 0; a < c.inputs.size(); ++a) backend->snapshot(c.in_buf[a], shm + c.inputs[a].snap);
-    for (std::size_t a = 0; a < c.outputs.size(); ++a) backend->snapshot(c.out_buf[a], shm + c.outputs[a].snap);
+    auto snap = [&](const Arg& arg, const kcv::DeviceBuffer& b) {
+      if (!arg.sampled) return backend->snapshot(b, shm + arg.snap);
+      const int64_t es = element_size(arg.t.dtype);
+      std::vector<int64_t> offsets;
+      for (int64_t i : arg.sample) offsets.push_back((arg.offset + i) * es);  // contiguous: logical = storage
+      backend->snapshot_sampled(b, offsets, es, shm + arg.snap);
+    };
+    for (std::size_t a = 0; a < c.inputs.size(); ++a) snap(c.inputs[a], c.in_buf[a]);
+    for (std::size_t a = 0; a < c.outputs.size(); ++a) snap(c.outputs[a], c.out_buf[a]);
     c.error[sizeof c.error - 1] = 0;
     emit("done " + std::to_string(i) + " " + std::to_string(c.rc) + " " + std::to_string(c.seconds) + " " +
          proto::hex_encode(std::string(c.error, strnlen(c.error, sizeof c.error))));

@@ -9,6 +9,7 @@
 
 #include "kcv/contract.hpp"
 #include "kcv/gates/common.hpp"
+#include "kcv/protocol.hpp"
 #include "test_support.hpp"
 
 namespace kcv {
@@ -168,6 +169,49 @@ TEST(Isolation, SetupErrorsAreReportedNotRun) {
   o.workdir = dir.path();
   Runner r(none, o);
   EXPECT_THROW(r.probe(), SetupError);
+}
+
+}  // namespace
+}  // namespace kcv
+
+namespace kcv {
+namespace {
+
+/// The large tier's mechanism (cuda uses it past 2^31 elements) exercised on cpu at a small size:
+/// inputs generated in the worker, outputs poisoned there, only guards and samples come back.
+TEST(LargeTier, GeneratedInputsAndSampledOutputsRoundTrip) {
+  test::TempDir dir;
+  const Candidate cand = Candidate::prepare(std::string(KCV_SOURCE_DIR) + "/controls/cpu/add/add_ok.c", "cpu", dir.path());
+  RunnerOptions o;
+  o.worker = default_worker_path();
+  o.workdir = dir.path();
+  o.canary_key = 77;
+  Runner runner(cand, o);
+  const int64_t n = 1001;
+  CallSpec call;
+  call.large = true;
+  call.large_seed = 5;
+  for (int i = 0; i < 3; ++i) {
+    HostTensor t;
+    t.shape = {n};
+    t.stride = {1};
+    (i < 2 ? call.inputs : call.outputs).push_back(t);
+  }
+  call.samples = {0, 1, 500, n - 1};
+  Case c;
+  c.shape = {{"N", n}};
+  c.calls = {call};
+  auto runs = runner.run({c});
+  ASSERT_EQ(runs[0].status, RunStatus::ok) << runs[0].detail;
+  const CallResult& r = runs[0].calls[0];
+  ASSERT_EQ(r.outputs[0].numel(), 4);
+  for (std::size_t s = 0; s < call.samples.size(); ++s) {
+    const int64_t i = call.samples[s];
+    const float want = protocol::large_tier_value(5, i) + protocol::large_tier_value(6, i);
+    EXPECT_EQ(static_cast<float>(r.outputs[0].get(static_cast<int64_t>(s))), want) << i;
+  }
+  for (const auto& g : r.input_guards) EXPECT_TRUE(g.intact);
+  EXPECT_TRUE(r.output_guards[0].intact);
 }
 
 }  // namespace

@@ -51,13 +51,38 @@ class CpuWorkerBackend final : public WorkerBackend {
   }
 
   void upload(DeviceBuffer& b, const void* src, uint64_t key) override {
-    key_ = key;
-    char* data = static_cast<char*>(b.data);
-    char* lo = static_cast<char*>(b.base);
-    char* hi = b.is_input ? data + b.span : lo + b.reserved;
-    for (char* p = lo; p < data; ++p) *p = static_cast<char>(protocol::canary_byte(key, p - data));
-    std::memcpy(data, src, static_cast<std::size_t>(b.span));
-    for (char* p = data + b.span; p < hi; ++p) *p = static_cast<char>(protocol::canary_byte(key, p - data));
+    refresh_guards(b, key);
+    std::memcpy(b.data, src, static_cast<std::size_t>(b.span));
+  }
+
+  void generate(DeviceBuffer& b, uint64_t seed, uint64_t key) override {
+    refresh_guards(b, key);
+    auto* p = static_cast<float*>(b.data);
+    const int64_t n = b.span / static_cast<int64_t>(sizeof(float));
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = protocol::large_tier_value(seed, i);
+      std::memcpy(p + i, &v, sizeof v);
+    }
+  }
+
+  void fill(DeviceBuffer& b, unsigned char byte, uint64_t key) override {
+    refresh_guards(b, key);
+    std::memset(b.data, byte, static_cast<std::size_t>(b.span));
+  }
+
+  void snapshot_sampled(const DeviceBuffer& b, const std::vector<int64_t>& offsets, int64_t elem_size,
+                        void* dst) override {
+    const int64_t g = protocol::kGuardBytes;
+    auto* out = static_cast<unsigned char*>(dst);
+    const auto* data = static_cast<const unsigned char*>(b.data);
+    std::memcpy(out, data - g, static_cast<std::size_t>(g));
+    if (b.is_input) {
+      for (int64_t i = 0; i < g; ++i) out[g + i] = protocol::canary_byte(key_, b.span + i);
+    } else {
+      std::memcpy(out + g, data + b.span, static_cast<std::size_t>(g));
+    }
+    for (std::size_t k = 0; k < offsets.size(); ++k)
+      std::memcpy(out + 2 * g + static_cast<int64_t>(k) * elem_size, data + offsets[k], static_cast<std::size_t>(elem_size));
   }
 
   void snapshot(const DeviceBuffer& b, void* dst) override {
@@ -75,6 +100,16 @@ class CpuWorkerBackend final : public WorkerBackend {
   void synchronize(bool) override {}
 
  private:
+  /// Canary bytes everywhere in the mapping outside the span (up to the PROT_NONE page of an input).
+  void refresh_guards(DeviceBuffer& b, uint64_t key) {
+    key_ = key;
+    char* data = static_cast<char*>(b.data);
+    char* lo = static_cast<char*>(b.base);
+    char* hi = b.is_input ? data + b.span : lo + b.reserved;
+    for (char* p = lo; p < data; ++p) *p = static_cast<char>(protocol::canary_byte(key, p - data));
+    for (char* p = data + b.span; p < hi; ++p) *p = static_cast<char>(protocol::canary_byte(key, p - data));
+  }
+
   uint64_t key_ = 0;
 };
 

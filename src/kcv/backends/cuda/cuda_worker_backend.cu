@@ -32,6 +32,11 @@ __global__ void spin_kernel(unsigned long long ns) {
   } while (now - start < ns);
 }
 
+__global__ void generate_kernel(float* out, int64_t n, uint64_t seed) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = protocol::large_tier_value(seed, i);
+}
+
 // NOTES: the writer waits long enough (20 ms) that a candidate kernel racing it on another stream
 // certainly starts before the data lands, and reads the poison instead.
 constexpr unsigned long long kWriterDelayNs = 20ull * 1000 * 1000;
@@ -71,6 +76,32 @@ class CudaWorkerBackend final : public WorkerBackend {
   void upload(DeviceBuffer& b, const void* src, uint64_t key) override {
     std::vector<unsigned char> host = guarded_image(b, src, key);
     copy_in(b.base, host.data(), host.size());
+  }
+
+  void generate(DeviceBuffer& b, uint64_t seed, uint64_t key) override {
+    refresh_guards(b, key);
+    generate_kernel<<<sms_ * 8, 256, 0, copy_>>>(static_cast<float*>(b.data), b.span / 4, seed);
+    KCV_CUDA_CHECK(cudaGetLastError());
+    KCV_CUDA_CHECK(cudaStreamSynchronize(copy_));
+  }
+
+  void fill(DeviceBuffer& b, unsigned char byte, uint64_t key) override {
+    refresh_guards(b, key);
+    KCV_CUDA_CHECK(cudaMemsetAsync(b.data, byte, static_cast<std::size_t>(b.span), copy_));
+    KCV_CUDA_CHECK(cudaStreamSynchronize(copy_));
+  }
+
+  void snapshot_sampled(const DeviceBuffer& b, const std::vector<int64_t>& offsets, int64_t elem_size,
+                        void* dst) override {
+    const int64_t g = protocol::kGuardBytes;
+    auto* out = static_cast<unsigned char*>(dst);
+    const auto* data = static_cast<const unsigned char*>(b.data);
+    KCV_CUDA_CHECK(cudaMemcpyAsync(out, data - g, static_cast<std::size_t>(g), cudaMemcpyDeviceToHost, copy_));
+    KCV_CUDA_CHECK(cudaMemcpyAsync(out + g, data + b.span, static_cast<std::size_t>(g), cudaMemcpyDeviceToHost, copy_));
+    for (std::size_t k = 0; k < offsets.size(); ++k)
+      KCV_CUDA_CHECK(cudaMemcpyAsync(out + 2 * g + static_cast<int64_t>(k) * elem_size, data + offsets[k],
+                                     static_cast<std::size_t>(elem_size), cudaMemcpyDeviceToHost, copy_));
+    KCV_CUDA_CHECK(cudaStreamSynchronize(copy_));
   }
 
   void upload_through_stream(DeviceBuffer& b, const void* src, uint64_t key) override {
@@ -124,6 +155,17 @@ class CudaWorkerBackend final : public WorkerBackend {
     std::memcpy(host.data() + g, src, static_cast<std::size_t>(b.span));
     for (int64_t i = 0; i < g; ++i) host[static_cast<std::size_t>(g + b.span + i)] = protocol::canary_byte(key, b.span + i);
     return host;
+  }
+
+  void refresh_guards(DeviceBuffer& b, uint64_t key) {
+    const int64_t g = protocol::kGuardBytes;
+    std::vector<unsigned char> pre(static_cast<std::size_t>(g)), post(static_cast<std::size_t>(g));
+    for (int64_t i = 0; i < g; ++i) {
+      pre[static_cast<std::size_t>(i)] = protocol::canary_byte(key, i - g);
+      post[static_cast<std::size_t>(i)] = protocol::canary_byte(key, b.span + i);
+    }
+    copy_in(static_cast<char*>(b.data) - g, pre.data(), pre.size());
+    copy_in(static_cast<char*>(b.data) + b.span, post.data(), post.size());
   }
 
   void copy_in(void* dst, const void* src, std::size_t n) {
