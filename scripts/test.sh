@@ -5,4 +5,10 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 "$here/scripts/setup.sh" "$here/build"
 cd "$here/build"
+# Say out loud why GPU tests skip (each control.cuda.* test prints the same reason with -V).
+reason=$(./kcv verify --op add --candidate "$here/controls/cuda/add/add_ok.cu" --backend cuda --gates numerics \
+         --quiet 2>&1 >/dev/null || true)
+case "$reason" in
+  *"no CUDA device"* | *"not built"*) echo "note: the control.cuda.* tests skip on this machine: ${reason#kcv: }" ;;
+esac
 ctest --output-on-failure -j "$(nproc)" "$@"

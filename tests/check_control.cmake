@@ -9,7 +9,7 @@ execute_process(COMMAND ${KCV} verify --op ${OP} --candidate ${CANDIDATE} --back
 message("${out}${err}")
 if(BACKEND STREQUAL "cuda" AND rc EQUAL 2 AND err MATCHES "no CUDA device")
   message("SKIP: ${err}")
-  cmake_language(EXIT 77)
+  return()
 endif()
 if(NOT EXISTS ${OUT})
   message(FATAL_ERROR "kcv exited ${rc} and wrote no report")

@@ -122,6 +122,10 @@ class Contract {
   virtual bool valid(const Bindings&) const { return true; }
   /// The large tier, for contracts whose output-0 elements each depend on a small sub-problem.
   virtual std::optional<LargeTier> large_tier() const { return std::nullopt; }
+  /// Logical indices of input i where the nonfinite gate injects NaN/±Inf. Default: first, last,
+  /// middle, and both sides of 32- and 64-wide tiles of the flattened tensor; contracts with a
+  /// sequence axis override to hit their own chunk boundaries.
+  virtual std::vector<int64_t> nonfinite_positions(std::size_t input, const Bindings& shape) const;
   /// Value kinds specific to this op, beyond the generic ones (values gate).
   virtual std::vector<std::string> extra_value_kinds() const { return {}; }
   /// Draws the inputs of one case. The default draws N(0,1) per element (projected into each

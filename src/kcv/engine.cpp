@@ -120,7 +120,8 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
       out.cases = {out.cases[static_cast<std::size_t>(*only_case)]};
     }
     out.runs = runner.run(out.cases);
-    int64_t failing = 0;
+    int64_t failing = 0, passed_with_note = 0;
+    std::string first_note;
     for (std::size_t i = 0; i < out.runs.size(); ++i) {
       const CaseRun& run = out.runs[i];
       CaseJudgement j = run.status == RunStatus::ok ? gate.judge(ctx, out.cases[i], run)
@@ -132,6 +133,8 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
           rep.evidence = fmt::format("case {} ({}): {}", rep.failing_case, out.cases[i].label, j.evidence);
         }
         ++failing;
+      } else if (!j.evidence.empty() && passed_with_note++ == 0) {
+        first_note = fmt::format("case {} ({}): {}", i, out.cases[i].label, j.evidence);
       }
       out.judgements.push_back(std::move(j));
     }
@@ -149,6 +152,9 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
     } else if (failing > 1) {
       rep.evidence += fmt::format(" [{} of {} cases failed]", failing, rep.cases);
     }
+    // A pass that rests on clean refusals says so (layout: "handles strides" vs "refused them").
+    if (rep.verdict == Verdict::pass && passed_with_note > 0)
+      rep.evidence = fmt::format("{} of {} cases passed by clean refusal; {}", passed_with_note, rep.cases, first_note);
     if (out.runs.size() < out.cases.size())
       rep.evidence += fmt::format(" [stopped after case {} of {}]", out.runs.size(), out.cases.size());
   }

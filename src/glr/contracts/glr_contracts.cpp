@@ -77,6 +77,28 @@ class GlrContract final : public Contract {
     c_reasoning = kReasoning;
   }
 
+  std::vector<int64_t> nonfinite_positions(std::size_t input, const Bindings& shape) const override {
+    // NOTES: along T, the first and last step and both sides of the 64-step chunk boundaries (at
+    // the first and at the last batch/head/feature), where chunked kernels change code paths.
+    const TensorSpec& spec = inputs.at(input);
+    if (spec.dims.size() < 2 || spec.dims[1] != "T") return Contract::nonfinite_positions(input, shape);
+    const Shape s = input_shape(input, shape);
+    const std::vector<int64_t> stride = contiguous_strides(s);
+    const int64_t T = s[1];
+    std::vector<int64_t> at;
+    for (int64_t t : {int64_t{0}, int64_t{63}, int64_t{64}, int64_t{127}, int64_t{128}, T / 2, T - 1}) {
+      if (t < 0 || t >= T) continue;
+      at.push_back(t * stride[1]);                     // b = 0, h = 0, k = 0
+      int64_t last = t * stride[1];                    // b, h, k at their last values
+      for (std::size_t d = 0; d < s.size(); ++d)
+        if (d != 1) last += (s[d] - 1) * stride[d];
+      at.push_back(last);
+    }
+    std::sort(at.begin(), at.end());
+    at.erase(std::unique(at.begin(), at.end()), at.end());
+    return at;
+  }
+
   std::vector<std::string> extra_value_kinds() const override {
     return {glr_kind::gates_zero, glr_kind::gates_m20, glr_kind::decay_near_1, glr_kind::large_qk};
   }

@@ -224,4 +224,13 @@ void Contract::apply_value_kind(std::vector<HostTensor>& in, const std::string& 
   }
 }
 
+std::vector<int64_t> Contract::nonfinite_positions(std::size_t input, const Bindings& shape) const {
+  const int64_t n = kcv::numel(input_shape(input, shape));
+  std::vector<int64_t> at = {0, 31, 32, 63, 64, n / 2, n - 1};
+  std::erase_if(at, [&](int64_t i) { return i < 0 || i >= n; });
+  std::sort(at.begin(), at.end());
+  at.erase(std::unique(at.begin(), at.end()), at.end());
+  return at;
+}
+
 }  // namespace kcv

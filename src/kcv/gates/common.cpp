@@ -59,7 +59,10 @@ std::optional<Bindings> uniform_shape(const Contract& contract, int64_t v) {
 CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const CallSpec& spec,
                          const CallResult& result, const JudgeOptions& opts) {
   if (result.rc != 0) {
-    if (opts.refusal_ok) return {};
+    // NOTES: a clean refusal says why (ABI: a message in error); a bare non-zero is not one.
+    if (opts.refusal_ok && result.message.empty())
+      return {Verdict::fail, fmt::format("returned {} with no message: not a clean refusal", result.rc)};
+    if (opts.refusal_ok) return {Verdict::pass, fmt::format("refused cleanly: {}", result.message)};
     return {Verdict::refused, fmt::format("refused (rc {}): {}", result.rc,
                                           result.message.empty() ? "no message" : result.message)};
   }
@@ -75,14 +78,16 @@ CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const 
 }
 
 CaseJudgement judge_all_calls(const Contract& contract, const Case& c, const CaseRun& run, const JudgeOptions& opts) {
+  CaseJudgement pass;  // a pass keeps the first note (e.g. "refused cleanly: ...")
   for (std::size_t k = 0; k < c.calls.size(); ++k) {
     CaseJudgement j = judge_call(contract, c.shape, c.calls[k], run.calls[k], opts);
     if (j.verdict != Verdict::pass) {
       if (c.calls.size() > 1) j.evidence = fmt::format("call {}: {}", k, j.evidence);
       return j;
     }
+    if (pass.evidence.empty()) pass.evidence = j.evidence;
   }
-  return {};
+  return pass;
 }
 
 std::string describe_guard(const std::string& what, const std::string& name, const GuardReport& g, int64_t span) {

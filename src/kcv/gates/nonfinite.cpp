@@ -33,13 +33,7 @@ class NonfiniteGate final : public Gate {
     std::vector<Case> out;
     for (std::size_t in = 0; in < k.inputs.size(); ++in) {
       if (k.inputs[in].domain == Domain::structural || !is_floating(k.inputs[in].dtype)) continue;
-      const int64_t n = numel(k.input_shape(in, b));
-      if (n == 0) continue;
-      // NOTES: first, last, middle, and both sides of 32- and 64-wide tiles.
-      std::vector<int64_t> at = {0, 31, 32, 63, 64, n / 2, n - 1};
-      std::erase_if(at, [&](int64_t i) { return i >= n; });
-      std::sort(at.begin(), at.end());
-      at.erase(std::unique(at.begin(), at.end()), at.end());
+      const std::vector<int64_t> at = k.nonfinite_positions(in, b);
       for (const auto& inj : kinds)
         for (int64_t i : at) {
           Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));

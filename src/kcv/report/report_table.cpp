@@ -28,7 +28,7 @@ std::string table_row(const GateReport& g, bool color) {
   const std::string verdict = verdict_name(g.verdict);
   const std::string shown = color ? fmt::format("{}{:<8}\033[0m", color_of(g.verdict), verdict) : fmt::format("{:<8}", verdict);
   return fmt::format("  {:<14} {} {:>6} {:>8.2f}s  {}", g.id, shown, g.cases, g.seconds,
-                     g.verdict == Verdict::pass ? "" : shorten(g.evidence, 160));
+                     shorten(g.evidence, 160));
 }
 
 void print_table(std::ostream& out, const Report& r, bool color) {

@@ -74,3 +74,43 @@ TEST(Gates, InPlaceContractSkipsInputsIntactWithAReason) {
 
 }  // namespace
 }  // namespace kcv
+
+#include "kcv/engine.hpp"
+
+namespace kcv {
+namespace {
+
+/// Softmax that refuses any non-contiguous input, with or without saying why.
+std::string refusing_softmax(bool with_message) {
+  return test::softmax_source("", std::string(R"(
+static int contiguous(const kcv_tensor* t) { return t->stride[1] == 1 && t->stride[0] == t->shape[1]; }
+#define REFUSE_STRIDED if (!contiguous(&c->inputs[0])) { )") +
+                                  (with_message ? "snprintf(c->error, c->error_len, \"strided x unsupported\"); " : "") +
+                                  "return 1; }\n") ;
+}
+
+TEST(Gates, LayoutAcceptsACleanRefusalOnlyWithAMessage) {
+  for (bool with_message : {true, false}) {
+    test::TempDir dir;
+    std::string src = refusing_softmax(with_message);
+    src.replace(src.find("  const kcv_tensor *x"), 0, "  REFUSE_STRIDED\n");
+    VerifyOptions o;
+    o.op = "softmax";
+    o.candidate = dir.file("refuse.c", src);
+    o.gates = {"layout"};
+    o.seed = 3;
+    const Report r = verify(o);
+    const GateReport& layout = r.gates[8];
+    ASSERT_EQ(layout.id, "layout");
+    if (with_message) {
+      EXPECT_EQ(layout.verdict, Verdict::pass) << layout.evidence;
+      EXPECT_NE(layout.evidence.find("passed by clean refusal"), std::string::npos) << layout.evidence;
+    } else {
+      EXPECT_EQ(layout.verdict, Verdict::fail) << layout.evidence;
+      EXPECT_NE(layout.evidence.find("no message"), std::string::npos) << layout.evidence;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kcv

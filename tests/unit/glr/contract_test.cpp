@@ -55,7 +55,9 @@ TEST(GlrContract, NamesAndAbiOrder) {
       EXPECT_EQ(c->inputs.back().domain, kcv::Domain::structural);
       EXPECT_EQ(c->input_shape(c->inputs.size() - 1, b), (kcv::Shape{S + 1}));
     }
-    if (ci.backward) EXPECT_EQ(c->output_shape(3, b), g) << c->name;
+    if (ci.backward) {
+      EXPECT_EQ(c->output_shape(3, b), g) << c->name;
+    }
   }
 }
 
@@ -85,7 +87,9 @@ TEST(GlrContract, CuSeqlensAreValidAndSometimesHaveEmptyAndLengthOneSequences) {
       EXPECT_GT(empty, 40) << N << " " << T;
       EXPECT_GT(one, 40) << N << " " << T;
     }
-    if (T >= 4 * N) EXPECT_LT(empty, 160) << N << " " << T;  // not always
+    if (T >= 4 * N) {
+      EXPECT_LT(empty, 160) << N << " " << T;  // not always
+    }
   }
 }
 
