@@ -8,6 +8,10 @@
 ///
 /// Gate form from g's rank: 4 = vector [B,T,H,K], 3 = scalar [B,T,H]. Varlen: B = 1 and a last
 /// input cu_seqlens (i64, [N+1], first 0, last T, non-decreasing); states [N,H,K,V].
+/// Dtypes from q's: f32, bf16 or f16 for q, k, v, do and o, dq, dk, dv alike (the glr_*_bf16 /
+/// _f16 contracts); g, h0, hT, dhT, dg, dh0 are always f32. 16-bit inputs are widened to fp32
+/// exactly, everything is computed in fp32, and 16-bit outputs are rounded to nearest even once,
+/// at the store (glr/half.hpp).
 #pragma once
 
 #include <cstdarg>
@@ -47,15 +51,28 @@ namespace detail {
 inline View<float> view(const kcv_tensor& t) {
   View<float> v;
   v.data = t.data;
+  v.storage = t.dtype == KCV_BF16 ? Storage::bf16 : t.dtype == KCV_F16 ? Storage::f16 : Storage::native;
   for (int d = 0; d < t.ndim && d < 4; ++d) v.stride[d] = t.stride[d];
   return v;
 }
 
-/// "" when t is f32 with exactly these dims, else why not.
-inline std::string check(const kcv_tensor& t, const char* name, std::initializer_list<int64_t> dims) {
-  char buf[160];
-  if (t.dtype != KCV_F32) {
-    std::snprintf(buf, sizeof buf, "%s: dtype %d, only f32 (%d) is supported", name, int(t.dtype), int(KCV_F32));
+inline const char* dtype_name(int32_t d) {
+  switch (d) {
+    case KCV_F32: return "f32";
+    case KCV_BF16: return "bf16";
+    case KCV_F16: return "f16";
+    default: return "an unsupported dtype";
+  }
+}
+
+/// "" when t has dtype `want` and exactly these dims, else why not.
+inline std::string check(const kcv_tensor& t, const char* name, int32_t want, std::initializer_list<int64_t> dims) {
+  char buf[200];
+  if (t.dtype != want) {
+    std::snprintf(buf, sizeof buf,
+                  "%s: dtype %d, expected %s (%d) (q, k, v, do, o, dq, dk, dv share q's dtype: f32, bf16 "
+                  "or f16; g and the states are f32)",
+                  name, int(t.dtype), dtype_name(want), int(want));
     return buf;
   }
   if (t.ndim != static_cast<int32_t>(dims.size())) {
@@ -126,30 +143,34 @@ inline int parse(const kcv_call* call, bool backward, bool varlen, Call& c) {
     p.cu_seqlens = c.cu.data();
   }
   const int64_t B = p.B, T = p.T, H = p.H, K = p.K, V = p.V;
+  const int32_t X = q.dtype, F = KCV_F32;  // X: the input dtype of q, k, v, do and o, dq, dk, dv
+  if (X != KCV_F32 && X != KCV_BF16 && X != KCV_F16)
+    return refuse(call, "q: dtype %d, only f32 (%d), bf16 (%d) and f16 (%d) are supported", int(X), int(KCV_F32),
+                  int(KCV_BF16), int(KCV_F16));
   std::string why;
-  auto chk = [&](const kcv_tensor& t, const char* name, std::initializer_list<int64_t> dims) {
-    if (why.empty()) why = detail::check(t, name, dims);
+  auto chk = [&](const kcv_tensor& t, const char* name, int32_t dtype, std::initializer_list<int64_t> dims) {
+    if (why.empty()) why = detail::check(t, name, dtype, dims);
   };
   auto chk_g = [&](const kcv_tensor& t, const char* name) {
-    if (p.gate == GateForm::vector) chk(t, name, {B, T, H, K});
-    else chk(t, name, {B, T, H});
+    if (p.gate == GateForm::vector) chk(t, name, F, {B, T, H, K});
+    else chk(t, name, F, {B, T, H});
   };
-  chk(in[0], "q", {B, T, H, K});
-  chk(in[1], "k", {B, T, H, K});
-  chk(in[2], "v", {B, T, H, V});
+  chk(in[0], "q", X, {B, T, H, K});
+  chk(in[1], "k", X, {B, T, H, K});
+  chk(in[2], "v", X, {B, T, H, V});
   chk_g(in[3], "g");
-  chk(in[4], "h0", {S, H, K, V});
+  chk(in[4], "h0", F, {S, H, K, V});
   if (backward) {
-    chk(in[5], "do", {B, T, H, V});
-    chk(in[6], "dhT", {S, H, K, V});
-    chk(out[0], "dq", {B, T, H, K});
-    chk(out[1], "dk", {B, T, H, K});
-    chk(out[2], "dv", {B, T, H, V});
+    chk(in[5], "do", X, {B, T, H, V});
+    chk(in[6], "dhT", F, {S, H, K, V});
+    chk(out[0], "dq", X, {B, T, H, K});
+    chk(out[1], "dk", X, {B, T, H, K});
+    chk(out[2], "dv", X, {B, T, H, V});
     chk_g(out[3], "dg");
-    chk(out[4], "dh0", {S, H, K, V});
+    chk(out[4], "dh0", F, {S, H, K, V});
   } else {
-    chk(out[0], "o", {B, T, H, V});
-    chk(out[1], "hT", {S, H, K, V});
+    chk(out[0], "o", X, {B, T, H, V});
+    chk(out[1], "hT", F, {S, H, K, V});
   }
   if (!why.empty()) return refuse(call, "%s", why.c_str());
   c.scale = static_cast<float>(call->scalars[0]);
@@ -167,7 +188,7 @@ inline int parse(const kcv_call* call, bool backward, bool varlen, Call& c) {
   return 0;
 }
 
-/// The chunked fp32 forward as a candidate (varlen: the contract with cu_seqlens).
+/// The chunked fp32 forward as a candidate (varlen: the contract with cu_seqlens), any input dtype.
 inline int candidate_fwd(const kcv_call* call, bool varlen) {
   try {
     Call c;

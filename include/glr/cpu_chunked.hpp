@@ -33,6 +33,7 @@
 #include <cstring>
 #include <vector>
 
+#include "glr/half.hpp"
 #include "glr/problem.hpp"
 
 namespace glr::cpu {
@@ -300,23 +301,41 @@ void bwd_slice(const Slice<T>& s, const T* dO, const T* dhT, T* dq, T* dk, T* dv
 
 // ---- drivers: gather each (sequence, head) slice through strides, run it, scatter back ----
 
+/// How a view's elements are stored: as E itself, or as 16-bit floats widened to / rounded from E.
+// NOTES: 16-bit storage goes through float: widening is exact, narrowing rounds once when E = float
+// (the candidates) — what an fp32-accumulating kernel does when it stores a bf16/f16 output.
+enum class Storage : uint8_t { native, f16, bf16 };
+
 /// Element access through element strides: any layout, any alignment (memcpy loads and stores).
 template <class E>
 struct View {
   void* data = nullptr;
   int64_t stride[4] = {0, 0, 0, 0};
+  Storage storage = Storage::native;
 
+  int64_t element_bytes() const { return storage == Storage::native ? int64_t(sizeof(E)) : 2; }
   const char* at(int64_t a, int64_t b, int64_t c, int64_t d) const {
     return static_cast<const char*>(data) +
-           (a * stride[0] + b * stride[1] + c * stride[2] + d * stride[3]) * int64_t(sizeof(E));
+           (a * stride[0] + b * stride[1] + c * stride[2] + d * stride[3]) * element_bytes();
   }
   E get(int64_t a, int64_t b, int64_t c, int64_t d) const {
+    if (storage != Storage::native) {
+      uint16_t h;
+      std::memcpy(&h, at(a, b, c, d), 2);
+      return E(storage == Storage::bf16 ? bf16_to_float(h) : f16_to_float(h));
+    }
     E x;
     std::memcpy(&x, at(a, b, c, d), sizeof(E));
     return x;
   }
   void set(int64_t a, int64_t b, int64_t c, int64_t d, E x) const {
-    std::memcpy(const_cast<char*>(at(a, b, c, d)), &x, sizeof(E));
+    char* p = const_cast<char*>(at(a, b, c, d));
+    if (storage != Storage::native) {
+      const uint16_t h = storage == Storage::bf16 ? float_to_bf16(float(x)) : float_to_f16(float(x));
+      std::memcpy(p, &h, 2);
+      return;
+    }
+    std::memcpy(p, &x, sizeof(E));
   }
   /// A contiguous row-major array with dims [*, d1, d2, d3] (d3 = 1 for three-dimensional ones).
   static View dense(const E* p, int64_t d1, int64_t d2, int64_t d3) {

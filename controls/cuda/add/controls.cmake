@@ -5,3 +5,11 @@ kcv_control(NAME add.drops_tail OP add CANDIDATE ${CONTROL_DIR}/add_drops_tail.c
 kcv_control(NAME add.oob_write OP add CANDIDATE ${CONTROL_DIR}/add_oob_write.cu EXPECT FAIL FAILS bounds BACKEND cuda)
 kcv_control(NAME add.uninit_read OP add CANDIDATE ${CONTROL_DIR}/add_uninit_read.cu EXPECT FAIL FAILS sanitizer
             BACKEND cuda)
+# Hostile: a sticky device error, and a kernel that never ends. Every gate must not pass, and each
+# gate's fresh worker must find the GPU working again.
+kcv_control(NAME add.illegal_address OP add CANDIDATE ${CONTROL_DIR}/add_illegal_address.cu EXPECT FAIL
+            FAILS numerics shapes values nonfinite bounds inputs_intact coverage determinism layout stateless
+                  concurrency sanitizer BACKEND cuda)
+kcv_control(NAME add.kernel_hang OP add CANDIDATE ${CONTROL_DIR}/add_kernel_hang.cu EXPECT FAIL
+            FAILS numerics shapes values nonfinite bounds inputs_intact coverage determinism layout stateless
+                  concurrency sanitizer BACKEND cuda ARGS --timeout 3)

@@ -1,12 +1,15 @@
-/// Contracts glr_fwd / glr_bwd (vector and scalar gate, fixed-length and varlen): f32 inputs,
-/// fp32 accumulation, f32 outputs. The reference is glr/reference.hpp (fp64 recurrence); its
-/// chunked order is the second order of the nonfinite gate.
+/// Contracts glr_fwd / glr_bwd (vector and scalar gate, fixed-length and varlen), f32 and the
+/// bf16/f16 input variants (_bf16, _f16: q, k, v, do and o, dq, dk, dv in that dtype; g, states
+/// and dg f32), all with fp32 accumulation. The reference is glr/reference.hpp (fp64 recurrence,
+/// reading the inputs as stored, i.e. already rounded); its chunked order is the second order of
+/// the nonfinite gate.
 #include "glr/contracts/glr_contracts.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
+#include <string_view>
 
 #include "glr/reference.hpp"
 #include "kcv/contracts/builtin.hpp"
@@ -31,38 +34,63 @@ constexpr const char* kReasoning =
     "per-term path length (decay chain t-s+1, in-chunk sum <= 64, contraction K or V, +2) plus the "
     "exp-argument error of cumulative log-gates; a sequential fp32 recurrence rounds <= 3 times per chain "
     "step, so c=3 is its worst case; measured legitimate fp32 orders <= 0.19 of the bound, TF32 >= 32x";
+// NOTES: the bf16/f16 variants keep c and u = 2^-24 (the contract says fp32 accumulation); the
+// model's u_out·|r| term (kcv::allowed_error, u_out of the output's dtype) absorbs the one rounding
+// of a 16-bit output at its store: |fl(x) − r| ≤ u_out·|x| + |x − r| with x the fp32 result.
+// Nothing else widens: a kernel that keeps its state or partial sums in bf16/f16 errs by about
+// u_16·m (m = Σ|terms| ≥ |r|), beyond u_out·|r| wherever terms cancel, and in f32 hT/dh0/dg
+// outright. Measured in tests/unit/glr/reduced_precision_test.cpp.
+constexpr const char* kReasoningReduced =
+    "as the f32 contract (fp32 accumulation, u = 2^-24, c = 3); the output dtype's u_out*|r| covers the "
+    "one rounding of a bf16/f16 output at its store, inputs are taken as stored (already rounded); state or "
+    "partial sums kept in bf16/f16 exceed it";
+
+const char* suffix(DType io) {
+  switch (io) {
+    case DType::f32: return "";
+    case DType::bf16: return "_bf16";
+    case DType::f16: return "_f16";
+    default: throw std::invalid_argument("kcv: glr contracts take f32, bf16 or f16 inputs");
+  }
+}
 
 double log_sigmoid(double x) { return x >= 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x)); }
 
 class GlrContract final : public Contract {
  public:
-  GlrContract(bool backward, bool varlen, glr::GateForm gate)
+  GlrContract(bool backward, bool varlen, glr::GateForm gate, DType io)
       : backward_(backward), varlen_(varlen), gate_(gate) {
     const bool scalar = gate == glr::GateForm::scalar;
-    name = std::string(backward ? "glr_bwd" : "glr_fwd") + (varlen ? "_varlen" : "") + (scalar ? "_scalar" : "");
+    name = std::string(backward ? "glr_bwd" : "glr_fwd") + (varlen ? "_varlen" : "") + (scalar ? "_scalar" : "") +
+           suffix(io);
+    const std::string X(dtype_name(io));
     summary = std::string(backward ? "glr backward" : "glr forward") +
               (scalar ? ", scalar gate g[B,T,H]" : ", vector gate g[B,T,H,K]") +
               (varlen ? ", varlen (cu_seqlens[N+1], states [N,H,K,V])" : "") +
-              ": S_t = Diag(exp g_t) S_{t-1} + k_t^T v_t, o_t = scale q_t S_t (f32)";
+              ": S_t = Diag(exp g_t) S_{t-1} + k_t^T v_t, o_t = scale q_t S_t " +
+              (io == DType::f32 ? std::string("(f32)")
+                                : "(q, k, v" + std::string(backward ? ", do" : "") + " and " +
+                                      (backward ? "dq, dk, dv " : "o ") + X +
+                                      "; g, states" + (backward ? ", dg" : "") + " f32; fp32 accumulation)");
     const std::string Bd = varlen ? "1" : "B", Sd = varlen ? "N" : "B";
     const std::vector<std::string> qk = {Bd, "T", "H", "K"}, vv = {Bd, "T", "H", "V"};
     const std::vector<std::string> gg = scalar ? std::vector<std::string>{Bd, "T", "H"} : qk;
     const std::vector<std::string> st = {Sd, "H", "K", "V"};
-    inputs = {{"q", DType::f32, qk, Domain::real},
-              {"k", DType::f32, qk, Domain::real},
-              {"v", DType::f32, vv, Domain::real},
+    inputs = {{"q", io, qk, Domain::real},
+              {"k", io, qk, Domain::real},
+              {"v", io, vv, Domain::real},
               {"g", DType::f32, gg, Domain::nonpositive},
               {"h0", DType::f32, st, Domain::real}};
     if (backward) {
-      inputs.push_back({"do", DType::f32, vv, Domain::real});
+      inputs.push_back({"do", io, vv, Domain::real});
       inputs.push_back({"dhT", DType::f32, st, Domain::real});
-      outputs = {{"dq", DType::f32, qk, Domain::real},
-                 {"dk", DType::f32, qk, Domain::real},
-                 {"dv", DType::f32, vv, Domain::real},
+      outputs = {{"dq", io, qk, Domain::real},
+                 {"dk", io, qk, Domain::real},
+                 {"dv", io, vv, Domain::real},
                  {"dg", DType::f32, gg, Domain::real},
                  {"dh0", DType::f32, st, Domain::real}};
     } else {
-      outputs = {{"o", DType::f32, vv, Domain::real}, {"hT", DType::f32, st, Domain::real}};
+      outputs = {{"o", io, vv, Domain::real}, {"hT", DType::f32, st, Domain::real}};
     }
     if (varlen) inputs.push_back({"cu_seqlens", DType::i64, {"N+1"}, Domain::structural});
     scalars = {{"scale", "K^-1/2", [](const Bindings& b) { return 1.0 / std::sqrt(double(b.at("K"))); }}};
@@ -74,7 +102,7 @@ class GlrContract final : public Contract {
     if (varlen) symbols.push_back({"N", 1, 64, 4, 8});
     accumulate = DType::f32;
     c = kC;
-    c_reasoning = kReasoning;
+    c_reasoning = io == DType::f32 ? kReasoning : kReasoningReduced;
   }
 
   std::vector<int64_t> nonfinite_positions(std::size_t input, const Bindings& shape) const override {
@@ -236,29 +264,35 @@ std::vector<int64_t> draw_cu_seqlens(int64_t N, int64_t T, Rng& rng) {
   return c;
 }
 
-std::unique_ptr<Contract> make_glr_fwd_contract() {
-  return std::make_unique<GlrContract>(false, false, glr::GateForm::vector);
+std::unique_ptr<Contract> make_glr_contract(const std::string& name) {
+  // glr_{fwd,bwd}[_varlen][_scalar][_bf16|_f16], parsed left to right.
+  std::string_view rest = name;
+  auto take = [&](std::string_view part) {
+    if (!rest.starts_with(part)) return false;
+    rest.remove_prefix(part.size());
+    return true;
+  };
+  bool backward = false;
+  if (take("glr_bwd")) backward = true;
+  else if (!take("glr_fwd")) throw std::invalid_argument("kcv: '" + name + "' is not a glr contract name");
+  const bool varlen = take("_varlen");
+  const bool scalar = take("_scalar");
+  DType io = DType::f32;
+  if (take("_bf16")) io = DType::bf16;
+  else if (take("_f16")) io = DType::f16;
+  if (!rest.empty())
+    throw std::invalid_argument("kcv: '" + name + "' is not a glr contract name (glr_{fwd,bwd}[_varlen][_scalar]"
+                                "[_bf16|_f16])");
+  return std::make_unique<GlrContract>(backward, varlen, scalar ? glr::GateForm::scalar : glr::GateForm::vector, io);
 }
-std::unique_ptr<Contract> make_glr_bwd_contract() {
-  return std::make_unique<GlrContract>(true, false, glr::GateForm::vector);
-}
-std::unique_ptr<Contract> make_glr_fwd_scalar_contract() {
-  return std::make_unique<GlrContract>(false, false, glr::GateForm::scalar);
-}
-std::unique_ptr<Contract> make_glr_bwd_scalar_contract() {
-  return std::make_unique<GlrContract>(true, false, glr::GateForm::scalar);
-}
-std::unique_ptr<Contract> make_glr_fwd_varlen_contract() {
-  return std::make_unique<GlrContract>(false, true, glr::GateForm::vector);
-}
-std::unique_ptr<Contract> make_glr_bwd_varlen_contract() {
-  return std::make_unique<GlrContract>(true, true, glr::GateForm::vector);
-}
-std::unique_ptr<Contract> make_glr_fwd_varlen_scalar_contract() {
-  return std::make_unique<GlrContract>(false, true, glr::GateForm::scalar);
-}
-std::unique_ptr<Contract> make_glr_bwd_varlen_scalar_contract() {
-  return std::make_unique<GlrContract>(true, true, glr::GateForm::scalar);
-}
+
+std::unique_ptr<Contract> make_glr_fwd_contract() { return make_glr_contract("glr_fwd"); }
+std::unique_ptr<Contract> make_glr_bwd_contract() { return make_glr_contract("glr_bwd"); }
+std::unique_ptr<Contract> make_glr_fwd_scalar_contract() { return make_glr_contract("glr_fwd_scalar"); }
+std::unique_ptr<Contract> make_glr_bwd_scalar_contract() { return make_glr_contract("glr_bwd_scalar"); }
+std::unique_ptr<Contract> make_glr_fwd_varlen_contract() { return make_glr_contract("glr_fwd_varlen"); }
+std::unique_ptr<Contract> make_glr_bwd_varlen_contract() { return make_glr_contract("glr_bwd_varlen"); }
+std::unique_ptr<Contract> make_glr_fwd_varlen_scalar_contract() { return make_glr_contract("glr_fwd_varlen_scalar"); }
+std::unique_ptr<Contract> make_glr_bwd_varlen_scalar_contract() { return make_glr_contract("glr_bwd_varlen_scalar"); }
 
 }  // namespace kcv

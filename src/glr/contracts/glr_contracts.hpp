@@ -5,6 +5,8 @@
 ///   glr_fwd_scalar, glr_bwd_scalar            scalar gate g[B,T,H] (Mamba-2/SSD, simple GLA)
 ///   glr_fwd_varlen, glr_bwd_varlen            vector gate, B = 1, cu_seqlens[N+1], states [N,H,K,V]
 ///   glr_fwd_varlen_scalar, glr_bwd_varlen_scalar
+/// and each with a suffix _bf16 or _f16 (e.g. glr_bwd_scalar_bf16): q, k, v, do and o, dq, dk, dv
+/// in that dtype; g, h0, hT, dhT, dg, dh0 f32; fp32 accumulation.
 #pragma once
 
 #include <memory>
@@ -14,6 +16,10 @@
 #include "kcv/contract.hpp"
 
 namespace kcv {
+
+/// The glr contract of this name: glr_{fwd,bwd}[_varlen][_scalar][_bf16|_f16]. Throws
+/// std::invalid_argument for any other name.
+std::unique_ptr<Contract> make_glr_contract(const std::string& name);
 
 std::unique_ptr<Contract> make_glr_fwd_contract();
 std::unique_ptr<Contract> make_glr_bwd_contract();

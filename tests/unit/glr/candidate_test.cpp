@@ -1,7 +1,8 @@
 // The CPU chunked candidates through the kcv ABI (glr/cpu_candidate.hpp, what the controls under
-// controls/cpu/glr/ export): results against the reference under the error model, strided and
-// offset inputs, clean refusals, inputs left intact, every output written, determinism, two
-// threads at once, and the classes of NaN/Inf outputs (the nonfinite gate's judgement).
+// controls/cpu/glr/ export), for the f32 contracts and their bf16/f16 variants: results against
+// the reference under the error model, strided and offset inputs, clean refusals, inputs left
+// intact, every output written, determinism, two threads at once, the classes of NaN/Inf outputs
+// (the nonfinite gate's judgement), and 16-bit outputs that are the fp32 results rounded once.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -83,8 +84,15 @@ std::vector<HostTensor> inputs_of(const kcv::Contract& c, const kcv::Bindings& b
   return c.make_inputs(b, rng, kind);
 }
 
+/// The f32 glr contracts and their bf16/f16 variants.
+std::vector<std::unique_ptr<kcv::Contract>> every_contract() {
+  std::vector<std::unique_ptr<kcv::Contract>> v = all_glr_contracts();
+  for (auto& c : reduced_glr_contracts()) v.push_back(std::move(c));
+  return v;
+}
+
 TEST(GlrCandidate, EveryContractPassesAtAwkwardShapes) {
-  for (const auto& c : all_glr_contracts())
+  for (const auto& c : every_contract())
     for (auto [T, K, V] : std::vector<std::tuple<int, int, int>>{{256, 32, 32}, {1, 5, 3}, {63, 17, 9}, {130, 3, 20}}) {
       kcv::Bindings b = c->nominal();
       b["T"] = T;
@@ -99,7 +107,7 @@ TEST(GlrCandidate, EveryContractPassesAtAwkwardShapes) {
 }
 
 TEST(GlrCandidate, StridedAndOffsetInputsGiveTheSameBits) {
-  for (const auto& c : all_glr_contracts()) {
+  for (const auto& c : every_contract()) {
     kcv::Bindings b = c->nominal();
     b["T"] = 70;
     AbiCall dense(*c, b, inputs_of(*c, b, 22));
@@ -135,7 +143,7 @@ TEST(GlrCandidate, StridedOutputsAreWrittenThroughTheirStrides) {
 }
 
 TEST(GlrCandidate, InputsIntactAndRunsBitwiseDeterministic) {
-  for (const auto& c : all_glr_contracts()) {
+  for (const auto& c : every_contract()) {
     const kcv::Bindings b = c->nominal();
     AbiCall a(*c, b, inputs_of(*c, b, 24));
     const std::vector<HostTensor> before = a.in;
@@ -199,6 +207,23 @@ TEST(GlrCandidate, RefusesCleanly) {
     a.tout[1].shape[2] += 1;
     expect_refusal(a, "hT shape");
   }
+  // bf16/f16: q, k, v, do and o, dq, dk, dv share q's dtype; g and the states stay f32.
+  for (const char* name : {"glr_fwd_bf16", "glr_bwd_f16"}) {
+    const auto cr = kcv::make_glr_contract(name);
+    const kcv::Bindings br = cr->nominal();
+    auto refused = [&](auto&& tamper, const char* what) {
+      AbiCall a(*cr, br, inputs_of(*cr, br, 29));
+      tamper(a);
+      EXPECT_NE(a.run(*cr), 0) << name << ": " << what;
+      EXPECT_NE(std::string(a.error), "") << name << ": " << what;
+    };
+    refused([](AbiCall& a) { a.tin[3].dtype = a.tin[0].dtype; }, "16-bit g");
+    refused([](AbiCall& a) { a.tin[4].dtype = a.tin[0].dtype; }, "16-bit h0");
+    refused([](AbiCall& a) { a.tout[0].dtype = KCV_F32; }, "f32 first output");
+    refused([](AbiCall& a) { a.tin[2].dtype = a.tin[2].dtype == KCV_BF16 ? KCV_F16 : KCV_BF16; }, "mixed v");
+    refused([](AbiCall& a) { a.tout.back().dtype = a.tin[0].dtype; }, "16-bit state output");
+    refused([](AbiCall& a) { a.tin[0].dtype = KCV_F64; }, "f64 q");
+  }
   // Varlen: cu_seqlens that do not end at T, or decrease.
   const auto cv = kcv::make_glr_fwd_varlen_contract();
   const kcv::Bindings bv = cv->nominal();
@@ -225,7 +250,7 @@ std::string inject(const kcv::Contract& c, const kcv::Bindings& b, std::size_t w
 
 TEST(GlrCandidate, NonFiniteClassesMatchTheReference) {
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
-  for (const auto& c : all_glr_contracts()) {
+  for (const auto& c : every_contract()) {
     // NOTES: small heads and two chunks (T = 130) keep 100+ injections per contract fast.
     kcv::Bindings b = c->nominal();
     b["T"] = 130;
@@ -265,6 +290,37 @@ TEST(GlrCandidate, NanInQPoisonsOnlyItsOwnStep) {
       for (int64_t y = 0; y < 32; ++y)
         ASSERT_EQ(std::isnan(o[((0 * 256 + tt) * 2 + h) * 32 + y]), tt == t && h == 1) << tt << " " << h;
   for (double x : a.out[1].values()) ASSERT_TRUE(std::isfinite(x));
+}
+
+// NOTES: the bf16/f16 candidates are the f32 algorithm on the widened inputs (exact) with each
+// 16-bit output rounded once, to nearest even: bit for bit what the f32 candidate gives on the same
+// values, rounded by kcv's own conversion.
+TEST(GlrCandidate, ReducedPrecisionIsTheFp32AlgorithmRoundedOnce) {
+  for (const auto& c : reduced_glr_contracts()) {
+    const auto twin = kcv::make_glr_contract(c->name.substr(0, c->name.rfind('_')));
+    kcv::Bindings b = c->nominal();
+    b["T"] = 130;
+    b["K"] = 17;
+    b["V"] = 9;
+    for (const std::string& kind : {std::string("normal"), std::string(kcv::value_kind::scaled_up),
+                                    std::string(kcv::value_kind::subnormal)}) {
+      AbiCall a(*c, b, inputs_of(*c, b, 32, kind));
+      ASSERT_EQ(a.run(*c), 0) << c->name << ": " << a.error;
+      std::vector<HostTensor> wide;
+      for (std::size_t i = 0; i < a.in.size(); ++i)
+        wide.push_back(HostTensor::from_values(twin->inputs[i].dtype, a.in[i].shape, a.in[i].values()));
+      AbiCall f(*twin, b, std::move(wide));
+      ASSERT_EQ(f.run(*twin), 0) << twin->name << ": " << f.error;
+      for (std::size_t o = 0; o < a.out.size(); ++o) {
+        ASSERT_EQ(a.out[o].dtype, c->outputs[o].dtype);
+        const HostTensor rounded = HostTensor::from_values(a.out[o].dtype, a.out[o].shape, f.out[o].values());
+        EXPECT_TRUE(rounded.same_bits(a.out[o]))
+            << c->name << " / " << kind << " output " << c->outputs[o].name << " differs at "
+            << rounded.first_bit_difference(a.out[o]);
+      }
+      EXPECT_EQ(judge_outputs(*c, b, a, false), "") << c->name << " / " << kind;
+    }
+  }
 }
 
 }  // namespace

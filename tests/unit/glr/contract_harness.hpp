@@ -89,6 +89,8 @@ struct Verdict {
   bool ok = true;
   double worst_ratio = 0;     // max over outputs of err / bound
   std::string evidence;       // the first failing output's description
+  std::vector<bool> output_ok;        // per output, ABI order
+  std::vector<double> output_ratio;   // per output: max err / bound (finite elements)
 };
 
 /// Judges evaluations on the contract's inputs of this kind and seed, at shape b (one reference).
@@ -107,6 +109,8 @@ inline std::vector<Verdict> judge(const kcv::Contract& c, const kcv::Bindings& b
       const kcv::HostTensor t = kcv::HostTensor::from_values(c.outputs[o].dtype, c.output_shape(o, b), got[o]);
       const kcv::Comparison cmp = kcv::compare(t, ref[o], nullptr, c.accumulate, c.c);
       v.worst_ratio = std::max(v.worst_ratio, cmp.worst_ratio);
+      v.output_ok.push_back(cmp.ok());
+      v.output_ratio.push_back(cmp.worst_ratio);
       if (!cmp.ok() && v.ok) {
         v.ok = false;
         v.evidence = cmp.describe(c.outputs[o].name, t.shape);
@@ -117,7 +121,19 @@ inline std::vector<Verdict> judge(const kcv::Contract& c, const kcv::Bindings& b
   return out;
 }
 
-/// All glr contracts.
+/// The bf16/f16 input variants of every glr contract (names as in docs/glr.md).
+inline std::vector<std::unique_ptr<kcv::Contract>> reduced_glr_contracts() {
+  std::vector<std::unique_ptr<kcv::Contract>> v;
+  for (const char* dt : {"_bf16", "_f16"})
+    for (const char* form : {"", "_scalar", "_varlen", "_varlen_scalar"})
+      for (const char* dir : {"glr_fwd", "glr_bwd"}) v.push_back(kcv::make_glr_contract(std::string(dir) + form + dt));
+  return v;
+}
+
+/// The dtype of q (and of o, dq, dk, dv) in a glr contract.
+inline kcv::DType input_dtype(const kcv::Contract& c) { return c.inputs[0].dtype; }
+
+/// The f32 glr contracts.
 inline std::vector<std::unique_ptr<kcv::Contract>> all_glr_contracts() {
   std::vector<std::unique_ptr<kcv::Contract>> v;
   v.push_back(kcv::make_glr_fwd_contract());

@@ -136,6 +136,37 @@ BwdOut chunked_bwd(const Data& d, int64_t C = cpu::kChunk) {
   return {wide(dq), wide(dk), wide(dv), wide(dg), wide(dh0)};
 }
 
+/// Hooks of the sequential evaluations beyond cpu::Plain's: P::store(x) is applied to every value
+/// kept in the running state (S, dS, G), P::sum(x) to every partial sum; identity where P lacks
+/// them. They model a kernel that keeps its state or accumulators in a 16-bit dtype.
+template <class P, class T>
+T store(T x) {
+  if constexpr (requires { P::store(x); }) return P::store(x);
+  else return x;
+}
+template <class P, class T>
+T psum(T x) {
+  if constexpr (requires { P::sum(x); }) return P::sum(x);
+  else return x;
+}
+
+/// x rounded to bf16 (Bf16 = true) or f16, to nearest even, widened back to float.
+template <bool Bf16>
+float round16(float x) {
+  return Bf16 ? bf16_to_float(float_to_bf16(x)) : f16_to_float(float_to_f16(x));
+}
+
+/// fp32 arithmetic, but the running state (S, dS, G) stored in bf16/f16 after every update.
+template <bool Bf16>
+struct State16 : cpu::Plain {
+  static float store(float x) { return round16<Bf16>(x); }
+};
+/// fp32 products, but every partial sum rounded to bf16/f16 (a 16-bit accumulator).
+template <bool Bf16>
+struct Sums16 : cpu::Plain {
+  static float sum(float x) { return round16<Bf16>(x); }
+};
+
 /// The naive sequential recurrence in element type T (P::mm on product operands): the most
 /// direct legitimate evaluation order. Backward keeps every state (small problems only).
 template <class T, class P = cpu::Plain>
@@ -153,12 +184,13 @@ FwdOut sequential_fwd(const Data& d) {
         for (int64_t x = 0; x < K; ++x) {
           const T a = std::exp(T(d.g[row * GW + (GW == 1 ? 0 : x)]));
           const T kx = P::mm(T(d.k[row * K + x]));
-          for (int64_t y = 0; y < V; ++y) S[x * V + y] = a * S[x * V + y] + kx * P::mm(T(d.v[row * V + y]));
+          for (int64_t y = 0; y < V; ++y)
+            S[x * V + y] = store<P>(a * S[x * V + y] + kx * P::mm(T(d.v[row * V + y])));
         }
         std::fill(acc.begin(), acc.end(), T(0));
         for (int64_t x = 0; x < K; ++x) {
           const T qx = P::mm(T(d.q[row * K + x]));
-          for (int64_t y = 0; y < V; ++y) acc[y] += qx * P::mm(S[x * V + y]);
+          for (int64_t y = 0; y < V; ++y) acc[y] = psum<P>(acc[y] + qx * P::mm(S[x * V + y]));
         }
         for (int64_t y = 0; y < V; ++y) out.o[row * V + y] = double(T(d.scale) * acc[y]);
       }
@@ -187,7 +219,8 @@ BwdOut sequential_bwd(const Data& d) {
         for (int64_t x = 0; x < K; ++x) {
           const T a = gate(i, x), kx = P::mm(T(d.k[row(i) * K + x]));
           for (int64_t y = 0; y < V; ++y)
-            states[(i + 1) * KV + x * V + y] = a * states[i * KV + x * V + y] + kx * P::mm(T(d.v[row(i) * V + y]));
+            states[(i + 1) * KV + x * V + y] =
+                store<P>(a * states[i * KV + x * V + y] + kx * P::mm(T(d.v[row(i) * V + y])));
         }
       for (int64_t e = 0; e < KV; ++e) G[e] = T(d.dhT[st + e]);
       for (int64_t i = L - 1; i >= 0; --i) {
@@ -196,30 +229,30 @@ BwdOut sequential_bwd(const Data& d) {
         const T* Sp = states.data() + i * KV;
         for (int64_t x = 0; x < K; ++x) {
           const T qx = P::mm(scale * T(d.q[r * K + x]));
-          for (int64_t y = 0; y < V; ++y) dS[x * V + y] = G[x * V + y] + qx * P::mm(T(d.dO[r * V + y]));
+          for (int64_t y = 0; y < V; ++y) dS[x * V + y] = store<P>(G[x * V + y] + qx * P::mm(T(d.dO[r * V + y])));
         }
         T dgs = T(0);
         for (int64_t x = 0; x < K; ++x) {
           T aq = T(0), ak = T(0), ag = T(0);
           for (int64_t y = 0; y < V; ++y) {
-            aq += P::mm(T(d.dO[r * V + y])) * P::mm(Si[x * V + y]);
-            ak += P::mm(dS[x * V + y]) * P::mm(T(d.v[r * V + y]));
-            ag += dS[x * V + y] * Sp[x * V + y];
+            aq = psum<P>(aq + P::mm(T(d.dO[r * V + y])) * P::mm(Si[x * V + y]));
+            ak = psum<P>(ak + P::mm(dS[x * V + y]) * P::mm(T(d.v[r * V + y])));
+            ag = psum<P>(ag + dS[x * V + y] * Sp[x * V + y]);
           }
           out.dq[r * K + x] = double(scale * aq);
           out.dk[r * K + x] = double(ak);
-          if (GW == 1) dgs += gate(i, x) * ag;
+          if (GW == 1) dgs = psum<P>(dgs + gate(i, x) * ag);
           else out.dg[r * K + x] = double(gate(i, x) * ag);
         }
         if (GW == 1) out.dg[r] = double(dgs);
         for (int64_t y = 0; y < V; ++y) {
           T a = T(0);
-          for (int64_t x = 0; x < K; ++x) a += P::mm(T(d.k[r * K + x])) * P::mm(dS[x * V + y]);
+          for (int64_t x = 0; x < K; ++x) a = psum<P>(a + P::mm(T(d.k[r * K + x])) * P::mm(dS[x * V + y]));
           out.dv[r * V + y] = double(a);
         }
         for (int64_t x = 0; x < K; ++x) {
           const T a = gate(i, x);
-          for (int64_t y = 0; y < V; ++y) G[x * V + y] = a * dS[x * V + y];
+          for (int64_t y = 0; y < V; ++y) G[x * V + y] = store<P>(a * dS[x * V + y]);
         }
       }
       for (int64_t e = 0; e < KV; ++e) out.dh0[st + e] = double(G[e]);
