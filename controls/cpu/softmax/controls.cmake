@@ -39,3 +39,15 @@ kcv_control(NAME softmax.crash OP softmax CANDIDATE ${CONTROL_DIR}/softmax_crash
 kcv_control(NAME softmax.exit0 OP softmax CANDIDATE ${CONTROL_DIR}/softmax_exit0.c EXPECT FAIL FAILS ${softmax_all_gates})
 kcv_control(NAME softmax._exit0 OP softmax CANDIDATE ${CONTROL_DIR}/softmax__exit0.c EXPECT FAIL FAILS ${softmax_all_gates})
 unset(softmax_all_gates)
+
+# Prebuilt shared objects (no source for kcv): the sanitizer gate runs them under valgrind memcheck.
+foreach(ctl softmax_ok softmax_heap_overflow)
+  add_library(prebuilt_${ctl} MODULE ${CONTROL_DIR}/${ctl}.c)
+  target_include_directories(prebuilt_${ctl} PRIVATE ${CMAKE_SOURCE_DIR}/include)
+  target_link_libraries(prebuilt_${ctl} PRIVATE m)
+  set_target_properties(prebuilt_${ctl} PROPERTIES PREFIX "" OUTPUT_NAME ${ctl}
+                        LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/prebuilt-controls)
+endforeach()
+kcv_control(NAME softmax.prebuilt_ok OP softmax CANDIDATE $<TARGET_FILE:prebuilt_softmax_ok> EXPECT PASS)
+kcv_control(NAME softmax.prebuilt_heap_overflow OP softmax CANDIDATE $<TARGET_FILE:prebuilt_softmax_heap_overflow>
+            EXPECT FAIL FAILS sanitizer)
