@@ -15,20 +15,12 @@ class BoundsGate final : public Gate {
   bool tolerance_independent() const override { return true; }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
-    std::vector<Bindings> shapes = {ctx.contract.nominal()};
-    for (int64_t v : {1, 3, 7, 13, 127, 257})
-      if (auto b = uniform_shape(ctx.contract, v)) shapes.push_back(*b);
-    std::vector<Case> out;
-    for (const auto& b : shapes) {
-      Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));
-      out.push_back(single_call_case(bindings_string(b), ctx.contract, b, rng));
-    }
-    return out;
+    return one_call_per_shape(ctx.contract, nominal_and_uniform(ctx.contract, {1, 3, 7, 13, 127, 257}), seed);
   }
 
   CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
     const CallResult& r = run.calls[0];
-    if (r.rc != 0) return {Verdict::refused, fmt::format("refused (rc {}): {}", r.rc, r.message)};
+    if (r.rc != 0) return refusal(r);
     const Contract& k = ctx.contract;
     for (std::size_t o = 0; o < r.output_guards.size(); ++o)
       if (!r.output_guards[o].intact)

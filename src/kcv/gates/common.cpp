@@ -56,6 +56,26 @@ std::optional<Bindings> uniform_shape(const Contract& contract, int64_t v) {
   return b;
 }
 
+std::vector<Bindings> nominal_and_uniform(const Contract& contract, std::initializer_list<int64_t> sizes) {
+  std::vector<Bindings> shapes = {contract.nominal()};
+  for (int64_t v : sizes)
+    if (auto b = uniform_shape(contract, v)) shapes.push_back(*b);
+  return shapes;
+}
+
+std::vector<Case> one_call_per_shape(const Contract& contract, const std::vector<Bindings>& shapes, uint64_t seed) {
+  std::vector<Case> out;
+  for (const auto& b : shapes) {
+    Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));
+    out.push_back(single_call_case(bindings_string(b), contract, b, rng));
+  }
+  return out;
+}
+
+CaseJudgement refusal(const CallResult& r) {
+  return {Verdict::refused, fmt::format("refused (rc {}): {}", r.rc, r.message.empty() ? "no message" : r.message)};
+}
+
 CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const CallSpec& spec,
                          const CallResult& result, const JudgeOptions& opts) {
   if (result.rc != 0) {
@@ -63,8 +83,7 @@ CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const 
     if (opts.refusal_ok && result.message.empty())
       return {Verdict::fail, fmt::format("returned {} with no message: not a clean refusal", result.rc)};
     if (opts.refusal_ok) return {Verdict::pass, fmt::format("refused cleanly: {}", result.message)};
-    return {Verdict::refused, fmt::format("refused (rc {}): {}", result.rc,
-                                          result.message.empty() ? "no message" : result.message)};
+    return refusal(result);
   }
   const auto ref = contract.reference(spec.inputs, spec.scalars, shape, SumOrder::forward);
   std::vector<RefTensor> alt;

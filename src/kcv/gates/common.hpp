@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +39,15 @@ std::vector<int64_t> boundary_sizes(const SymbolSpec& s);
 
 /// The nominal shape with every symbol set to v (clipped to its range); invalid shapes skipped.
 std::optional<Bindings> uniform_shape(const Contract& contract, int64_t v);
+
+/// The nominal shape followed by uniform_shape(v) for each v (those the contract accepts).
+std::vector<Bindings> nominal_and_uniform(const Contract& contract, std::initializer_list<int64_t> sizes);
+
+/// One single-call case per shape, labelled with the shape, inputs drawn from (seed, case index).
+std::vector<Case> one_call_per_shape(const Contract& contract, const std::vector<Bindings>& shapes, uint64_t seed);
+
+/// REFUSED with the candidate's return code and message.
+CaseJudgement refusal(const CallResult& r);
 
 struct JudgeOptions {
   bool classes_only = false;   // nonfinite: only the class of every element is judged

@@ -18,17 +18,11 @@ class CoverageGate final : public Gate {
   bool tolerance_independent() const override { return true; }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
-    std::vector<Bindings> shapes = {ctx.contract.nominal()};
-    for (int64_t v : {3, 13, 127})
-      if (auto b = uniform_shape(ctx.contract, v)) shapes.push_back(*b);
-    std::vector<Case> out;
-    for (const auto& b : shapes) {
-      Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));
-      Case c = single_call_case(bindings_string(b), ctx.contract, b, rng);
+    std::vector<Case> out = one_call_per_shape(ctx.contract, nominal_and_uniform(ctx.contract, {3, 13, 127}), seed);
+    for (Case& c : out) {
       CallSpec second = c.calls[0];
       for (auto& t : second.outputs) fill_bytes(t, kPoisonFinite);
       c.calls.push_back(std::move(second));
-      out.push_back(std::move(c));
     }
     return out;
   }
@@ -36,7 +30,7 @@ class CoverageGate final : public Gate {
   CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
     const Contract& k = ctx.contract;
     for (const auto& r : run.calls)
-      if (r.rc != 0) return {Verdict::refused, fmt::format("refused (rc {}): {}", r.rc, r.message)};
+      if (r.rc != 0) return refusal(r);
     const CallResult &a = run.calls[0], &b = run.calls[1];
     for (std::size_t o = 0; o < k.outputs.size(); ++o) {
       const int64_t at = a.outputs[o].first_bit_difference(b.outputs[o]);

@@ -60,7 +60,7 @@ class DeterminismGate final : public Gate {
   CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
     for (std::size_t k = 0; k < run.calls.size(); ++k) {
       const CallResult& r = run.calls[k];
-      if (r.rc != 0) return {Verdict::refused, fmt::format("refused (rc {}): {}", r.rc, r.message)};
+      if (r.rc != 0) return refusal(r);
       if (k == 0) continue;
       CaseJudgement j = compare_outputs(ctx.contract, run.calls[0], r, fmt::format("run {}", k));
       if (j.verdict != Verdict::pass) return j;

@@ -18,22 +18,14 @@ class InputsIntactGate final : public Gate {
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
     if (ctx.contract.inplace_allowed) return {};
-    std::vector<Bindings> shapes = {ctx.contract.nominal()};
-    for (int64_t v : {1, 7, 127})
-      if (auto b = uniform_shape(ctx.contract, v)) shapes.push_back(*b);
-    std::vector<Case> out;
-    for (const auto& b : shapes) {
-      Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));
-      out.push_back(single_call_case(bindings_string(b), ctx.contract, b, rng));
-    }
-    return out;
+    return one_call_per_shape(ctx.contract, nominal_and_uniform(ctx.contract, {1, 7, 127}), seed);
   }
 
   std::string skip_reason(const GateContext&) const override { return "the contract allows in-place use of inputs"; }
 
   CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
     const CallResult& r = run.calls[0];
-    if (r.rc != 0) return {Verdict::refused, fmt::format("refused (rc {}): {}", r.rc, r.message)};
+    if (r.rc != 0) return refusal(r);
     for (std::size_t i = 0; i < r.inputs_after.size(); ++i) {
       const HostTensor& before = c.calls[0].inputs[i];
       const HostTensor& after = r.inputs_after[i];

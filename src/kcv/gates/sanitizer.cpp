@@ -38,8 +38,7 @@ class SanitizerGate final : public Gate {
   bool tolerance_independent() const override { return true; }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
-    std::vector<Bindings> shapes = {ctx.contract.nominal()};
-    if (auto b = uniform_shape(ctx.contract, 13)) shapes.push_back(*b);
+    const std::vector<Bindings> shapes = nominal_and_uniform(ctx.contract, {13});
     std::vector<std::string> tools = {""};
     if (ctx.backend == "cuda") tools = {"memcheck", "racecheck", "initcheck", "synccheck"};
     std::vector<Case> out;
@@ -57,7 +56,7 @@ class SanitizerGate final : public Gate {
   CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
     if (std::string report = first_report(run.log); !report.empty()) return {Verdict::fail, report};
     const CallResult& r = run.calls[0];
-    if (r.rc != 0) return {Verdict::refused, fmt::format("refused (rc {}): {}", r.rc, r.message)};
+    if (r.rc != 0) return refusal(r);
     return {};
   }
 

@@ -26,11 +26,7 @@ class ShapesGate final : public Gate {
     }
     for (int64_t v : {1, 3, 7, 13, 127})
       if (auto b = uniform_shape(ctx.contract, v)) shapes.push_back(*b);
-    std::vector<Case> out;
-    for (const auto& b : shapes) {
-      Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));
-      out.push_back(single_call_case(bindings_string(b), ctx.contract, b, rng));
-    }
+    std::vector<Case> out = one_call_per_shape(ctx.contract, shapes, seed);
     // NOTES: the large tier (element indices past 2^31) needs device memory: cuda only, and only
     // for contracts that can judge a sampled element from a small sub-problem.
     if (ctx.backend == "cuda")
@@ -81,7 +77,7 @@ class ShapesGate final : public Gate {
   /// Every guard band intact, and each sampled element of output 0 within the error model of its
   /// sub-problem's reference.
   static CaseJudgement judge_large(const Contract& k, const Case& c, const CallResult& r) {
-    if (r.rc != 0) return {Verdict::refused, fmt::format("refused (rc {}): {}", r.rc, r.message)};
+    if (r.rc != 0) return refusal(r);
     for (std::size_t o = 0; o < r.output_guards.size(); ++o)
       if (!r.output_guards[o].intact)
         return {Verdict::fail, describe_guard("output", k.outputs[o].name, r.output_guards[o],

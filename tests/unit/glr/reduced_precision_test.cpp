@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <tuple>
@@ -191,6 +192,9 @@ TEST(GlrReduced, StateOrPartialSumsInTheInputDtypeFail) {
         EXPECT_TRUE(any16_failed(*c, v[i])) << at << ": only the f32 outputs fail (16-bit outputs worst "
                                             << worst16(*c, v[i]) << ")";
         if (any16_failed(*c, v[i]) && worst16(*c, v[i]) > 1) least16 = std::min(least16, worst16(*c, v[i]));
+        if (std::getenv("GLR_VERBOSE"))
+          std::printf("    %-26s %-20s %-20s ok=%d worst %.3g  16-bit %.3g\n", c->name.c_str(), kind.c_str(),
+                      evals[i].name.c_str(), int(v[i].ok), v[i].worst_ratio, worst16(*c, v[i]));
       }
     }
     std::printf("  %-28s 16-bit state / sums: smallest worst err/bound %.3g (16-bit outputs alone %.3g)\n",
