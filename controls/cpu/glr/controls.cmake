@@ -1,6 +1,7 @@
 # glr controls on the CPU backend (issue 3). Positive: the chunked fp32 algorithm of
 # include/glr/cpu_chunked.hpp, each file verified against the vector- and the scalar-gate contract
-# (the candidate follows g's rank). Negative: one flaw each, and the gate that must catch it.
+# (the candidate follows g's rank) and, for a few, a bf16/f16 variant (the candidate follows q's
+# dtype). Negative: one flaw each, and the gate that must catch it.
 foreach(form "" "_scalar")
   kcv_control(NAME glr_fwd_chunked${form} OP glr_fwd${form}
               CANDIDATE ${CONTROL_DIR}/glr_fwd_chunked.cpp EXPECT PASS)
@@ -12,6 +13,15 @@ foreach(form "" "_scalar")
               CANDIDATE ${CONTROL_DIR}/glr_bwd_varlen_chunked.cpp EXPECT PASS)
 endforeach()
 
+# bf16/f16 inputs (fp32 inside, 16-bit outputs rounded once): a few of the 16 variants, as each
+# glr_bwd run costs about a minute; tests/unit/glr/ covers every variant through the same code.
+kcv_control(NAME glr_fwd_chunked_bf16 OP glr_fwd_bf16
+            CANDIDATE ${CONTROL_DIR}/glr_fwd_chunked.cpp EXPECT PASS)
+kcv_control(NAME glr_fwd_chunked_scalar_f16 OP glr_fwd_scalar_f16
+            CANDIDATE ${CONTROL_DIR}/glr_fwd_chunked.cpp EXPECT PASS)
+kcv_control(NAME glr_bwd_chunked_bf16 OP glr_bwd_bf16
+            CANDIDATE ${CONTROL_DIR}/glr_bwd_chunked.cpp EXPECT PASS)
+
 kcv_control(NAME glr_fwd_mask_by_multiply OP glr_fwd
             CANDIDATE ${CONTROL_DIR}/glr_fwd_mask_by_multiply.cpp EXPECT FAIL FAILS nonfinite)
 kcv_control(NAME glr_fwd_drop_last_chunk OP glr_fwd
@@ -20,3 +30,5 @@ kcv_control(NAME glr_fwd_gate_after_add OP glr_fwd
             CANDIDATE ${CONTROL_DIR}/glr_fwd_gate_after_add.cpp EXPECT FAIL FAILS numerics)
 kcv_control(NAME glr_fwd_varlen_h0_first_only OP glr_fwd_varlen
             CANDIDATE ${CONTROL_DIR}/glr_fwd_varlen_h0_first_only.cpp EXPECT FAIL FAILS numerics)
+kcv_control(NAME glr_fwd_bf16_accumulate OP glr_fwd_bf16
+            CANDIDATE ${CONTROL_DIR}/glr_fwd_bf16_accumulate.cpp EXPECT FAIL FAILS numerics)

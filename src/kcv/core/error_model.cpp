@@ -44,7 +44,10 @@ Expectation expect(const RefTensor& ref, std::size_t i, DType out, DType acc, do
     // NOTES: within the allowed error of the largest finite value, a legitimate implementation
     // may land on either side of the overflow threshold: accept the finite neighbour or ±Inf.
     if (std::abs(r) - bound <= max_finite(out)) e.classes |= bit(ValueClass::finite);
-    if (std::abs(r) + bound >= max_finite(out)) e.classes |= bit(r > 0 ? ValueClass::pos_inf : ValueClass::neg_inf);
+    // Either sign: where the bound exceeds |r| + max (cancelling sums into a narrow output dtype),
+    // a legitimate value may overflow on the side opposite to r.
+    if (r + bound >= max_finite(out)) e.classes |= bit(ValueClass::pos_inf);
+    if (r - bound <= -max_finite(out)) e.classes |= bit(ValueClass::neg_inf);
     // NOTES: where the terms of a sum (depth >= 2) reach the accumulate dtype's range, a partial
     // sum may overflow in some orders (3e38 + 3e38 - 3e38 in fp32): any non-finite class is then
     // legitimate. A single operation (depth 1) has no partial results: its overflow is exact.

@@ -115,6 +115,22 @@ TEST(ErrorModel, OverflowIsExpectedAsInf) {
   EXPECT_FALSE(cmp(f32({INFINITY}), ref_of({1e37}, 1e37, 1)).ok());
 }
 
+TEST(ErrorModel, OverflowOfEitherSignWhereTheBoundSpansBoth) {
+  // An f16 output of a cancelling fp32 sum: r = -4.36e6 with an error bound wider than
+  // |r| + 65504, so a legitimate kernel may land past +65504 and store +Inf.
+  const double r = -4.36e6, mag = 4e13, depth = 1;  // bound = c·u·(4·4e13) ≈ 9.5e6
+  const RefTensor wide = ref_of({r}, mag, depth * 4);
+  const HostTensor pos_inf = HostTensor::from_values(DType::f16, {1}, {INFINITY});
+  const HostTensor neg_inf = HostTensor::from_values(DType::f16, {1}, {-INFINITY});
+  ASSERT_GT(allowed_error(wide, 0, DType::f16, DType::f32, 1), std::abs(r) + 65504);
+  EXPECT_TRUE(compare(neg_inf, wide, nullptr, DType::f32, 1).ok());
+  EXPECT_TRUE(compare(pos_inf, wide, nullptr, DType::f32, 1).ok());
+  // A narrow bound keeps the sign: +Inf for a large negative r is wrong.
+  const RefTensor narrow = ref_of({r}, 4.36e6, 1);
+  EXPECT_TRUE(compare(neg_inf, narrow, nullptr, DType::f32, 1).ok());
+  EXPECT_FALSE(compare(pos_inf, narrow, nullptr, DType::f32, 1).ok());
+}
+
 TEST(ErrorModel, IntermediateOverflowAdmitsNonFinite) {
   // 3e38 + 3e38 - 3e38: exact 3e38, but fp32 partial sums may overflow in some orders.
   const RefTensor r = ref_of({3e38}, 9e38, 3);

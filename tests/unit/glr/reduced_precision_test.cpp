@@ -68,7 +68,8 @@ TEST(GlrReduced, NamesDtypesAndRegistry) {
 // that rounds its result lands on the same Inf.
 TEST(GlrReduced, InputsStayFiniteAndF16OutputsOverflowWhereTheReferenceDoes) {
   for (const auto& c : reduced_glr_contracts()) {
-    const kcv::Bindings b = c->nominal();
+    kcv::Bindings b = c->nominal();
+    b["T"] = 100;
     for (const std::string& kind : all_kinds(*c)) {
       kcv::Rng rng(41);
       const auto in = c->make_inputs(b, rng, kind);
@@ -173,6 +174,15 @@ const std::set<std::string>& meaningful() {
   return k;
 }
 
+/// Kinds with random data at ordinary magnitudes: there the 16-bit outputs alone must catch a
+/// 16-bit accumulator (with all-equal or alternating data nothing cancels and the error stays near
+/// u_out·|r|; tiny or overflowing f16 data fail through hT/dh0/dg or by class instead).
+const std::set<std::string>& random_kinds() {
+  static const std::set<std::string> k = {vk::normal, vk::negated, kcv::glr_kind::gates_zero, kcv::glr_kind::gates_m20,
+                                          kcv::glr_kind::decay_near_1, kcv::glr_kind::large_qk};
+  return k;
+}
+
 TEST(GlrReduced, StateOrPartialSumsInTheInputDtypeFail) {
   for (const auto& c : reduced_glr_contracts()) {
     const bool bf = input_dtype(*c) == DType::bf16;
@@ -186,18 +196,20 @@ TEST(GlrReduced, StateOrPartialSumsInTheInputDtypeFail) {
       for (std::size_t i = 0; i < v.size(); ++i) {
         const std::string at = c->name + " / " + kind + " / " + evals[i].name;
         EXPECT_FALSE(v[i].ok) << at << " passed: worst err/bound " << v[i].worst_ratio;
-        least = std::min(least, v[i].worst_ratio);
-        // The 16-bit outputs fail on their own: u_out·|r| does not absorb 16-bit accumulation.
-        // (A state overflowing f16 fails by class: its ratio only covers the finite elements.)
-        EXPECT_TRUE(any16_failed(*c, v[i])) << at << ": only the f32 outputs fail (16-bit outputs worst "
-                                            << worst16(*c, v[i]) << ")";
-        if (any16_failed(*c, v[i]) && worst16(*c, v[i]) > 1) least16 = std::min(least16, worst16(*c, v[i]));
+        // A state that overflows f16 fails by class: its ratio covers only the finite elements.
+        if (v[i].worst_ratio > 1) least = std::min(least, v[i].worst_ratio);
         if (std::getenv("GLR_VERBOSE"))
           std::printf("    %-26s %-20s %-20s ok=%d worst %.3g  16-bit %.3g\n", c->name.c_str(), kind.c_str(),
                       evals[i].name.c_str(), int(v[i].ok), v[i].worst_ratio, worst16(*c, v[i]));
+        if (!random_kinds().count(kind)) continue;
+        // The 16-bit outputs fail on their own, with margin: u_out·|r| does not absorb 16-bit
+        // accumulation (the f32 hT/dh0/dg would catch it anyway).
+        EXPECT_TRUE(any16_failed(*c, v[i])) << at << ": only the f32 outputs fail";
+        EXPECT_GT(worst16(*c, v[i]), 2.0) << at;
+        least16 = std::min(least16, worst16(*c, v[i]));
       }
     }
-    std::printf("  %-28s 16-bit state / sums: smallest worst err/bound %.3g (16-bit outputs alone %.3g)\n",
+    std::printf("  %-28s 16-bit state / sums: smallest worst err/bound %.3g (16-bit outputs alone, random data: %.3g)\n",
                 c->name.c_str(), least, least16);
   }
 }
