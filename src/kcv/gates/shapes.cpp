@@ -46,20 +46,18 @@ class ShapesGate final : public Gate {
     CallSpec call;
     call.large = true;
     call.large_seed = seed;
-    for (std::size_t i = 0; i < k.inputs.size(); ++i) {
-      HostTensor t;
-      t.dtype = k.inputs[i].dtype;
-      t.shape = k.input_shape(i, tier.shape);
-      t.stride = contiguous_strides(t.shape);
-      call.inputs.push_back(std::move(t));
-    }
-    for (std::size_t o = 0; o < k.outputs.size(); ++o) {
-      HostTensor t;
-      t.dtype = k.outputs[o].dtype;
-      t.shape = k.output_shape(o, tier.shape);
-      t.stride = contiguous_strides(t.shape);
-      call.outputs.push_back(std::move(t));
-    }
+    // Shape and strides only: the storage stays empty (nothing is staged for the large tier).
+    auto layout_only = [&](const std::vector<TensorSpec>& specs, std::vector<HostTensor>& out) {
+      for (const TensorSpec& spec : specs) {
+        HostTensor t;
+        t.dtype = spec.dtype;
+        t.shape = Contract::resolve(spec.dims, tier.shape);
+        t.stride = contiguous_strides(t.shape);
+        out.push_back(std::move(t));
+      }
+    };
+    layout_only(k.inputs, call.inputs);
+    layout_only(k.outputs, call.outputs);
     call.scalars = k.scalar_values(tier.shape);
     // NOTES: the start, both sides of the 2^31 element boundary (where int32 indices wrap), the
     // tail, and random elements.

@@ -116,3 +116,27 @@ TEST(Gates, LayoutAcceptsACleanRefusalOnlyWithAMessage) {
 
 }  // namespace
 }  // namespace kcv
+
+namespace kcv {
+namespace {
+
+TEST(Gates, ShapesAddsTheLargeTierOnlyOnCuda) {
+  test::TempDir dir;
+  const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
+  const Contract& softmax = *find_contract("softmax");
+  const Gate& shapes = *find_gate("shapes");
+  const auto cpu = shapes.cases({softmax, "cpu", cand}, 1), cuda = shapes.cases({softmax, "cuda", cand}, 1);
+  ASSERT_EQ(cuda.size(), cpu.size() + 1);
+  const CallSpec& large = cuda.back().calls[0];
+  ASSERT_TRUE(large.large);
+  ASSERT_EQ(large.inputs.size(), 1u);
+  EXPECT_GT(large.inputs[0].numel(), int64_t{1} << 31);
+  EXPECT_TRUE(large.inputs[0].storage.empty());
+  EXPECT_EQ(large.inputs[0].stride, contiguous_strides(large.inputs[0].shape));
+  EXPECT_EQ(large.outputs[0].shape, large.inputs[0].shape);
+  EXPECT_FALSE(large.samples.empty());
+  for (int64_t i : large.samples) EXPECT_LT(i, large.outputs[0].numel());
+}
+
+}  // namespace
+}  // namespace kcv
