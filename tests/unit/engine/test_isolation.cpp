@@ -97,9 +97,18 @@ TEST(Isolation, ChildrenTheCandidateForksDieWithTheBatch) {
   int child = 0;
   std::ifstream(pidfile) >> child;
   ASSERT_GT(child, 0);
+  // Killed means gone or a zombie: a killed orphan waits for its new parent (init, or another
+  // subreaper) to reap it, which can take longer than this test waits.
+  auto dead = [&] {
+    if (kill(child, 0) != 0) return true;
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string pid, comm, state;
+    stat >> pid >> comm >> state;
+    return !stat || state == "Z" || state == "X";
+  };
   bool gone = false;
   for (int i = 0; i < 100 && !gone; ++i) {
-    gone = kill(child, 0) != 0;
+    gone = dead();
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_TRUE(gone) << "the candidate's child " << child << " outlived the batch";
