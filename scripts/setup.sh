@@ -6,7 +6,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$here/build}"
 
 packages=(build-essential cmake pkg-config libgtest-dev libgmock-dev libcli11-dev
-          nlohmann-json3-dev libfmt-dev libtomlplusplus-dev valgrind python3)
+          nlohmann-json3-dev libfmt-dev libtomlplusplus-dev valgrind python3
+          python3-torch ninja-build)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -25,6 +25,31 @@ function(kcv_control)
   endif()
 endfunction()
 
+# KernelBench-format controls (docs/kernelbench.md): a problem file and a solution file, run with
+# `kcv verify --kernelbench PROBLEM SOLUTION --baseline kernelbench`; BASELINE asserts the verdict
+# of KernelBench's own check (pass|fail) beside the strict one.
+#
+#   kcv_torch_control(NAME <test name> PROBLEM <file> SOLUTION <file> EXPECT PASS|FAIL
+#                     [FAILS <gate> ...] [BASELINE pass|fail] [BACKEND cpu|cuda] [ARGS ...])
+function(kcv_torch_control)
+  cmake_parse_arguments(C "" "NAME;PROBLEM;SOLUTION;EXPECT;BACKEND;BASELINE" "FAILS;ARGS" ${ARGN})
+  if(NOT C_BACKEND)
+    set(C_BACKEND cpu)
+  endif()
+  string(REPLACE ";" "," fails "${C_FAILS}")
+  string(REPLACE ";" " " extra "${C_ARGS}")
+  add_test(NAME control.torch.${C_BACKEND}.${C_NAME}
+           COMMAND ${CMAKE_COMMAND}
+             -DKCV=$<TARGET_FILE:kcv> -DKB_PROBLEM=${C_PROBLEM} -DCANDIDATE=${C_SOLUTION} -DBACKEND=${C_BACKEND}
+             -DEXPECT=${C_EXPECT} -DFAILS=${fails} -DEXTRA=${extra} -DBASELINE=${C_BASELINE}
+             -DOUT=${CMAKE_BINARY_DIR}/control-reports/torch.${C_BACKEND}.${C_NAME}.json
+             -P ${CMAKE_SOURCE_DIR}/tests/check_control.cmake)
+  set_tests_properties(control.torch.${C_BACKEND}.${C_NAME} PROPERTIES TIMEOUT 900 LABELS "control;torch;${C_BACKEND}")
+  if(C_BACKEND STREQUAL "cuda")
+    set_tests_properties(control.torch.${C_BACKEND}.${C_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIP: ")
+  endif()
+endfunction()
+
 file(GLOB_RECURSE KCV_CONTROL_LISTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/controls/*/controls.cmake
                                                       ${CMAKE_SOURCE_DIR}/controls/*/*/controls.cmake
                                                       ${CMAKE_SOURCE_DIR}/controls/*/*/*/controls.cmake)

@@ -21,23 +21,33 @@ class Candidate {
   /// Compiles a source candidate into workdir (or takes a prebuilt .so as it is).
   /// Throws SetupError with the compiler's first error when it does not build.
   static Candidate prepare(const std::string& path, const std::string& backend, const std::string& workdir);
+  /// A KernelBench solution (Python, docs/kernelbench.md): the torch worker runs it under python.
+  /// Nothing is built here; load_inline builds when the worker first imports it (Runner::probe).
+  static Candidate kernelbench(const std::string& problem, const std::string& solution, const std::string& python);
 
   const std::string& path() const { return path_; }          // as given by the user
   const std::string& library() const { return library_; }    // the .so to load
   bool has_source() const { return kind_ != "so"; }
-  const std::string& kind() const { return kind_; }          // c, cpp, cu, so
+  const std::string& kind() const { return kind_; }          // c, cpp, cu, so, kernelbench
+  const std::string& problem() const { return problem_; }    // kernelbench: the problem file
+  const std::string& python() const { return python_; }      // kernelbench: the interpreter
   /// cpu: the candidate rebuilt with -fsanitize=address,undefined (built on first use; throws
   /// SetupError if that build fails). Empty for a prebuilt .so, which runs under valgrind instead.
   std::string sanitized_library() const;
 
  private:
-  std::string path_, library_, kind_, backend_, workdir_;
+  std::string path_, library_, kind_, backend_, workdir_, problem_, python_;
   mutable std::string sanitized_;
   mutable std::shared_ptr<std::mutex> mu_ = std::make_shared<std::mutex>();
 };
 
 /// The directory candidates include <kcv/abi.h> from (env KCV_INCLUDE_DIR overrides).
 std::string kcv_include_dir();
+/// The directory holding torch/kcv_torch_worker.py (env KCV_ADAPTERS_DIR overrides).
+std::string kcv_adapters_dir();
+/// The Python interpreter for KernelBench candidates: given, else env KCV_PYTHON, else
+/// /usr/bin/python3 (where Debian's python3-torch lives), else python3 on PATH.
+std::string resolve_python(const std::string& given);
 /// Runs argv, capturing stdout+stderr; returns the exit status (-1 if it could not start).
 int run_capture(const std::vector<std::string>& argv, std::string& output);
 

@@ -29,6 +29,9 @@ struct SymbolSpec {
   int64_t nominal = 64;
   /// The shapes gate sweeps this symbol only up to here (keeps the fp64 reference affordable).
   int64_t sweep_max = 4096;
+  /// When set, the shapes gate sweeps exactly these sizes (within range) instead of the boundary
+  /// table: for problems whose nominal sizes are too large to sweep densely.
+  std::vector<int64_t> sweep;
 };
 
 /// Where an input's values live. Adversarial value cases stay inside the domain (NaN/Inf
@@ -112,6 +115,10 @@ class Contract {
   double c = 1.0;                    // error model constant ...
   std::string c_reasoning;           // ... and why it is what it is
   bool inplace_allowed = false;      // inputs may be modified
+  /// Every gate judges classes against both summation orders (either class is accepted where
+  /// they disagree), not only the nonfinite gate. For references whose second "order" is a
+  /// legitimate fp32 evaluation (KernelBench: Model in fp32 eager).
+  bool classes_in_two_orders = false;
 
   /// The fp64 reference. Inputs are read as the device sees them (already rounded to their dtype).
   virtual std::vector<RefTensor> reference(const std::vector<HostTensor>& inputs,
@@ -136,8 +143,10 @@ class Contract {
 
   // ---- derived helpers (non-virtual) ----
   Bindings nominal() const;
-  Shape input_shape(std::size_t i, const Bindings& b) const { return resolve(inputs.at(i).dims, b); }
-  Shape output_shape(std::size_t i, const Bindings& b) const { return resolve(outputs.at(i).dims, b); }
+  /// Shapes of input / output i at b. Default: the spec's dims resolved; contracts whose shapes are
+  /// not expressions of the symbols (a KernelBench problem's conv output) override.
+  virtual Shape input_shape(std::size_t i, const Bindings& b) const { return resolve(inputs.at(i).dims, b); }
+  virtual Shape output_shape(std::size_t i, const Bindings& b) const { return resolve(outputs.at(i).dims, b); }
   std::vector<double> scalar_values(const Bindings& b) const;
   /// Contiguous zero outputs of the right shapes and dtypes.
   std::vector<HostTensor> make_outputs(const Bindings& b) const;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kcv/gate.hpp"
 
 namespace kcv {
@@ -20,6 +22,8 @@ struct GateReport {
   std::string evidence;       // failures: case, index, got, expected, bound; skips: the reason
   uint64_t seed = 0;          // the gate's seed: (gate, case, seed) replays a case
   int64_t failing_case = -1;  // index of the first case that did not pass
+  /// Over the cases judged against the error model: the element with the largest error/bound.
+  std::optional<WorstElement> worst;
 };
 
 struct Report {
@@ -28,6 +32,8 @@ struct Report {
   uint64_t seed = 0;
   Verdict verdict = Verdict::fail;   // pass or fail
   std::vector<GateReport> gates;     // all 12, DESIGN order
+  /// KernelBench candidates: {problem, solution, python, compile_seconds, baseline?}; null otherwise.
+  nlohmann::json kernelbench;
 };
 
 struct VerifyOptions {
@@ -38,6 +44,10 @@ struct VerifyOptions {
   std::optional<uint64_t> seed;      // empty: drawn fresh
   double timeout_s = 10;             // per call
   std::string workdir;               // empty: a fresh temp dir, removed afterwards
+  // KernelBench candidates (docs/kernelbench.md): set both files instead of op and candidate.
+  std::string kernelbench_problem, kernelbench_solution;
+  std::string python;                // interpreter with torch (empty: resolve_python's default)
+  bool baseline = false;             // also run KernelBench's own check (--baseline kernelbench)
 };
 
 /// Called after each gate finishes (for progress output).
@@ -53,6 +63,10 @@ struct ReplayResult {
 };
 ReplayResult replay(const std::string& op, const std::string& candidate, const std::string& backend,
                     const std::string& gate, uint64_t gate_seed, int64_t case_index, double timeout_s);
+/// The same for a KernelBench candidate (the report's kernelbench.problem / .solution).
+ReplayResult replay_kernelbench(const std::string& problem, const std::string& solution, const std::string& python,
+                                const std::string& backend, const std::string& gate, uint64_t gate_seed,
+                                int64_t case_index, double timeout_s);
 
 /// The seed of a gate within a run.
 uint64_t gate_seed(uint64_t run_seed, std::string_view gate_id);

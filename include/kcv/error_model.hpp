@@ -27,6 +27,7 @@ struct Comparison {
   std::vector<Mismatch> first;   // the first few (capped)
   double worst_ratio = 0;    // max |err| / bound over finite elements
   int64_t worst_index = -1;
+  double worst_error = 0, worst_bound = 0;   // at worst_index
   bool ok() const { return bad == 0; }
   /// "out 'y': 3 of 65536 elements outside the model; first at [i] got .. expected .. bound ..".
   std::string describe(const std::string& output_name, const Shape& shape) const;

@@ -3,6 +3,7 @@
 /// isolated worker and never lets a gate see the candidate's process.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -86,9 +87,16 @@ struct CaseRun {
   std::string log;                  // the worker's stderr (candidate output, sanitizer reports), capped
 };
 
+/// The element closest to (or furthest past) its bound in a comparison: error and bound.
+struct WorstElement {
+  double error = 0, bound = 0;
+  double ratio() const { return bound > 0 ? error / bound : (error > 0 ? INFINITY : 0.0); }
+};
+
 struct CaseJudgement {
   Verdict verdict = Verdict::pass;
   std::string evidence;             // empty on pass
+  std::optional<WorstElement> worst;  // judged against the error model: the worst element
 };
 
 class Candidate;

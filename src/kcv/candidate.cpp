@@ -28,6 +28,24 @@ std::string kcv_include_dir() {
   return KCV_BUILD_INCLUDE_DIR;
 }
 
+std::string kcv_adapters_dir() {
+  if (const char* e = std::getenv("KCV_ADAPTERS_DIR"); e && *e) return e;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path installed = exe.parent_path().parent_path() / "share" / "kcv" / "adapters";
+    if (fs::exists(installed / "torch" / "kcv_torch_worker.py")) return installed.string();
+  }
+  return KCV_BUILD_ADAPTERS_DIR;
+}
+
+std::string resolve_python(const std::string& given) {
+  if (!given.empty()) return given;
+  if (const char* e = std::getenv("KCV_PYTHON"); e && *e) return e;
+  if (fs::exists("/usr/bin/python3")) return "/usr/bin/python3";
+  return "python3";
+}
+
 int run_capture(const std::vector<std::string>& argv, std::string& output) {
   int pipefd[2];
   if (pipe(pipefd) != 0) return -1;
@@ -115,7 +133,20 @@ Candidate Candidate::prepare(const std::string& path, const std::string& backend
   return c;
 }
 
+Candidate Candidate::kernelbench(const std::string& problem, const std::string& solution, const std::string& python) {
+  for (const auto& [what, p] : {std::pair{"problem", problem}, std::pair{"solution", solution}})
+    if (!fs::is_regular_file(p)) throw SetupError(fmt::format("kernelbench {} '{}' does not exist or is not a file", what, p));
+  Candidate c;
+  c.kind_ = "kernelbench";
+  c.path_ = fs::absolute(solution).string();
+  c.library_ = c.path_;
+  c.problem_ = fs::absolute(problem).string();
+  c.python_ = python;
+  return c;
+}
+
 std::string Candidate::sanitized_library() const {
+  if (kind_ == "kernelbench") return library_;  // the torch worker builds its extensions sanitized
   if (kind_ == "so" || kind_ == "cu") return {};
   std::lock_guard<std::mutex> lock(*mu_);
   if (sanitized_.empty()) {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "kcv/candidate.hpp"
+#include "kcv/kernelbench.hpp"
 #include "kcv/runner.hpp"
 
 namespace fs = std::filesystem;
@@ -126,6 +127,7 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
       const CaseRun& run = out.runs[i];
       CaseJudgement j = run.status == RunStatus::ok ? gate.judge(ctx, out.cases[i], run)
                                                     : gate.judge_abnormal(ctx, out.cases[i], run);
+      if (j.worst && (!rep.worst || j.worst->ratio() > rep.worst->ratio())) rep.worst = j.worst;
       if (j.verdict != Verdict::pass) {
         if (rep.failing_case < 0) {
           rep.failing_case = only_case ? *only_case : static_cast<int64_t>(i);
@@ -170,8 +172,42 @@ uint64_t gate_seed(uint64_t run_seed, std::string_view gate_id) {
   return splitmix(run_seed ^ h);
 }
 
+namespace {
+
+/// A KernelBench candidate's contract, candidate and runner options (docs/kernelbench.md).
+struct KernelBenchParts {
+  std::unique_ptr<KernelBenchContract> contract;
+  Candidate candidate;
+};
+
+KernelBenchParts kernelbench_parts(const std::string& problem, const std::string& solution, const std::string& python,
+                                   const std::string& backend, const std::string& workdir, RunnerOptions& ro) {
+  KernelBenchSetup setup;
+  setup.problem = fs::absolute(problem).string();
+  setup.python = resolve_python(python);
+  setup.backend = backend;
+  setup.workdir = workdir;
+  KernelBenchParts parts{nullptr, Candidate::kernelbench(problem, solution, setup.python)};
+  parts.contract = KernelBenchContract::create(setup);
+  ro.kernelbench = parts.contract->worker_plan();
+  // NOTES: the first worker imports the solution, and load_inline compiles there: minutes, not
+  // the per-call timeout.
+  ro.load_timeout_s = 1800;
+  return parts;
+}
+
+}  // namespace
+
 Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
-  const Contract& contract = require_contract(o.op);
+  const bool kernelbench = !o.kernelbench_problem.empty() || !o.kernelbench_solution.empty();
+  if (kernelbench && (o.kernelbench_problem.empty() || o.kernelbench_solution.empty()))
+    throw SetupError("--kernelbench needs two files: PROBLEM.py SOLUTION.py");
+  if (kernelbench && (!o.op.empty() || !o.candidate.empty()))
+    throw SetupError("--kernelbench replaces --op and --candidate; give one or the other");
+  if (!kernelbench && o.baseline) throw SetupError("--baseline kernelbench needs --kernelbench");
+  if (!kernelbench && (o.op.empty() || o.candidate.empty()))
+    throw SetupError("verify needs --op OP and --candidate FILE, or --kernelbench PROBLEM.py SOLUTION.py");
+  const Contract* builtin = kernelbench ? nullptr : &require_contract(o.op);
   require_backend(o.backend);
   for (const auto& g : o.gates)
     if (!find_gate(g)) throw SetupError(fmt::format("unknown gate '{}' (gates: numerics, shapes, values, nonfinite, "
@@ -185,9 +221,24 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
   report.backend = o.backend;
   report.seed = o.seed ? *o.seed : fresh_seed();
   probe_backend(o.backend, wd.path(), o.timeout_s);
-  const Candidate candidate = Candidate::prepare(o.candidate, o.backend, wd.path());
-  Runner runner(candidate, runner_options(o.backend, wd.path(), o.timeout_s, report.seed));
+  RunnerOptions ro = runner_options(o.backend, wd.path(), o.timeout_s, report.seed);
+  KernelBenchParts kb;
+  if (kernelbench) {
+    kb = kernelbench_parts(o.kernelbench_problem, o.kernelbench_solution, o.python, o.backend, wd.path(), ro);
+    report.op = kb.contract->name;
+    report.candidate = kb.candidate.path();
+  }
+  const Contract& contract = kernelbench ? *kb.contract : *builtin;
+  const Candidate candidate = kernelbench ? kb.candidate : Candidate::prepare(o.candidate, o.backend, wd.path());
+  Runner runner(candidate, ro);
+  const auto t_load = std::chrono::steady_clock::now();
   runner.probe();
+  if (kernelbench) {
+    report.kernelbench = {{"problem", kb.candidate.problem()}, {"solution", kb.candidate.path()},
+                          {"python", kb.candidate.python()},
+                          {"compile_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count()}};
+    if (o.baseline) report.kernelbench["baseline"] = kernelbench_baseline(*kb.contract, runner);
+  }
 
   const GateContext ctx{contract, o.backend, candidate};
   bool all_pass = true;
@@ -213,16 +264,11 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
   return report;
 }
 
-ReplayResult replay(const std::string& op, const std::string& candidate_path, const std::string& backend,
-                    const std::string& gate_id, uint64_t seed, int64_t case_index, double timeout_s) {
-  const Contract& contract = require_contract(op);
-  require_backend(backend);
-  const Gate* gate = find_gate(gate_id);
-  if (!gate) throw SetupError(fmt::format("unknown gate '{}'", gate_id));
-  Workdir wd("");
-  probe_backend(backend, wd.path(), timeout_s);
-  const Candidate candidate = Candidate::prepare(candidate_path, backend, wd.path());
-  Runner runner(candidate, runner_options(backend, wd.path(), timeout_s, seed));
+namespace {
+
+ReplayResult replay_case(const Contract& contract, const Candidate& candidate, const RunnerOptions& ro,
+                         const std::string& backend, const Gate* gate, uint64_t seed, int64_t case_index) {
+  Runner runner(candidate, ro);
   runner.probe();
   const GateContext ctx{contract, backend, candidate};
   GateRun r = run_gate(*gate, ctx, runner, seed, case_index);
@@ -236,6 +282,38 @@ ReplayResult replay(const std::string& op, const std::string& candidate_path, co
     out.judgement = {r.report.verdict, r.report.evidence};
   }
   return out;
+}
+
+const Gate* require_gate(const std::string& gate_id) {
+  const Gate* gate = find_gate(gate_id);
+  if (!gate) throw SetupError(fmt::format("unknown gate '{}'", gate_id));
+  return gate;
+}
+
+}  // namespace
+
+ReplayResult replay(const std::string& op, const std::string& candidate_path, const std::string& backend,
+                    const std::string& gate_id, uint64_t seed, int64_t case_index, double timeout_s) {
+  const Contract& contract = require_contract(op);
+  require_backend(backend);
+  const Gate* gate = require_gate(gate_id);
+  Workdir wd("");
+  probe_backend(backend, wd.path(), timeout_s);
+  const Candidate candidate = Candidate::prepare(candidate_path, backend, wd.path());
+  return replay_case(contract, candidate, runner_options(backend, wd.path(), timeout_s, seed), backend, gate, seed,
+                     case_index);
+}
+
+ReplayResult replay_kernelbench(const std::string& problem, const std::string& solution, const std::string& python,
+                                const std::string& backend, const std::string& gate_id, uint64_t seed,
+                                int64_t case_index, double timeout_s) {
+  require_backend(backend);
+  const Gate* gate = require_gate(gate_id);
+  Workdir wd("");
+  probe_backend(backend, wd.path(), timeout_s);
+  RunnerOptions ro = runner_options(backend, wd.path(), timeout_s, seed);
+  KernelBenchParts kb = kernelbench_parts(problem, solution, python, backend, wd.path(), ro);
+  return replay_case(*kb.contract, kb.candidate, ro, backend, gate, seed, case_index);
 }
 
 }  // namespace kcv

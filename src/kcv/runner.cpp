@@ -95,7 +95,10 @@ std::vector<CaseRun> Runner::run(const std::vector<Case>& cases) {
     std::vector<const Case*> batch;
     int64_t bytes = 0;
     const WorkerOptions opts = cases[i].worker;
-    while (i < cases.size() && cases[i].worker == opts && (batch.empty() || bytes < kBatchBytes)) {
+    // NOTES: a torch worker costs seconds to start (import torch, CUDA context, the solution's
+    // extension): it takes bigger batches.
+    const int64_t limit = candidate_.kind() == "kernelbench" ? 8 * kBatchBytes : kBatchBytes;
+    while (i < cases.size() && cases[i].worker == opts && (batch.empty() || bytes < limit)) {
       for (const auto& c : cases[i].calls) {
         for (const auto& t : c.inputs) bytes += 2 * static_cast<int64_t>(t.span_bytes());
         for (const auto& t : c.outputs) bytes += 2 * static_cast<int64_t>(t.span_bytes());
@@ -130,6 +133,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       jc["writer_kernel"] = call.writer_kernel;
       jc["background_load"] = call.background_load;
       jc["scalars"] = call.scalars;
+      jc["bindings"] = batch[ci]->shape;
       auto stage = [&](const std::vector<HostTensor>& ts, bool is_input, std::vector<Staged>& where) {
         json arr = json::array();
         for (std::size_t k = 0; k < ts.size(); ++k) {
@@ -169,8 +173,13 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   const bool sanitized = wopts.sanitized;
   const std::string library = sanitized && opt_.backend == "cpu" && candidate_.has_source()
                                   ? candidate_.sanitized_library() : candidate_.library();  // "" = backend probe
+  const bool torch = candidate_.kind() == "kernelbench";
   json plan = {{"backend", opt_.backend}, {"candidate", library}, {"canary_key", opt_.canary_key},
                {"calls", std::move(calls)}};
+  if (torch) {
+    plan["kernelbench"] = opt_.kernelbench;
+    plan["kernelbench"]["sanitize"] = sanitized;
+  }
   const std::string plan_text = plan.dump();
   const int64_t plan_at = at;
   const int64_t total = align64(at + static_cast<int64_t>(plan_text.size()));
@@ -210,17 +219,39 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   } else if (sanitized) {
     timeout *= 4;
   }
-  argv.push_back(opt_.worker);
+  if (torch) {
+    // The torch worker speaks kcv-worker's protocol (adapters/torch/kcv_torch_worker.py).
+    argv.insert(argv.end(), {candidate_.python(), "-u", (fs::path(kcv_adapters_dir()) / "torch" / "kcv_torch_worker.py").string()});
+  } else {
+    argv.push_back(opt_.worker);
+  }
+  const double load_timeout = std::max(timeout, opt_.load_timeout_s);
+  std::string path = "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin";
+  // NOTES: a venv's python keeps its tools (ninja, for load_inline) beside it.
+  if (torch && fs::path(candidate_.python()).has_parent_path())
+    path = fs::path(candidate_.python()).parent_path().string() + ":" + path;
   std::vector<std::string> env = {
-      "PATH=/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin", "HOME=" + cwd.string(), "TMPDIR=" + cwd.string(),
+      "PATH=" + path, "HOME=" + cwd.string(), "TMPDIR=" + cwd.string(),
       "LANG=C", fmt::format("OMP_NUM_THREADS={}", wopts.threads > 0 ? wopts.threads : int(sysconf(_SC_NPROCESSORS_ONLN))),
       fmt::format("KCV_THREADS={}", wopts.threads > 0 ? wopts.threads : int(sysconf(_SC_NPROCESSORS_ONLN)))};
   for (const char* keep : {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CUDA_HOME"})
     if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
+  if (torch) {
+    // NOTES: one extensions directory per verification, outside the worker's cwd: the probe's
+    // load_inline build is reused by every later worker (sanitized builds hash differently).
+    env.push_back("TORCH_EXTENSIONS_DIR=" + (fs::absolute(opt_.workdir) / "torch-extensions").string());
+    env.push_back("PYTHONDONTWRITEBYTECODE=1");
+    if (const char* v = std::getenv("PYTHONPATH")) env.push_back(std::string("PYTHONPATH=") + v);
+    // cpu: freed memory stays in the heap (no trim, no mmap below 32 MiB), so the coverage
+    // gate's poison reaches the candidate's next allocation.
+    env.push_back("MALLOC_MMAP_THRESHOLD_=33554432");
+    env.push_back("MALLOC_TRIM_THRESHOLD_=17179869184");
+  }
   if (sanitized && opt_.backend == "cpu" && !valgrind) {
     env.push_back("LD_PRELOAD=" + asan_runtime());
-    env.push_back("ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:exitcode=86:allocator_may_return_null=1:"
-                  "detect_odr_violation=0:verify_asan_link_order=0");
+    env.push_back(std::string("ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:exitcode=86:allocator_may_return_null=1:"
+                              "detect_odr_violation=0:verify_asan_link_order=0") +
+                  (torch ? ":alloc_dealloc_mismatch=0:detect_container_overflow=0" : ""));
     env.push_back("UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=87");
   }
 
@@ -271,7 +302,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   std::string fatal, pending;
   Fault fault;  // global call index until mapped to its case below
   std::string device_error;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(load_timeout);
   bool eof = false;
   while (!eof && !bye) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
@@ -354,7 +385,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
 
   std::string death;
   if (!device_error.empty()) death = "hit a device error: " + device_error;
-  else if (timed_out) death = fmt::format("no progress for {:.0f} s", timeout);
+  else if (timed_out) death = fmt::format("no progress for {:.0f} s", ready ? timeout : load_timeout);
   else if (WIFSIGNALED(status) && !bye) death = "killed by " + signal_text(WTERMSIG(status));
   else if (WIFEXITED(status) && !bye) death = fmt::format("exited with status {} before finishing", WEXITSTATUS(status));
   else if (bye && WIFEXITED(status) && WEXITSTATUS(status) != 0) death = fmt::format("exited with status {} after its calls", WEXITSTATUS(status));

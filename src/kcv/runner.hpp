@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kcv/candidate.hpp"
 #include "kcv/gate.hpp"
 
@@ -17,6 +19,11 @@ struct RunnerOptions {
   std::string workdir;         // scratch space of this verification (worker cwds, logs)
   double timeout_s = 10;       // per call, wall clock (the load phase gets the same)
   uint64_t canary_key = 0;
+  /// Until the worker says ready (imports, load_inline builds): at least this long. 0: timeout_s.
+  double load_timeout_s = 0;
+  /// KernelBench candidates: what the torch worker needs beyond the calls (problem, init_seed,
+  /// argument template); docs/kernelbench.md.
+  nlohmann::json kernelbench;
 };
 
 /// Path of kcv-worker: env KCV_WORKER, else beside the running executable, else the build tree's.

@@ -15,6 +15,8 @@
 #include "kcv/engine.hpp"
 #include "kcv/report.hpp"
 
+#include "corpus_commands.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -51,7 +53,11 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
   const kcv::Report report = kcv::verify(opts, [&](const kcv::GateReport& g) {
     if (quiet) return;
     if (!header) {  // printed once the candidate built and loaded: setup errors stay one line
-      std::cout << fmt::format("kcv verify: op {} candidate {} backend {}\n", opts.op, opts.candidate, opts.backend);
+      if (opts.kernelbench_problem.empty())
+        std::cout << fmt::format("kcv verify: op {} candidate {} backend {}\n", opts.op, opts.candidate, opts.backend);
+      else
+        std::cout << fmt::format("kcv verify: kernelbench problem {} solution {} backend {}\n", opts.kernelbench_problem,
+                                 opts.kernelbench_solution, opts.backend);
       std::cout << fmt::format("  {:<14} {:<8} {:>6} {:>9}  {}\n", "gate", "verdict", "cases", "time", "evidence");
       header = true;
     }
@@ -61,6 +67,12 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
   if (!junit_out.empty()) write_file_atomically(junit_out, kcv::report_to_junit(report));
   int failed = 0;
   for (const auto& g : report.gates) failed += g.verdict != kcv::Verdict::pass && g.evidence != "not selected (--gates)";
+  if (!report.kernelbench.is_null() && report.kernelbench.contains("baseline")) {
+    const auto& b = report.kernelbench["baseline"];
+    std::cout << fmt::format("kernelbench baseline (5 trials, allclose atol=rtol=1e-2): {}{}{}\n",
+                             b.value("verdict", std::string("?")), b.value("detail", std::string()).empty() ? "" : ": ",
+                             b.value("detail", std::string()));
+  }
   std::cout << fmt::format("verdict: {} ({} of {} gates not passed) seed {}\n", kcv::verdict_name(report.verdict), failed,
                            report.gates.size(), report.seed);
   return report.verdict == kcv::Verdict::pass ? kExitPass : kExitFail;
@@ -122,7 +134,13 @@ int cmd_replay(const std::string& path, const std::string& gate, int64_t case_in
   for (const auto& x : r.gates)
     if (x.id == gate) g = &x;
   if (!g) throw kcv::SetupError(fmt::format("report has no gate '{}'", gate));
-  const kcv::ReplayResult res = kcv::replay(r.op, r.candidate, r.backend, gate, g->seed, case_index, timeout);
+  const kcv::ReplayResult res =
+      r.kernelbench.is_null()
+          ? kcv::replay(r.op, r.candidate, r.backend, gate, g->seed, case_index, timeout)
+          : kcv::replay_kernelbench(r.kernelbench.at("problem").get<std::string>(),
+                                    r.kernelbench.at("solution").get<std::string>(),
+                                    r.kernelbench.value("python", std::string()), r.backend, gate, g->seed, case_index,
+                                    timeout);
   std::cout << fmt::format("replay: op {} candidate {} gate {} case {} ({}) seed {}\n", r.op, r.candidate, gate,
                            case_index, res.label, g->seed);
   std::cout << fmt::format("{}{}{}\n", kcv::verdict_name(res.judgement.verdict), res.judgement.evidence.empty() ? "" : ": ",
@@ -141,8 +159,14 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   bool quiet = false;
   auto* verify = app.add_subcommand("verify", "run the 12 gates on a candidate");
-  verify->add_option("--op", vopts.op, "op contract (see `kcv contracts`)")->required();
-  verify->add_option("--candidate", vopts.candidate, "candidate: .c, .cpp, .cu or .so")->required();
+  std::vector<std::string> kernelbench_files;
+  std::string baseline;
+  verify->add_option("--op", vopts.op, "op contract (see `kcv contracts`)");
+  verify->add_option("--candidate", vopts.candidate, "candidate: .c, .cpp, .cu or .so");
+  verify->add_option("--kernelbench", kernelbench_files, "PROBLEM.py SOLUTION.py: a KernelBench candidate (docs/kernelbench.md)")
+      ->expected(2);
+  verify->add_option("--python", vopts.python, "interpreter with torch for --kernelbench (default: $KCV_PYTHON, else /usr/bin/python3)");
+  verify->add_option("--baseline", baseline, "also run a baseline check beside the gates: kernelbench");
   verify->add_option("--backend", vopts.backend, "cpu or cuda")->capture_default_str();
   verify->add_option("--gates", gates, "comma-separated gate ids (default: all 12)");
   auto* seed_opt = verify->add_option("--seed", seed, "run seed (default: drawn fresh, printed, recorded)");
@@ -165,6 +189,8 @@ int main(int argc, char** argv) {
   replay->add_option("--case", replay_case, "case index")->required();
   replay->add_option("--timeout", replay_timeout, "wall-clock seconds per call")->capture_default_str();
 
+  kcv::cli::CorpusCommands corpus(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -177,9 +203,17 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (corpus.selected()) return corpus.dispatch();
     if (*verify) {
       vopts.gates = split_commas(gates);
       if (*seed_opt) vopts.seed = seed;
+      if (kernelbench_files.size() == 2) {
+        vopts.kernelbench_problem = kernelbench_files[0];
+        vopts.kernelbench_solution = kernelbench_files[1];
+      }
+      if (!baseline.empty() && baseline != "kernelbench")
+        throw kcv::SetupError(fmt::format("unknown baseline '{}' (kernelbench)", baseline));
+      vopts.baseline = baseline == "kernelbench";
       return cmd_verify(vopts, json_out, junit_out, quiet);
     }
     if (*contracts) return cmd_contracts(*show ? show_op : "");

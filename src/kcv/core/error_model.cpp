@@ -143,6 +143,8 @@ Comparison compare(const HostTensor& got, const RefTensor& ref, const RefTensor*
     if (ratio > cmp.worst_ratio || cmp.worst_index < 0) {
       cmp.worst_ratio = ratio;
       cmp.worst_index = i;
+      cmp.worst_error = err;
+      cmp.worst_bound = bound;
     }
     if (!(err <= bound))
       record(i, expected, bound, std::isnan(bound) ? "bound undefined (NaN) in the reference" : "error > bound");

@@ -41,6 +41,11 @@ std::vector<int64_t> boundary_sizes(const SymbolSpec& s) {
                                   511,  513,  1000, 1021, 1023, 1025, 2047, 2049, 4095, 4097, 8191, 8193};
   const int64_t hi = std::min(s.max, s.sweep_max);
   std::vector<int64_t> out;
+  if (!s.sweep.empty()) {
+    for (int64_t v : s.sweep)
+      if (v >= s.min && v <= hi && v != s.nominal && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    return out;
+  }
   for (int64_t v : sizes)
     if (v >= s.min && v <= hi && v != s.nominal) out.push_back(v);
   if (out.empty() || out.front() != s.min) {
@@ -86,14 +91,24 @@ CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const 
     return refusal(result);
   }
   const auto ref = contract.reference(spec.inputs, spec.scalars, shape, SumOrder::forward);
+  const bool two_orders = opts.two_orders || contract.classes_in_two_orders;
   std::vector<RefTensor> alt;
-  if (opts.two_orders) alt = contract.reference(spec.inputs, spec.scalars, shape, SumOrder::reverse);
+  if (two_orders) alt = contract.reference(spec.inputs, spec.scalars, shape, SumOrder::reverse);
+  CaseJudgement out;
   for (std::size_t o = 0; o < contract.outputs.size(); ++o) {
-    const Comparison cmp = compare(result.outputs[o], ref[o], opts.two_orders ? &alt[o] : nullptr,
+    const Comparison cmp = compare(result.outputs[o], ref[o], two_orders ? &alt[o] : nullptr,
                                    contract.accumulate, contract.c, opts.classes_only);
-    if (!cmp.ok()) return {Verdict::fail, cmp.describe(contract.outputs[o].name, result.outputs[o].shape)};
+    if (cmp.worst_index >= 0 && !opts.classes_only) {
+      const WorstElement w{cmp.worst_error, cmp.worst_bound};
+      if (!out.worst || w.ratio() > out.worst->ratio()) out.worst = w;
+    }
+    if (!cmp.ok()) {
+      out.verdict = Verdict::fail;
+      out.evidence = cmp.describe(contract.outputs[o].name, result.outputs[o].shape);
+      return out;
+    }
   }
-  return {};
+  return out;
 }
 
 CaseJudgement judge_all_calls(const Contract& contract, const Case& c, const CaseRun& run, const JudgeOptions& opts) {
@@ -105,6 +120,7 @@ CaseJudgement judge_all_calls(const Contract& contract, const Case& c, const Cas
       return j;
     }
     if (pass.evidence.empty()) pass.evidence = j.evidence;
+    if (j.worst && (!pass.worst || j.worst->ratio() > pass.worst->ratio())) pass.worst = j.worst;
   }
   return pass;
 }

@@ -1,4 +1,6 @@
 // kcv.report/1: op, candidate, backend, seed, verdict, and all 12 gates in DESIGN order.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "kcv/candidate.hpp"
@@ -14,13 +16,19 @@ Verdict parse_verdict(const std::string& s) {
 
 nlohmann::json report_to_json(const Report& r) {
   nlohmann::json gates = nlohmann::json::array();
-  for (const auto& g : r.gates)
+  for (const auto& g : r.gates) {
     gates.push_back({{"id", g.id}, {"verdict", verdict_name(g.verdict)}, {"tolerance_independent", g.tolerance_independent},
                      {"cases", g.cases}, {"seconds", g.seconds}, {"evidence", g.evidence},
                      // NOTES: seeds are 64-bit; JSON readers that use doubles lose bits, so a string.
                      {"seed", std::to_string(g.seed)}, {"failing_case", g.failing_case}});
-  return {{"schema", r.schema}, {"op", r.op}, {"candidate", r.candidate}, {"backend", r.backend},
-          {"seed", std::to_string(r.seed)}, {"verdict", verdict_name(r.verdict)}, {"gates", gates}};
+    // NOTES: JSON has no Inf: a worst element with an infinite or NaN ratio is left out.
+    if (g.worst && std::isfinite(g.worst->error) && std::isfinite(g.worst->bound))
+      gates.back()["worst"] = {{"error", g.worst->error}, {"bound", g.worst->bound}};
+  }
+  nlohmann::json j = {{"schema", r.schema}, {"op", r.op}, {"candidate", r.candidate}, {"backend", r.backend},
+                      {"seed", std::to_string(r.seed)}, {"verdict", verdict_name(r.verdict)}, {"gates", gates}};
+  if (!r.kernelbench.is_null()) j["kernelbench"] = r.kernelbench;
+  return j;
 }
 
 Report report_from_json(const nlohmann::json& j) {
@@ -32,6 +40,7 @@ Report report_from_json(const nlohmann::json& j) {
     r.backend = j.at("backend").get<std::string>();
     r.seed = std::stoull(j.at("seed").get<std::string>());
     r.verdict = parse_verdict(j.at("verdict").get<std::string>());
+    if (j.contains("kernelbench")) r.kernelbench = j["kernelbench"];
     for (const auto& g : j.at("gates")) {
       GateReport gr;
       gr.id = g.at("id").get<std::string>();
@@ -42,6 +51,7 @@ Report report_from_json(const nlohmann::json& j) {
       gr.evidence = g.at("evidence").get<std::string>();
       gr.seed = std::stoull(g.at("seed").get<std::string>());
       gr.failing_case = g.value("failing_case", int64_t{-1});
+      if (g.contains("worst")) gr.worst = WorstElement{g["worst"].at("error").get<double>(), g["worst"].at("bound").get<double>()};
       r.gates.push_back(std::move(gr));
     }
     return r;

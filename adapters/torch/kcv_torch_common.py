@@ -1,0 +1,84 @@
+"""What the torch reference server and the torch candidate worker share: loading a KernelBench
+problem or solution file as a module, its module-level sizes, dtype codes of the kcv ABI, and
+building a model the same way on both sides (same seed, on the CPU, then moved)."""
+
+import importlib.util
+import sys
+
+import torch
+
+# kcv_dtype codes (include/kcv/abi.h)
+DTYPES = {
+    0: torch.float64, 1: torch.float32, 2: torch.float16, 3: torch.bfloat16,
+    4: torch.int32, 5: torch.int64, 6: torch.uint8,
+}
+CODES = {v: k for k, v in DTYPES.items()}
+
+REFUSE_MARK = "kcv: refuse"
+
+
+def load_module(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise RuntimeError(f"cannot load '{path}' as a Python module")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def module_sizes(mod):
+    """The module-level integer sizes (bool excluded) as the file set them."""
+    return {k: v for k, v in vars(mod).items()
+            if type(v) is int and not k.startswith("_") and k.isidentifier()}
+
+
+def set_sizes(mod, nominal, bindings):
+    """Every size back to nominal, then the bindings on top: get_inputs()/get_init_inputs() read
+    module globals when called, so this is how a problem is re-sized."""
+    for k, v in nominal.items():
+        setattr(mod, k, int(bindings.get(k, v)))
+
+
+def model_class(mod, prefer_new):
+    if prefer_new and hasattr(mod, "ModelNew"):
+        return mod.ModelNew
+    if hasattr(mod, "Model"):
+        return mod.Model
+    raise RuntimeError("the file defines neither ModelNew nor Model")
+
+
+def build_model(cls, init_args, init_seed, device):
+    # NOTES: on the CPU under one seed, then moved: Model and ModelNew draw identical weights
+    # whenever they declare the same parameters in the same order (KernelBench's assumption).
+    torch.manual_seed(init_seed)
+    model = cls(*init_args)
+    return model.to(device)
+
+
+def as_tuple(out):
+    if isinstance(out, (tuple, list)):
+        return tuple(out)
+    return (out,)
+
+
+def fp32_means_fp32():
+    # NOTES: an fp32 contract: TF32 in matmul or cuDNN would be a 2^13 coarser rounding. Both
+    # the reference and the candidate run with it off; a candidate that turns it on fails.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
+def tensor_bytes(t):
+    """The raw bytes of t in row-major order (no numpy needed)."""
+    t = t.detach().contiguous().cpu()
+    buf = bytearray(t.numel() * t.element_size())
+    if buf:
+        torch.frombuffer(buf, dtype=torch.uint8).copy_(t.reshape(-1).view(torch.uint8))
+    return bytes(buf)
+
+
+def tensor_from_bytes(blob, dtype, shape):
+    if len(blob) == 0:
+        return torch.empty(shape, dtype=dtype)
+    return torch.frombuffer(bytearray(blob), dtype=torch.uint8).view(dtype).reshape(shape)

@@ -1,0 +1,181 @@
+"""kcv torch reference server: the trusted side of a KernelBench verification.
+
+Usage: python kcv_torch_reference.py PROBLEM.py DEVICE INIT_SEED
+
+It never loads the solution. kcv sends requests on stdin and reads answers on the original stdout
+(the problem's own prints go to stderr). A message is one JSON line, followed by the raw bytes of
+each blob its "blobs" list gives the length of.
+
+  describe  {bindings}          -> the problem at these sizes: inputs, outputs, argument template;
+                                   at nominal also the module sizes and which of them shape an input
+  inputs    {bindings, seed}    -> get_inputs() under torch.manual_seed(seed), one blob per tensor
+  reference {bindings} + blobs  -> per output: Model in float64 and Model in float32 (eager), both
+                                   as float64 blobs, on the same inputs and weights
+  quit
+"""
+
+import copy
+import json
+import os
+import sys
+import traceback
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kcv_torch_common as common  # noqa: E402
+
+
+class Server:
+    def __init__(self, problem, device, init_seed):
+        self.device = torch.device(device)
+        self.init_seed = init_seed
+        self.mod = common.load_module(problem, "kcv_problem")
+        self.nominal = common.module_sizes(self.mod)
+        self.models = {}       # bindings key -> (model32, model64)
+        self.described = {}    # bindings key -> description
+
+    def key(self, bindings):
+        return json.dumps(sorted(bindings.items()))
+
+    def args_at(self, bindings, seed):
+        common.set_sizes(self.mod, self.nominal, bindings)
+        torch.manual_seed(seed)
+        args = list(self.mod.get_inputs())
+        return args
+
+    def models_at(self, bindings):
+        k = self.key(bindings)
+        if k not in self.models:
+            common.set_sizes(self.mod, self.nominal, bindings)
+            init = list(self.mod.get_init_inputs())
+            m32 = common.build_model(self.mod.Model, init, self.init_seed, self.device)
+            m64 = copy.deepcopy(m32).double()
+            self.models = {k: (m32, m64)}  # one shape at a time: memory stays bounded
+        return self.models[k]
+
+    def describe(self, bindings):
+        k = self.key(bindings)
+        if k in self.described:
+            return self.described[k]
+        args = self.args_at(bindings, 0)
+        inputs, template = [], []
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                if a.dtype not in common.CODES:
+                    raise RuntimeError(f"get_inputs() returns a {a.dtype} tensor, which the kcv ABI cannot carry")
+                floating = a.dtype.is_floating_point
+                inputs.append({"dtype": common.CODES[a.dtype], "shape": list(a.shape),
+                               "integer": not floating,
+                               "nonneg": bool(a.numel() > 0 and floating and a.min().item() >= 0)})
+                template.append({"tensor": len(inputs) - 1})
+            else:
+                json.dumps(a)  # a constant argument must be plain data
+                template.append({"const": a})
+        m32, _ = self.models_at(bindings)
+        with torch.no_grad():
+            outs = common.as_tuple(m32(*[a.to(self.device) if isinstance(a, torch.Tensor) else a for a in args]))
+        outputs = []
+        for o in outs:
+            if not isinstance(o, torch.Tensor) or o.dtype not in common.CODES:
+                raise RuntimeError("Model returns something other than tensors of a kcv dtype")
+            outputs.append({"dtype": common.CODES[o.dtype], "shape": list(o.shape)})
+        d = {"inputs": inputs, "outputs": outputs, "args": template}
+        if not bindings:
+            d["sizes"] = self.nominal
+            d["symbols"] = self.shape_symbols(inputs)
+        self.described[k] = d
+        return d
+
+    def shape_symbols(self, nominal_inputs):
+        """The module sizes that shape an input: changed by one, some input's shape changes."""
+        shapes = [i["shape"] for i in nominal_inputs]
+        out = []
+        for name, v in self.nominal.items():
+            if v < 1:
+                continue
+            try:
+                args = self.args_at({name: v + 1}, 0)
+            except Exception:  # noqa: BLE001 - a size get_inputs cannot take is not a symbol
+                continue
+            got = [list(a.shape) for a in args if isinstance(a, torch.Tensor)]
+            if got != shapes:
+                out.append(name)
+        common.set_sizes(self.mod, self.nominal, {})
+        return out
+
+    def inputs(self, bindings, seed):
+        args = self.args_at(bindings, seed)
+        return [common.tensor_bytes(a) for a in args if isinstance(a, torch.Tensor)]
+
+    def reference(self, bindings, blobs):
+        d = self.describe(bindings)
+        tensors = []
+        for spec, blob in zip(d["inputs"], blobs):
+            dt = common.DTYPES[spec["dtype"]]
+            tensors.append(common.tensor_from_bytes(blob, dt, spec["shape"]).to(self.device))
+        args32 = [tensors[a["tensor"]] if "tensor" in a else a["const"] for a in d["args"]]
+        args64 = [x.double() if isinstance(x, torch.Tensor) and x.dtype.is_floating_point else x for x in args32]
+        m32, m64 = self.models_at(bindings)
+        with torch.no_grad():
+            o64 = common.as_tuple(m64(*args64))
+            o32 = common.as_tuple(m32(*args32))
+        out = []
+        for a, b in zip(o64, o32):
+            out.append(common.tensor_bytes(a.double()))
+            out.append(common.tensor_bytes(b.double()))
+        return out
+
+
+def read_message(inp):
+    line = inp.readline()
+    if not line:
+        return None, []
+    msg = json.loads(line)
+    blobs = [inp.read(n) for n in msg.get("blobs", [])]
+    return msg, blobs
+
+
+def write_message(out, msg, blobs=()):
+    msg = dict(msg)
+    msg["blobs"] = [len(b) for b in blobs]
+    out.write((json.dumps(msg) + "\n").encode())
+    for b in blobs:
+        out.write(b)
+    out.flush()
+
+
+def main():
+    # The protocol owns the original stdout; whatever the problem prints goes to stderr.
+    proto_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    proto_in = sys.stdin.buffer
+    problem, device, init_seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    common.fp32_means_fp32()
+    try:
+        server = Server(problem, device, init_seed)
+    except Exception as e:  # noqa: BLE001
+        write_message(proto_out, {"ok": False, "error": f"cannot load problem: {type(e).__name__}: {e}"})
+        return 1
+    write_message(proto_out, {"ok": True})
+    while True:
+        msg, blobs = read_message(proto_in)
+        if msg is None or msg.get("op") == "quit":
+            return 0
+        bindings = {k: int(v) for k, v in msg.get("bindings", {}).items()}
+        try:
+            if msg["op"] == "describe":
+                write_message(proto_out, {"ok": True, "description": server.describe(bindings)})
+            elif msg["op"] == "inputs":
+                write_message(proto_out, {"ok": True}, server.inputs(bindings, int(msg["seed"])))
+            elif msg["op"] == "reference":
+                write_message(proto_out, {"ok": True}, server.reference(bindings, blobs))
+            else:
+                write_message(proto_out, {"ok": False, "error": f"unknown request {msg['op']!r}"})
+        except Exception as e:  # noqa: BLE001 - the reference rejecting a shape is an answer
+            traceback.print_exc(file=sys.stderr)
+            write_message(proto_out, {"ok": False, "error": f"{type(e).__name__}: {e}".splitlines()[0][:500]})
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,331 @@
+"""kcv torch worker: runs a KernelBench solution's ModelNew for the kcv engine, in an isolated
+process that kcv's Runner starts exactly like kcv-worker and that speaks the same protocol
+(src/kcv/protocol.hpp):
+
+  fd 3  a memfd: [0, 8) plan offset, [8, 16) plan length; the JSON plan; input bytes and output
+        poison staged by the parent; snapshot slots this worker fills ([guard][span][guard])
+  fd 4  text records: ready | fatal <hex> | start <i> | done <i> <rc> <seconds> <hex> |
+        fault device <hex> | bye
+
+Nothing here knows an expected value: the parent judges the snapshots.
+
+Per call: inputs live inside guarded buffers of our own (4 KiB of keyed canaries each side) and
+are handed over as torch.as_strided views with the plan's strides and offset. Outputs are the
+tensors the candidate returns; before the call the caching allocator is filled with the plan's
+output poison, so an element the candidate never writes shows up as poison. A raised exception is a
+refusal (rc 1 when its message carries "kcv: refuse", else rc 2); an output of the wrong shape,
+dtype or count is rc 3.
+"""
+
+import mmap
+import os
+import sys
+import threading
+import time
+import traceback
+
+KGUARD = 4096
+RESULT_FD = 4
+
+
+def emit(line):
+    data = (line + "\n").encode()
+    while data:
+        n = os.write(RESULT_FD, data)
+        data = data[n:]
+
+
+def hexs(s):
+    b = s.encode("utf-8", "replace")
+    return b.hex() if b else "-"
+
+
+def fatal(why):
+    emit("fatal " + hexs(why))
+    os._exit(2)
+
+
+def main():
+    # The sanitizer runtime is preloaded into this process only: the compilers load_inline starts
+    # must not inherit it.
+    os.environ.pop("LD_PRELOAD", None)
+    size = os.fstat(3).st_size
+    mm = mmap.mmap(3, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    plan_at = int.from_bytes(mm[0:8], "little")
+    plan_len = int.from_bytes(mm[8:16], "little")
+    import json
+    plan = json.loads(bytes(mm[plan_at:plan_at + plan_len]))
+
+    import torch  # noqa: E402 - after the plan: a broken torch is a fatal, not a hang
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import kcv_torch_common as common
+
+    backend = plan["backend"]
+    cuda = backend == "cuda"
+    if cuda and not torch.cuda.is_available():
+        fatal("backend 'cuda': torch in this interpreter sees no CUDA device")
+    device = torch.device("cuda" if cuda else "cpu")
+    key = int(plan["canary_key"])
+    kb = plan.get("kernelbench", {})
+    common.fp32_means_fp32()
+
+    if not plan["candidate"]:
+        emit("ready")
+        emit("bye")
+        os._exit(0)
+
+    if kb.get("sanitize") and not cuda:
+        # The cpu sanitizer gate: extensions the solution builds get ASan+UBSan (the runtime is
+        # preloaded by the runner). The flags change torch's build hash: a separate build.
+        import torch.utils.cpp_extension as ext
+        flags = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g", "-fno-sanitize-recover=all"]
+        for fn_name in ("load_inline", "load"):
+            orig = getattr(ext, fn_name)
+
+            def patched(*a, _orig=orig, **kw):
+                kw["extra_cflags"] = list(kw.get("extra_cflags") or []) + flags
+                kw["extra_ldflags"] = list(kw.get("extra_ldflags") or []) + ["-fsanitize=address,undefined"]
+                return _orig(*a, **kw)
+            setattr(ext, fn_name, patched)
+
+    try:
+        problem = common.load_module(kb["problem"], "kcv_problem")
+        nominal = common.module_sizes(problem)
+        solution = common.load_module(plan["candidate"], "kcv_solution")
+        cls = common.model_class(solution, prefer_new=True)
+    except SystemExit as e:
+        fatal(f"cannot load candidate: it called exit({e.code}) while loading")
+    except Exception as e:  # noqa: BLE001
+        fatal(f"cannot load candidate: {type(e).__name__}: {e}".splitlines()[0][:800])
+    init_seed = int(kb.get("init_seed", 42))
+    template = kb.get("args", [])
+    emit("ready")
+
+    # ---- canaries (protocol::canary_byte, in torch int64 arithmetic) ----
+    def s64(c):
+        return c - (1 << 64) if c >= (1 << 63) else c
+
+    def srl(x, n):  # logical shift right of int64 lanes
+        return (x >> n) & ((1 << (64 - n)) - 1)
+
+    def canary(pos):
+        x = torch.full_like(pos, s64(key)) ^ (pos * s64(0x9E3779B97F4A7C15))
+        x = x ^ srl(x, 33)
+        x = x * s64(0xff51afd7ed558ccd)
+        x = x ^ srl(x, 33)
+        x = x * s64(0xc4ceb9fe1a85ec53)
+        x = x ^ srl(x, 33)
+        return (x & 0xFF).to(torch.uint8)
+
+    pre_guard = canary(torch.arange(-KGUARD, 0, dtype=torch.int64))
+    post_cache = {}
+
+    def post_guard(span):
+        if span not in post_cache:
+            post_cache[span] = canary(torch.arange(span, span + KGUARD, dtype=torch.int64))
+        return post_cache[span]
+
+    shm = torch.frombuffer(mm, dtype=torch.uint8)
+    sizes_cache = {}
+    models = {}
+
+    def model_for(bindings):
+        k = tuple(sorted(bindings.items()))
+        if k not in models:
+            common.set_sizes(problem, nominal, bindings)
+            init = list(problem.get_init_inputs())
+            models.clear()
+            models[k] = common.build_model(cls, init, init_seed, device)
+        return models[k]
+
+    def view_of(buf, a):
+        """The tensor the plan describes, inside buf's data region [KGUARD, KGUARD + span)."""
+        dt = common.DTYPES[a["dtype"]]
+        region = buf[KGUARD:KGUARD + a["span"]]
+        if a["span"] == 0:
+            return torch.empty(a["shape"], dtype=dt, device=buf.device)
+        v = region.view(dt)
+        return v.as_strided(a["shape"], a["stride"], v.storage_offset() + a["offset"])
+
+    side_stream = torch.cuda.Stream() if cuda else None
+    load_stream = torch.cuda.Stream() if cuda else None
+    load_a = None
+
+    calls = plan["calls"]
+    state = [dict() for _ in calls]
+
+    def prepare(i):
+        c = calls[i]
+        st = state[i]
+        reuse = state[c["reuse"]] if c["reuse"] >= 0 else None
+        st["bindings"] = {k: int(v) for k, v in c.get("bindings", {}).items()}
+        st["model"] = model_for(st["bindings"])
+        st["in_buf"], st["inputs"] = [], []
+        for n, a in enumerate(c["inputs"]):
+            span = a["span"]
+            if reuse is not None:
+                buf = reuse["in_buf"][n]
+            else:
+                buf = torch.empty(KGUARD + span + KGUARD, dtype=torch.uint8, device=device)
+                buf[:KGUARD].copy_(pre_guard)
+                buf[KGUARD + span:].copy_(post_guard(span))
+            src = shm[a["src"]:a["src"] + span]
+            if c.get("writer_kernel") and cuda:
+                # Poison now; the real values arrive on the caller's stream behind a 20 ms kernel.
+                buf[KGUARD:KGUARD + span].fill_(0xFF)
+                torch.cuda.synchronize()
+                st.setdefault("late", []).append((buf, src.pin_memory() if span else src))
+            else:
+                buf[KGUARD:KGUARD + span].copy_(src)
+            st["in_buf"].append(buf)
+            st["inputs"].append(view_of(buf, a))
+        if cuda:
+            torch.cuda.synchronize()
+
+    def poison_allocator(i):
+        c = calls[i]
+        outs = c["outputs"]
+        if not outs:
+            return
+        byte = int(shm[outs[0]["src"]].item()) if outs[0]["span"] else 0xFF
+        # NOTES: blocks of each output's size (the allocator hands a freed block of the same size
+        # back first) and one large block; all filled with the poison, then freed.
+        blocks = []
+        total = 0
+        for o in outs:
+            n = 1
+            for d in o["shape"]:
+                n *= d
+            nbytes = n * torch.tensor([], dtype=common.DTYPES[o["dtype"]]).element_size()
+            total += nbytes
+            for _ in range(2):
+                blocks.append(torch.full((max(nbytes, 1),), byte, dtype=torch.uint8, device=device))
+        blocks.append(torch.full((max(4 * total, 32 << 20),), byte, dtype=torch.uint8, device=device))
+        if cuda:
+            torch.cuda.synchronize()
+        del blocks
+
+    def invoke(i):
+        c = calls[i]
+        st = state[i]
+        args = [st["inputs"][a["tensor"]] if "tensor" in a else a["const"] for a in template]
+        rc, msg = 0, ""
+        t0 = time.perf_counter()
+        try:
+            with torch.no_grad():
+                if c.get("writer_kernel") and cuda:
+                    with torch.cuda.stream(side_stream):
+                        torch.cuda._sleep(int(20e-3 * 1.98e9))  # ~20 ms at the H200's clock
+                        for buf, src in st["late"]:
+                            buf[KGUARD:KGUARD + src.numel()].copy_(src, non_blocking=True)
+                        out = st["model"](*args)
+                else:
+                    out = st["model"](*args)
+        except SystemExit as e:
+            raise SystemExit(e.code)
+        except Exception as e:  # noqa: BLE001
+            text = f"{type(e).__name__}: {e}"
+            if cuda:
+                try:
+                    torch.cuda.synchronize()
+                except Exception as dev:  # noqa: BLE001 - the context is gone: a device fault
+                    emit("fault device " + hexs(str(dev).splitlines()[0][:500]))
+                    os._exit(1)
+            rc, msg, out = (1 if common.REFUSE_MARK in text else 2), text.splitlines()[0][:900], None
+        st["seconds"] = time.perf_counter() - t0
+        st["rc"], st["msg"], st["out"] = rc, msg, out
+
+    def synchronize(i):
+        if not cuda:
+            return
+        if calls[i].get("writer_kernel"):
+            side_stream.synchronize()  # only the caller's stream: escaped work shows as missing
+        else:
+            torch.cuda.synchronize()
+
+    def finish(i):
+        c = calls[i]
+        st = state[i]
+        rc, msg = st["rc"], st["msg"]
+        for n, a in enumerate(c["inputs"]):
+            span = a["span"]
+            shm[a["snap"]:a["snap"] + 2 * KGUARD + span].copy_(st["in_buf"][n].cpu())
+        outs = common.as_tuple(st["out"]) if rc == 0 else ()
+        if rc == 0 and len(outs) != len(c["outputs"]):
+            rc, msg = 3, f"returned {len(outs)} outputs; the problem's Model returns {len(c['outputs'])}"
+        for n, a in enumerate(c["outputs"]):
+            span, snap = a["span"], a["snap"]
+            slot = shm[snap:snap + 2 * KGUARD + span]
+            # NOTES: the candidate allocates its outputs, so their guards are not observable here:
+            # the slot carries the canaries; writes past an output are the sanitizer gate's.
+            slot[:KGUARD].copy_(pre_guard)
+            slot[KGUARD + span:].copy_(post_guard(span))
+            slot[KGUARD:KGUARD + span].copy_(shm[a["src"]:a["src"] + span])
+            if rc != 0:
+                continue
+            o = outs[n]
+            want_dt = common.DTYPES[a["dtype"]]
+            if not isinstance(o, torch.Tensor):
+                rc, msg = 3, f"output {n} is a {type(o).__name__}, not a tensor"
+            elif list(o.shape) != list(a["shape"]) or o.dtype != want_dt:
+                rc, msg = 3, (f"output {n} is {o.dtype} {list(o.shape)}; the problem's Model returns "
+                              f"{want_dt} {list(a['shape'])}")
+            else:
+                view_of(slot, a).copy_(o.detach().cpu())
+        emit(f"done {i} {rc} {st['seconds']:.6f} {hexs(msg)}")
+        state[i] = {"in_buf": st["in_buf"]}  # later calls may reuse the buffers
+
+    i = 0
+    while i < len(calls):
+        c = calls[i]
+        if c.get("concurrent_with_next") and i + 1 < len(calls):
+            prepare(i)
+            prepare(i + 1)
+            poison_allocator(i)
+            emit(f"start {i}")
+            emit(f"start {i + 1}")
+            barrier = threading.Barrier(2)
+
+            def body(k):
+                barrier.wait()
+                invoke(k)
+            other = threading.Thread(target=body, args=(i + 1,))
+            other.start()
+            body(i)
+            other.join()
+            synchronize(i)
+            finish(i)
+            finish(i + 1)
+            i += 2
+            continue
+        prepare(i)
+        poison_allocator(i)
+        if c.get("background_load") and cuda:
+            if load_a is None:
+                load_a = torch.randn(4096, 4096, device=device)
+            with torch.cuda.stream(load_stream):
+                for _ in range(40):
+                    load_a @ load_a
+        emit(f"start {i}")
+        invoke(i)
+        synchronize(i)
+        try:
+            finish(i)
+        except Exception as e:  # noqa: BLE001 - a device error surfacing at the copy back
+            emit("fault device " + hexs(str(e).splitlines()[0][:500]))
+            os._exit(1)
+        i += 1
+    emit("bye")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except SystemExit:
+        raise
+    except BaseException:  # noqa: BLE001 - the worker itself broke: say so, and die non-zero
+        traceback.print_exc()
+        os._exit(3)

@@ -1,0 +1,25 @@
+# KernelBench-format controls on the rowsum problem, cpu (tests/controls.cmake). Each solution's
+# header says what it is and, for a negative control, its bug and the gate that must catch it.
+# Positive controls run all 12 gates; negative ones run their gate (and numerics, which they pass
+# unless said).
+set(p ${CONTROL_DIR}/problem.py)
+kcv_torch_control(NAME rowsum.reference PROBLEM ${p} SOLUTION ${p} EXPECT PASS BASELINE pass)
+kcv_torch_control(NAME rowsum.ok PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_ok.py EXPECT PASS BASELINE pass)
+kcv_torch_control(NAME rowsum.ext_ok PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_ext_ok.py EXPECT PASS BASELINE pass)
+
+function(rowsum_negative name gate baseline)
+  kcv_torch_control(NAME rowsum.${name} PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_${name}.py EXPECT FAIL
+                    FAILS ${gate} BASELINE ${baseline} ARGS --gates ${gate},numerics)
+endfunction()
+rowsum_negative(bf16 numerics fail)
+rowsum_negative(fixed_dim shapes pass)
+rowsum_negative(saturates values pass)
+rowsum_negative(nan_laundering nonfinite pass)
+rowsum_negative(oob_write bounds pass)
+rowsum_negative(mutates_input inputs_intact pass)
+rowsum_negative(stale_output coverage fail)
+rowsum_negative(random_order determinism pass)
+rowsum_negative(assumes_contiguous layout pass)
+rowsum_negative(caches_by_address stateless pass)
+rowsum_negative(shared_scratch concurrency pass)
+rowsum_negative(ext_heap_overflow sanitizer pass)

@@ -1,0 +1,130 @@
+/// Corpus runs (docs/kernelbench.md "Corpus runs"): many (problem, solution) pairs, each verified by
+/// a child `kcv verify --kernelbench`, every result appended to a crash-safe journal that a killed
+/// run resumes from. The library does the work and throws SetupError; the CLI prints and picks
+/// exit codes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kcv {
+
+// ---- pairs ----
+
+/// One verification: a KernelBench problem and a candidate solution.
+struct CorpusPair {
+  std::string key;       // the solution's path relative to the corpus directory ('/'-separated)
+  std::string problem;   // absolute paths
+  std::string solution;
+};
+
+/// Every directory under dir (dir included) holding a problem.py gives one pair per solution*.py
+/// beside it; self_check: every *.py is a problem offered as its own candidate. Sorted by key.
+/// Throws SetupError when dir is not a directory.
+std::vector<CorpusPair> discover_pairs(const std::string& dir, bool self_check);
+
+/// `--shard I/N`: this run takes the pairs whose index in key order is I mod N.
+struct Shard {
+  int index = 0;
+  int count = 1;
+  std::string text() const { return std::to_string(index) + "/" + std::to_string(count); }
+};
+/// Parses "I/N" with 0 <= I < N; throws SetupError otherwise.
+Shard parse_shard(const std::string& text);
+std::vector<CorpusPair> select_shard(const std::vector<CorpusPair>& pairs, const Shard& shard);
+
+// ---- the journal: OUT/journal.jsonl ----
+
+/// The records of a journal, one per complete line. A last line without '\n' (a write cut short
+/// by kill -9) is dropped. A missing file reads as empty. Throws SetupError naming the line when a
+/// complete line is not a JSON object: data is never dropped silently.
+std::vector<nlohmann::json> read_journal(const std::string& path);
+
+/// An open journal for appending: O_APPEND, one write() per record, fsync() after each.
+/// Holds an exclusive flock so two runs never append to one journal at once.
+class Journal {
+ public:
+  /// Opens path (creating it). When the file does not end in '\n', it is first truncated back to
+  /// just after its last '\n', so that the next record starts a line of its own.
+  explicit Journal(const std::string& path);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  /// The records the file held when opened (after the cut line was dropped).
+  const std::vector<nlohmann::json>& existing() const { return existing_; }
+  /// Appends one record as one line; throws SetupError when the write or fsync fails.
+  void append(const nlohmann::ordered_json& record);
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::vector<nlohmann::json> existing_;
+};
+
+// ---- run ----
+
+struct CorpusOptions {
+  std::string dir;                   // the corpus
+  std::string out;                   // OUT: created if needed; holds journal.jsonl
+  int jobs = 1;                      // pairs verified at once
+  std::string backend = "cpu";       // passed to verify
+  std::string baseline;              // "" or "kernelbench"
+  Shard shard;
+  bool self_check = false;           // --self
+  double timeout_s = 0;              // verify's per-call --timeout; 0: verify's default
+  double pair_timeout_s = 1800;      // wall clock per pair; then its process tree is killed
+  std::string python;                // verify's --python; "" = not passed
+  std::string verifier;              // "" = default_corpus_verifier()
+};
+
+/// The verifier executable: env KCV_CORPUS_VERIFIER, else the running executable (/proc/self/exe).
+std::string default_corpus_verifier();
+
+/// Counts of non-pass verdicts of one gate over the verified pairs.
+struct GateFailureCount {
+  std::string gate;
+  std::map<std::string, int> by_verdict;   // "FAIL", "CRASH", "TIMEOUT", "REFUSED", "SKIPPED" -> pairs
+  int not_passed = 0;                      // pairs where the gate neither passed nor was skipped
+};
+
+struct CorpusRunSummary {
+  int pairs = 0;                 // in this shard
+  int from_journal = 0;          // results found in the journal at start (skipped)
+  int ran = 0;                   // verified by this invocation
+  int verified_pass = 0, verified_fail = 0;
+  int setup_errors = 0, timeouts = 0, crashes = 0;
+  std::vector<GateFailureCount> gates;   // in the reports' gate order
+};
+
+/// Summarizes the result records whose key is in keys (all results when keys is empty).
+CorpusRunSummary summarize_results(const std::vector<nlohmann::json>& records, const std::vector<std::string>& keys = {});
+
+/// Progress after each finished pair.
+struct CorpusProgress {
+  int done = 0, total = 0;       // over the shard, results from the journal included
+  int ok = 0, fail = 0, err = 0; // verified pass, verified fail, anything else (setup, timeout, crash)
+  double eta_s = -1;             // mean wall time per pair run now x remaining / jobs; -1 unknown
+  std::string key, status;       // the pair that just finished, its journal status
+  std::string verdict;           // its report's verdict ("PASS", "FAIL") when verified, else ""
+  double wall_s = 0;
+};
+using CorpusProgressCallback = std::function<void(const CorpusProgress&)>;
+
+/// Runs (or resumes) a corpus run: appends a "run" record, then one "result" record per pair of
+/// the shard that the journal does not hold yet. A pair's failure (setup error, timeout, crash) is
+/// its record, never the run's. Throws SetupError for usage and setup problems.
+CorpusRunSummary run_corpus(const CorpusOptions& options, const CorpusProgressCallback& on_pair = {});
+
+/// Writes out/journal.jsonl from the journals of dirs: one "run" record naming them, then every
+/// result once (a key held twice with identical records counts once). Throws SetupError when a
+/// key is held twice with different contents, when a journal is missing, or when
+/// out/journal.jsonl already exists (it is never overwritten). Returns the number of results.
+int merge_corpora(const std::vector<std::string>& dirs, const std::string& out);
+
+}  // namespace kcv

@@ -1,0 +1,26 @@
+/// The corpus report: the self-contained HTML page `kcv report OUT` writes from a corpus journal
+/// (OUT/journal.jsonl; format in docs/kernelbench.md). The counts behind it: kcv/stats.hpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kcv/stats.hpp"
+
+namespace kcv {
+
+/// Reads a corpus journal: one JSON object per line. A last line without '\n' (cut short by a
+/// kill) is ignored. Throws SetupError when the file cannot be read or a complete line is not a
+/// JSON object.
+std::vector<nlohmann::json> read_report_journal(const std::string& path);
+
+/// The report page: one self-contained HTML document (inline CSS and SVG, no script, no URLs).
+std::string corpus_report_html(const std::vector<nlohmann::json>& journal_records);
+
+/// Reads OUT/journal.jsonl and writes OUT/report.html (atomically: a temporary file, then rename).
+/// Throws SetupError on a missing or unreadable journal, a corrupt line, or a failed write.
+void write_corpus_report(const std::string& out_dir);
+
+}  // namespace kcv

@@ -1,0 +1,68 @@
+/// KernelBench problems as kcv contracts (docs/kernelbench.md). The contract is described by a
+/// trusted Python reference server that runs the problem's Model (float64 and float32 eager); the
+/// candidate's ModelNew runs in the torch worker. No torch header here: the server is a process.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kcv/contract.hpp"
+
+namespace kcv {
+
+class Runner;
+
+struct KernelBenchSetup {
+  std::string problem;        // the problem file (Model, get_inputs, get_init_inputs)
+  std::string python;         // interpreter with torch
+  std::string backend = "cpu";
+  std::string workdir;        // the reference server's log goes here
+  uint64_t init_seed = 42;    // torch.manual_seed before building Model / ModelNew
+};
+
+/// The error bound's constant: allowed_i = K·max(max_j e_j, u·max_j |r_j|) + 2u·|r_i| where e is
+/// fp32 eager's own error against float64 (docs/kernelbench.md).
+inline constexpr double kKernelBenchK = 32;
+
+class KernelBenchContract : public Contract {
+ public:
+  ~KernelBenchContract() override;
+  /// Starts the reference server and describes the problem. Throws SetupError with the server's
+  /// reason when the problem does not load or its Model does not run at the nominal sizes.
+  static std::unique_ptr<KernelBenchContract> create(const KernelBenchSetup& setup);
+
+  std::vector<RefTensor> reference(const std::vector<HostTensor>& inputs, const std::vector<double>& scalars,
+                                   const Bindings& shape, SumOrder order) const override;
+  bool valid(const Bindings& b) const override;
+  Shape input_shape(std::size_t i, const Bindings& b) const override;
+  Shape output_shape(std::size_t i, const Bindings& b) const override;
+  /// The problem's own get_inputs() under a seed drawn from rng, then the value kind on top.
+  std::vector<HostTensor> make_inputs(const Bindings& shape, Rng& rng, const std::string& kind) const override;
+
+  /// get_inputs() under torch.manual_seed(seed) at b, as contiguous tensors.
+  std::vector<HostTensor> problem_inputs(const Bindings& b, uint64_t seed) const;
+  /// What the torch worker needs beside the calls: problem, init_seed, argument template.
+  nlohmann::json worker_plan() const;
+  /// Why the reference rejected b (empty when it did not).
+  std::string rejection(const Bindings& b) const;
+
+ private:
+  KernelBenchContract() = default;
+  struct Server;
+  struct Described;
+  const Described& describe(const Bindings& b) const;
+  std::unique_ptr<Server> server_;
+  KernelBenchSetup setup_;
+  nlohmann::json args_;
+};
+
+/// KernelBench's own acceptance check (5 trials at the fixed shape, inputs from get_inputs()
+/// under seeds 0..4, allclose(atol=rtol=1e-2) against Model in float32), run through the runner
+/// like any case. Returns {"verdict","trials","atol","rtol","max_abs_diff","detail"}.
+nlohmann::json kernelbench_baseline(const KernelBenchContract& contract, Runner& runner);
+
+}  // namespace kcv

@@ -1,0 +1,460 @@
+// kcv corpus run: finds the (problem, solution) pairs of a corpus, verifies each in a child
+// `kcv verify --kernelbench` (own process group, wall-clock limit), and journals every result.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "kcv/candidate.hpp"
+#include "kcv/corpus.hpp"
+#include "kcv/corpus/journal.hpp"
+#include "kcv/report.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace kcv {
+
+// ---- pairs ----
+
+std::vector<CorpusPair> discover_pairs(const std::string& dir, bool self_check) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw SetupError(fmt::format("corpus '{}' is not a directory", dir));
+  const fs::path root = fs::absolute(dir).lexically_normal();
+  std::vector<CorpusPair> pairs;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
+  if (ec) throw SetupError(fmt::format("cannot read corpus '{}': {}", dir, ec.message()));
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) throw SetupError(fmt::format("cannot read corpus '{}': {}", dir, ec.message()));
+    const fs::path& p = it->path();
+    if (!it->is_regular_file(ec) || p.extension() != ".py") continue;
+    const std::string name = p.filename().string();
+    const std::string key = p.lexically_relative(root).generic_string();
+    if (self_check) {
+      pairs.push_back({key, p.string(), p.string()});
+    } else if (name.rfind("solution", 0) == 0 && fs::is_regular_file(p.parent_path() / "problem.py", ec)) {
+      pairs.push_back({key, (p.parent_path() / "problem.py").string(), p.string()});
+    }
+  }
+  std::sort(pairs.begin(), pairs.end(), [](const CorpusPair& a, const CorpusPair& b) { return a.key < b.key; });
+  return pairs;
+}
+
+Shard parse_shard(const std::string& text) {
+  const auto bad = [&] { return SetupError(fmt::format("--shard '{}': expected I/N with 0 <= I < N", text)); };
+  const std::size_t slash = text.find('/');
+  if (slash == std::string::npos) throw bad();
+  auto number = [&](const std::string& s) {
+    if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) throw bad();
+    return std::stoi(s);
+  };
+  Shard s{number(text.substr(0, slash)), number(text.substr(slash + 1))};
+  if (s.count < 1 || s.index >= s.count) throw bad();
+  return s;
+}
+
+std::vector<CorpusPair> select_shard(const std::vector<CorpusPair>& pairs, const Shard& shard) {
+  if (shard.count < 1 || shard.index < 0 || shard.index >= shard.count)
+    throw SetupError(fmt::format("--shard {}: expected I/N with 0 <= I < N", shard.text()));
+  std::vector<CorpusPair> out;
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    if (i % static_cast<std::size_t>(shard.count) == static_cast<std::size_t>(shard.index)) out.push_back(pairs[i]);
+  return out;
+}
+
+std::string default_corpus_verifier() {
+  if (const char* e = std::getenv("KCV_CORPUS_VERIFIER"); e && *e) return e;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw SetupError("cannot find the running kcv executable (/proc/self/exe); set KCV_CORPUS_VERIFIER");
+  return exe.string();
+}
+
+// ---- summary ----
+
+CorpusRunSummary summarize_results(const std::vector<json>& records, const std::vector<std::string>& keys) {
+  const std::set<std::string> wanted(keys.begin(), keys.end());
+  std::map<std::string, const json*> last;   // key -> its result (the last one, should a journal hold two)
+  for (const auto& r : records)
+    if (r.value("kind", "") == "result" && r.contains("key") && r["key"].is_string()) {
+      const std::string k = r["key"].get<std::string>();
+      if (wanted.empty() || wanted.count(k)) last[k] = &r;
+    }
+  CorpusRunSummary s;
+  s.pairs = wanted.empty() ? static_cast<int>(last.size()) : static_cast<int>(wanted.size());
+  std::map<std::string, std::size_t> gate_at;
+  for (const auto& [key, r] : last) {
+    const std::string status = r->value("status", "");
+    if (status == "setup_error") { ++s.setup_errors; continue; }
+    if (status == "timeout") { ++s.timeouts; continue; }
+    if (status != "verified" || !r->contains("report") || !(*r)["report"].is_object()) { ++s.crashes; continue; }
+    const json& rep = (*r)["report"];
+    if (rep.value("verdict", "") == "PASS") ++s.verified_pass;
+    else ++s.verified_fail;
+    if (!rep.contains("gates") || !rep["gates"].is_array()) continue;
+    for (const auto& g : rep["gates"]) {
+      const std::string id = g.value("id", ""), verdict = g.value("verdict", "");
+      auto [it, fresh] = gate_at.emplace(id, s.gates.size());
+      if (fresh) s.gates.push_back({id, {}, 0});
+      GateFailureCount& c = s.gates[it->second];
+      if (verdict == "PASS") continue;
+      ++c.by_verdict[verdict];
+      if (verdict != "SKIPPED") ++c.not_passed;
+    }
+  }
+  return s;
+}
+
+// ---- run ----
+
+namespace {
+
+std::string one_line(std::string s, std::size_t cap = 1000) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  if (s.size() > cap) s = s.substr(0, cap) + " [...]";
+  return s;
+}
+
+/// The last non-empty line of a file (its last 64 KiB), "" when none.
+std::string last_line(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - (64 << 10));
+  in.seekg(from);
+  std::string text(static_cast<std::size_t>(size - from), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  std::istringstream lines(text);
+  std::string line, last;
+  while (std::getline(lines, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  return one_line(last);
+}
+
+std::string signal_text(int sig) {
+  const char* name = sigabbrev_np(sig);
+  return fmt::format("signal {} (SIG{})", sig, name ? name : "?");
+}
+
+/// pid -> parent pid of every process, from /proc.
+std::map<pid_t, pid_t> parents() {
+  std::map<pid_t, pid_t> out;
+  DIR* d = opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::ifstream in(fmt::format("/proc/{}/stat", e->d_name));
+    std::string stat;
+    std::getline(in, stat);
+    const std::size_t close_paren = stat.rfind(')');   // comm may hold spaces and parentheses
+    if (close_paren == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close_paren + 1));
+    char state;
+    pid_t ppid = 0;
+    if (rest >> state >> ppid) out[static_cast<pid_t>(std::atoi(e->d_name))] = ppid;
+  }
+  closedir(d);
+  return out;
+}
+
+/// Kills a verifier and everything it started. Descendants that moved to groups or sessions of
+/// their own (kcv verify puts each worker in one) are found through /proc while the tree is still
+/// linked: everything found is stopped first (a stopped process neither forks nor exits, so the
+/// parent links hold), found again, then killed with the groups it leads and the verifier's group.
+void kill_tree(pid_t root) {
+  const pid_t own_group = getpgrp();
+  std::set<pid_t> found = {root};
+  kill(-root, SIGSTOP);
+  for (int pass = 0; pass < 3; ++pass) {
+    std::map<pid_t, std::vector<pid_t>> children;
+    for (const auto& [pid, ppid] : parents()) children[ppid].push_back(pid);
+    std::vector<pid_t> todo(found.begin(), found.end());
+    while (!todo.empty()) {
+      const pid_t p = todo.back();
+      todo.pop_back();
+      for (pid_t c : children[p])
+        if (found.insert(c).second) {
+          kill(c, SIGSTOP);
+          todo.push_back(c);
+        }
+    }
+  }
+  for (pid_t p : found) {
+    const pid_t g = getpgid(p);
+    if (g == p && g != own_group) kill(-g, SIGKILL);   // a group it leads holds only its own
+    kill(p, SIGKILL);
+  }
+  kill(-root, SIGKILL);
+}
+
+struct Child {
+  CorpusPair pair;
+  pid_t pid = -1;
+  Clock::time_point start;
+  std::string json_path, err_path;
+};
+
+/// Starts the verifier on a pair: own process group, stdin and stdout /dev/null, stderr to a file,
+/// killed when this process dies (PR_SET_PDEATHSIG), so a killed run leaves no verifier behind.
+pid_t spawn(const std::vector<std::string>& argv, const std::string& err_path) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw SetupError(fmt::format("fork failed: {}", std::strerror(errno)));
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);   // the run died before prctl took effect
+    const int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY);
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (in < 0 || out < 0 || err < 0) _exit(127);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    close_range(3, ~0U, 0);   // the journal's fd (and its flock) stays with the run
+    execv(args[0], args.data());
+    const std::string msg = fmt::format("kcv corpus: cannot execute '{}': {}\n", argv[0], std::strerror(errno));
+    (void)!write(2, msg.data(), msg.size());
+    _exit(127);
+  }
+  setpgid(pid, pid);   // also from the parent: the group exists before any kill(-pid)
+  return pid;
+}
+
+/// The journal record of a finished pair.
+/// lost: why the child's status is unknown ("" when it is known).
+nlohmann::ordered_json result_record(const Child& c, int status, bool timed_out, const std::string& lost, double wall,
+                                     double pair_timeout) {
+  nlohmann::ordered_json r = {{"kind", "result"}, {"key", c.pair.key}, {"problem", c.pair.problem},
+                              {"solution", c.pair.solution}};
+  std::string st, error;
+  int exit_code = -1;
+  nlohmann::ordered_json report = nullptr;
+  const std::string err_line = last_line(c.err_path);
+  const std::string tail = err_line.empty() ? "" : ": " + err_line;
+  if (!lost.empty()) {
+    st = "verifier_crash";
+    error = lost;
+  } else if (timed_out) {
+    st = "timeout";
+    error = fmt::format("no result within {:g} s; the verifier and its processes were killed", pair_timeout);
+  } else if (WIFSIGNALED(status)) {
+    st = "verifier_crash";
+    error = "verifier killed by " + signal_text(WTERMSIG(status)) + tail;
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+    st = "setup_error";
+    exit_code = 2;
+    error = err_line.empty() ? "verifier exited with status 2 and said nothing on stderr" : err_line;
+  } else if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1)) {
+    exit_code = WEXITSTATUS(status);
+    std::string why;
+    std::ifstream in(c.json_path, std::ios::binary);
+    if (!in) {
+      why = "wrote no JSON report";
+    } else {
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      report = nlohmann::ordered_json::parse(ss.str(), nullptr, false);
+      if (report.is_discarded() || !report.is_object()) {
+        why = "wrote a JSON report that does not parse";
+      } else {
+        try {
+          (void)report_from_json(json::parse(ss.str()));
+        } catch (const SetupError& e) {
+          why = e.what();
+        }
+      }
+    }
+    if (why.empty()) {
+      st = "verified";
+    } else {
+      st = "verifier_crash";
+      error = fmt::format("verifier exited with status {} but {}{}", exit_code, why, tail);
+      report = nullptr;
+    }
+  } else {
+    st = "verifier_crash";
+    error = fmt::format("verifier exited with status {}{}", WEXITSTATUS(status), tail);
+  }
+  r["status"] = st;
+  r["exit_code"] = exit_code;
+  if (st != "verified") r["error"] = one_line(error);
+  r["wall_seconds"] = wall;
+  r["report"] = std::move(report);
+  return r;
+}
+
+/// A scratch directory for the children's reports and stderr, removed at scope end.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const char* t = std::getenv("TMPDIR");
+    std::string tmpl = std::string(t && *t ? t : "/tmp") + "/kcv-corpus-XXXXXX";
+    if (!mkdtemp(tmpl.data())) throw SetupError(fmt::format("cannot create a scratch directory: {}", std::strerror(errno)));
+    path_ = tmpl;
+  }
+  ~ScratchDir() { std::error_code ec; fs::remove_all(path_, ec); }
+  const std::string& path() const { return path_; }
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback& on_pair) {
+  if (o.jobs < 1) throw SetupError("--jobs must be at least 1");
+  if (!(o.pair_timeout_s > 0)) throw SetupError("--pair-timeout must be positive");
+  if (o.timeout_s < 0) throw SetupError("--timeout must be positive");
+  if (o.backend.empty()) throw SetupError("--backend must not be empty");
+  if (!o.baseline.empty() && o.baseline != "kernelbench")
+    throw SetupError(fmt::format("--baseline '{}': the only baseline is kernelbench", o.baseline));
+  if (o.out.empty()) throw SetupError("--out is required");
+  const std::string verifier = o.verifier.empty() ? default_corpus_verifier() : o.verifier;
+  if (access(verifier.c_str(), X_OK) != 0)
+    throw SetupError(fmt::format("verifier '{}' is not an executable file", verifier));
+
+  const std::vector<CorpusPair> all = discover_pairs(o.dir, o.self_check);
+  if (all.empty())
+    throw SetupError(fmt::format("no pairs under '{}' ({})", o.dir,
+                                 o.self_check ? "no *.py files" : "no directory with problem.py and solution*.py"));
+  const std::vector<CorpusPair> mine = select_shard(all, o.shard);
+
+  std::error_code ec;
+  fs::create_directories(o.out, ec);
+  if (ec) throw SetupError(fmt::format("cannot create '{}': {}", o.out, ec.message()));
+  Journal journal((fs::path(o.out) / "journal.jsonl").string());
+
+  // A resumed run must judge the same way as the run it continues.
+  const json asked = {{"backend", o.backend}, {"baseline", o.baseline}, {"self", o.self_check}};
+  for (const auto& r : journal.existing()) {
+    if (r["kind"] != "run") continue;
+    for (const auto& [field, value] : asked.items())
+      if (r.contains(field) && r[field] != value)
+        throw SetupError(fmt::format("{} holds a run with {} {}, this run asks {}; use another --out", o.out, field,
+                                     r[field].dump(), value.dump()));
+  }
+  std::set<std::string> done;
+  for (const auto& r : journal.existing())
+    if (r["kind"] == "result") done.insert(r["key"].get<std::string>());
+  std::vector<CorpusPair> todo;
+  for (const auto& p : mine)
+    if (!done.count(p.key)) todo.push_back(p);
+
+  journal.append({{"kind", "run"}, {"started", corpus_detail::iso_now()},
+                  {"corpus", fs::absolute(o.dir).lexically_normal().string()}, {"backend", o.backend},
+                  {"baseline", o.baseline}, {"shard", o.shard.text()}, {"jobs", o.jobs}, {"self", o.self_check}});
+
+  std::vector<json> records = journal.existing();
+  std::vector<std::string> keys;
+  for (const auto& p : mine) keys.push_back(p.key);
+  CorpusProgress progress;
+  progress.total = static_cast<int>(mine.size());
+  {
+    const CorpusRunSummary before = summarize_results(records, keys);
+    progress.ok = before.verified_pass;
+    progress.fail = before.verified_fail;
+    progress.err = before.setup_errors + before.timeouts + before.crashes;
+    progress.done = progress.ok + progress.fail + progress.err;
+  }
+  const int from_journal = progress.done;
+
+  const ScratchDir scratch;
+  std::vector<Child> running;
+  // Should anything below throw, no verifier outlives the call.
+  struct KillOnUnwind {
+    std::vector<Child>& running;
+    ~KillOnUnwind() {
+      for (const Child& c : running) {
+        kill_tree(c.pid);
+        while (waitpid(c.pid, nullptr, 0) < 0 && errno == EINTR) {}
+      }
+    }
+  } kill_on_unwind{running};
+  std::size_t next = 0;
+  int ran = 0;
+  double wall_sum = 0;
+  while (next < todo.size() || !running.empty()) {
+    while (running.size() < static_cast<std::size_t>(o.jobs) && next < todo.size()) {
+      Child c;
+      c.pair = todo[next];
+      c.json_path = fmt::format("{}/pair-{}.json", scratch.path(), next);
+      c.err_path = fmt::format("{}/pair-{}.stderr", scratch.path(), next);
+      ++next;
+      std::vector<std::string> argv = {verifier, "verify", "--kernelbench", c.pair.problem, c.pair.solution,
+                                       "--backend", o.backend, "--json", c.json_path};
+      if (!o.baseline.empty()) argv.insert(argv.end(), {"--baseline", o.baseline});
+      if (o.timeout_s > 0) argv.insert(argv.end(), {"--timeout", fmt::format("{:g}", o.timeout_s)});
+      if (!o.python.empty()) argv.insert(argv.end(), {"--python", o.python});
+      argv.push_back("--quiet");
+      c.start = Clock::now();
+      c.pid = spawn(argv, c.err_path);
+      running.push_back(std::move(c));
+    }
+    bool finished_any = false;
+    for (std::size_t i = 0; i < running.size();) {
+      Child& c = running[i];
+      // Exited? Asked without reaping (WNOWAIT): the zombie keeps its pid, so its group id cannot
+      // be reused before whatever the verifier left in the group is killed with it.
+      siginfo_t info{};
+      const int w = waitid(P_PID, static_cast<id_t>(c.pid), &info, WEXITED | WNOHANG | WNOWAIT);
+      if (w < 0 && errno == EINTR) { ++i; continue; }
+      const bool exited = w == 0 && info.si_pid == c.pid;
+      const double wall = std::chrono::duration<double>(Clock::now() - c.start).count();
+      if (w == 0 && !exited && wall < o.pair_timeout_s) { ++i; continue; }
+      const bool timed_out = w == 0 && !exited;
+      if (timed_out) kill_tree(c.pid);
+      else kill(-c.pid, SIGKILL);
+      int status = 0;
+      pid_t got;
+      while ((got = waitpid(c.pid, &status, 0)) < 0 && errno == EINTR) {}
+      const std::string lost = got < 0 ? fmt::format("cannot wait for the verifier: {}", std::strerror(errno)) : "";
+      const nlohmann::ordered_json rec = result_record(c, status, timed_out, lost, wall, o.pair_timeout_s);
+      journal.append(rec);
+      records.push_back(json::parse(rec.dump()));
+      std::error_code rm;
+      fs::remove(c.json_path, rm);
+      fs::remove(c.err_path, rm);
+
+      ++ran;
+      wall_sum += wall;
+      const std::string st = rec["status"].get<std::string>();
+      if (st == "verified") ++(rec["report"].value("verdict", "") == "PASS" ? progress.ok : progress.fail);
+      else ++progress.err;
+      ++progress.done;
+      const int remaining = progress.total - progress.done;
+      progress.eta_s = wall_sum / ran * remaining / o.jobs;
+      progress.key = c.pair.key;
+      progress.status = st;
+      progress.verdict = st == "verified" ? rec["report"].value("verdict", "") : "";
+      progress.wall_s = wall;
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+      finished_any = true;
+      if (on_pair) on_pair(progress);
+    }
+    if (!finished_any && !running.empty()) usleep(10000);
+  }
+
+  // The HTML report is the CLI's to write (kcv report): the library returns the summary.
+  CorpusRunSummary s = summarize_results(records, keys);
+  s.from_journal = from_journal;
+  s.ran = ran;
+  return s;
+}
+
+}  // namespace kcv

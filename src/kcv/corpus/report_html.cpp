@@ -1,0 +1,390 @@
+// `kcv report OUT`: one self-contained HTML page from a corpus journal. Inline CSS and SVG, no
+// script, no URL: the page opens from a laptop, a cluster's shared disk or a mail attachment.
+// Every string from the journal is escaped; the journal holds paths and evidence written by
+// candidates, which an attacker controls.
+#include "kcv/corpus_report.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "kcv/candidate.hpp"
+
+namespace kcv {
+
+namespace {
+
+std::string esc(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
+// At most `max` bytes, cut on a UTF-8 character boundary, with an ellipsis when cut.
+std::string truncate(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n) + "\u2026";
+}
+
+std::string pct(int64_t num, int64_t den) {
+  return den > 0 ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(num) / static_cast<double>(den)) : "n/a";
+}
+
+std::string pvalue(double p) {
+  if (p == 0) return "&lt; 1e-308";
+  if (p >= 1e-4) return fmt::format("{:.4g}", p);
+  return fmt::format("{:.3e}", p);
+}
+
+std::string seconds(std::optional<double> s) { return s ? fmt::format("{:.2f}", *s) : "&ndash;"; }
+
+std::string json_scalar(const nlohmann::json& j, const char* name) {
+  if (!j.is_object()) return {};
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return {};
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+constexpr const char* kStyle = R"(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:24px auto;max-width:1200px;padding:0 16px;color:#1d1d1f}
+h1{font-size:22px;margin-bottom:4px}h2{font-size:17px;margin-top:32px;border-bottom:1px solid #ddd;padding-bottom:4px}
+table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}
+th{background:#f4f4f6}td.l,th.l{text-align:left}td.ev{text-align:left;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;max-width:480px;overflow-wrap:anywhere}
+.meta{color:#555}.note{color:#555;font-size:13px;max-width:900px}
+.big{display:flex;gap:16px;flex-wrap:wrap}.card{border:1px solid #ddd;border-radius:6px;padding:10px 14px;min-width:260px}
+.card .n{font-size:26px;font-weight:600}.pass{color:#1e7e34}.fail{color:#b02a1a}
+tr.sf td.v{color:#b02a1a;font-weight:600}
+svg text{font:12px system-ui,sans-serif;fill:#333}
+)";
+
+struct Segment {
+  const char* name;
+  const char* color;
+  int64_t VerdictCounts::*field;
+};
+constexpr Segment kSegments[] = {{"fail", "#c0392b", &VerdictCounts::fail},
+                                 {"crash", "#8e44ad", &VerdictCounts::crash},
+                                 {"timeout", "#d68910", &VerdictCounts::timeout},
+                                 {"refused", "#7f8c8d", &VerdictCounts::refused}};
+
+// Horizontal bars: per gate, its failures stacked by kind.
+std::string gate_bars(const CorpusSummary& s) {
+  int64_t most = 0;
+  for (const auto& g : s.gates) most = std::max(most, g.counts.failures());
+  if (most == 0) return "<p>No gate failed on any kernel.</p>\n";
+  const int label_w = 120, bar_w = 480, row_h = 22, top = 28;
+  const int height = top + row_h * static_cast<int>(s.gates.size()) + 8;
+  std::string o = fmt::format(R"(<svg width="{}" height="{}" viewBox="0 0 {} {}" role="img" aria-label="failures per gate">)",
+                              label_w + bar_w + 60, height, label_w + bar_w + 60, height);
+  o += "\n";
+  int lx = label_w;
+  for (const auto& seg : kSegments) {
+    o += fmt::format(R"(<rect x="{}" y="6" width="12" height="12" fill="{}"/><text x="{}" y="16">{}</text>)", lx, seg.color,
+                     lx + 16, seg.name);
+    lx += 90;
+  }
+  o += "\n";
+  for (size_t i = 0; i < s.gates.size(); ++i) {
+    const auto& g = s.gates[i];
+    const int y = top + static_cast<int>(i) * row_h;
+    o += fmt::format(R"(<text x="{}" y="{}" text-anchor="end">{}</text>)", label_w - 8, y + 15, esc(g.id));
+    double x = label_w;
+    for (const auto& seg : kSegments) {
+      const int64_t n = g.counts.*seg.field;
+      if (n == 0) continue;
+      const double w = static_cast<double>(bar_w) * static_cast<double>(n) / static_cast<double>(most);
+      o += fmt::format(R"(<rect x="{:.1f}" y="{}" width="{:.1f}" height="{}" fill="{}"><title>{}: {} {}</title></rect>)", x,
+                       y + 3, w, row_h - 6, seg.color, esc(g.id), n, seg.name);
+      x += w;
+    }
+    o += fmt::format(R"(<text x="{:.1f}" y="{}">{}</text>)", x + 6, y + 15, g.counts.failures());
+    o += "\n";
+  }
+  return o + "</svg>\n";
+}
+
+// Log-log scatter of the numerics gate's worst error against its bound, with the line y = x.
+std::string numerics_scatter(const CorpusSummary& s) {
+  struct Point {
+    double bound, error;
+    bool failed;
+    const KernelRow* row;
+  };
+  std::vector<Point> pts;
+  int64_t unplottable = 0;
+  for (const auto& k : s.kernels) {
+    if (!k.worst_error && !k.worst_bound) continue;
+    if (!k.worst_error || !k.worst_bound || !std::isfinite(*k.worst_error) || !std::isfinite(*k.worst_bound) ||
+        *k.worst_error < 0 || *k.worst_bound < 0) {
+      ++unplottable;  // JSON writes a NaN or an infinity as null
+      continue;
+    }
+    const bool failed = *k.worst_error > *k.worst_bound || (k.numerics_verdict && *k.numerics_verdict != "pass");
+    pts.push_back({*k.worst_bound, *k.worst_error, failed, &k});
+  }
+  if (pts.empty()) {
+    std::string o = "<p>No kernel's report gives the numerics gate's worst error and bound, so there is nothing to plot.";
+    if (unplottable > 0) o += fmt::format(" ({} gave a value that is not a finite number.)", unplottable);
+    return o + "</p>\n";
+  }
+  double lo_v = INFINITY, hi_v = 0;
+  int64_t zeros = 0;
+  for (const auto& p : pts)
+    for (double v : {p.bound, p.error}) {
+      if (v > 0) lo_v = std::min(lo_v, v), hi_v = std::max(hi_v, v);
+      else ++zeros;
+    }
+  if (hi_v == 0) lo_v = hi_v = 1;  // every value is zero
+  int lo = static_cast<int>(std::floor(std::log10(lo_v))), hi = static_cast<int>(std::ceil(std::log10(hi_v)));
+  if (zeros > 0) --lo;  // a zero sits on the bottom (or left) edge, a decade below the rest
+  if (hi <= lo) hi = lo + 1;
+  const double left = 70, top = 16, side = 440;
+  auto pos = [&](double v) {
+    const double d = v > 0 ? std::max(std::log10(v), static_cast<double>(lo)) : static_cast<double>(lo);
+    return (d - lo) / (hi - lo) * side;
+  };
+  std::string o = fmt::format(R"(<svg width="{}" height="{}" viewBox="0 0 {} {}" role="img" aria-label="numerics worst error against bound">)",
+                              left + side + 20, top + side + 50, left + side + 20, top + side + 50);
+  o += "\n";
+  // Above the diagonal the error exceeds the bound: the numerics gate fails there.
+  o += fmt::format(R"(<polygon points="{0},{1} {0},{2} {3},{1}" fill="#fbeaea"/>)", left, top, top + side, left + side);
+  o += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#999"/>)", left, top, side, side);
+  const int step = std::max(1, (hi - lo + 7) / 8);
+  for (int d = lo; d <= hi; d += step) {
+    const double t = (d - lo) / static_cast<double>(hi - lo) * side;
+    o += fmt::format(R"(<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#eee"/>)", left + t, top, top + side);
+    o += fmt::format(R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#eee"/>)", left, top + side - t, left + side);
+    o += fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="middle">1e{}</text>)", left + t, top + side + 16, d);
+    o += fmt::format(R"(<text x="{}" y="{:.1f}" text-anchor="end">1e{}</text>)", left - 6, top + side - t + 4, d);
+  }
+  o += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#555" stroke-dasharray="4 3"/>)", left, top + side,
+                   left + side, top);
+  o += fmt::format(R"(<text x="{}" y="{}" fill="#b02a1a">error &gt; bound: fails</text>)", left + 8, top + 16);
+  o += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">bound</text>)", left + side / 2, top + side + 38);
+  o += fmt::format(R"svg(<text x="16" y="{0}" text-anchor="middle" transform="rotate(-90 16 {0})">worst error</text>)svg",
+                   top + side / 2);
+  o += "\n";
+  for (const auto& p : pts) {
+    o += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3.5" fill="{}" fill-opacity="0.75"><title>{}: error {:.3g}, bound {:.3g}</title></circle>)",
+                     left + pos(p.bound), top + side - pos(p.error), p.failed ? "#c0392b" : "#2471a3", esc(p.row->key),
+                     p.error, p.bound);
+    o += "\n";
+  }
+  o += "</svg>\n";
+  o += fmt::format("<p class=\"note\">{} kernels plotted; red: the numerics gate failed.", pts.size());
+  if (zeros > 0) o += " A value of exactly 0 is drawn on the lowest decade.";
+  if (unplottable > 0) o += fmt::format(" {} kernels gave a worst error or bound that is not a finite number and are not plotted.", unplottable);
+  return o + "</p>\n";
+}
+
+std::string runs_section(const CorpusSummary& s) {
+  std::set<std::string> corpora, backends;
+  for (const auto& r : s.runs) {
+    if (auto c = json_scalar(r, "corpus"); !c.empty()) corpora.insert(c);
+    if (auto b = json_scalar(r, "backend"); !b.empty()) backends.insert(b);
+  }
+  auto join = [](const std::set<std::string>& v) {
+    std::string o;
+    for (const auto& x : v) o += (o.empty() ? "" : ", ") + esc(x);
+    return o.empty() ? std::string("unknown") : o;
+  };
+  std::string o = fmt::format("<p class=\"meta\">corpus: {} &middot; backend: {} &middot; {} results from {} runs",
+                              join(corpora), join(backends), s.results, s.runs.size());
+  o += fmt::format(" &middot; verified {}, setup_error {}, timeout {}, verifier_crash {}", s.verified, s.setup_error,
+                   s.timeout, s.verifier_crash);
+  if (s.other_status > 0) o += fmt::format(", other status {}", s.other_status);
+  o += "</p>\n";
+  if (s.duplicates > 0)
+    o += fmt::format("<p class=\"note\">{} later records repeat a key already in the journal; only the first of each "
+                     "key is counted.</p>\n", s.duplicates);
+  if (s.other_records > 0) o += fmt::format("<p class=\"note\">{} records of an unknown kind were ignored.</p>\n", s.other_records);
+  if (s.runs.empty()) return o;
+  constexpr size_t kMaxRuns = 64;
+  o += "<details><summary>runs</summary><table><tr><th class=\"l\">started</th><th class=\"l\">corpus</th>"
+       "<th class=\"l\">backend</th><th class=\"l\">baseline</th><th class=\"l\">shard</th><th>jobs</th></tr>\n";
+  for (size_t i = 0; i < s.runs.size() && i < kMaxRuns; ++i) {
+    const auto& r = s.runs[i];
+    o += fmt::format("<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>"
+                     "<td class=\"l\">{}</td><td>{}</td></tr>\n",
+                     esc(json_scalar(r, "started")), esc(json_scalar(r, "corpus")), esc(json_scalar(r, "backend")),
+                     esc(json_scalar(r, "baseline")), esc(json_scalar(r, "shard")), esc(json_scalar(r, "jobs")));
+  }
+  o += "</table>";
+  if (s.runs.size() > kMaxRuns) o += fmt::format("<p class=\"note\">and {} more runs.</p>", s.runs.size() - kMaxRuns);
+  return o + "</details>\n";
+}
+
+std::string headline_section(const CorpusSummary& s) {
+  std::string o = "<h2>Headline</h2>\n<div class=\"big\">\n";
+  o += fmt::format("<div class=\"card\"><div class=\"n\" id=\"share-any\">{}</div>of baseline-accepted kernels fail at "
+                   "least one gate<br>({} of {})</div>\n",
+                   pct(s.accepted_fail_any, s.accepted), s.accepted_fail_any, s.accepted);
+  o += fmt::format("<div class=\"card\"><div class=\"n\" id=\"share-ti\">{}</div>fail at least one tolerance-independent "
+                   "gate (4&ndash;12)<br>({} of {})</div>\n",
+                   pct(s.accepted_fail_tolerance_independent, s.accepted), s.accepted_fail_tolerance_independent, s.accepted);
+  o += fmt::format("<div class=\"card\">strict: <span class=\"pass\">{} pass</span>, <span class=\"fail\">{} fail</span><br>"
+                   "baseline: <span class=\"pass\">{} pass</span>, <span class=\"fail\">{} fail</span>",
+                   s.strict_pass, s.strict_fail, s.baseline_pass, s.baseline_fail);
+  if (s.baseline_error > 0) o += fmt::format(" ({} of them errors)", s.baseline_error);
+  o += fmt::format(", {} without a verdict</div>\n</div>\n", s.baseline_missing);
+  if (!s.baseline_in_use)
+    o += "<p class=\"note\">This corpus ran without <code>--baseline kernelbench</code>: no kernel has a baseline "
+         "verdict, so the shares and McNemar's test below are empty.</p>\n";
+  else if (s.baseline_missing > 0)
+    o += fmt::format("<p class=\"note\">{} results have no baseline verdict; they are left out of these shares and of "
+                     "McNemar's test.</p>\n", s.baseline_missing);
+  o += "<p class=\"note\">A result that was not verified (setup_error: it did not build; timeout; verifier_crash) has no "
+       "report. It counts as a strict fail and, as KernelBench counts a kernel that does not build or run, as a baseline "
+       "fail.</p>\n";
+  return o;
+}
+
+std::string mcnemar_section(const CorpusSummary& s) {
+  const int64_t bp = s.both_pass + s.baseline_pass_strict_fail, bf = s.baseline_fail_strict_pass + s.both_fail;
+  const int64_t sp = s.both_pass + s.baseline_fail_strict_pass, sf = s.baseline_pass_strict_fail + s.both_fail;
+  std::string o = "<h2>Baseline against strict</h2>\n";
+  o += fmt::format("<table id=\"table2x2\"><tr><th></th><th>strict pass</th><th>strict fail</th><th>total</th></tr>\n"
+                   "<tr><th class=\"l\">baseline pass</th><td>{}</td><td>{} (b)</td><td>{}</td></tr>\n"
+                   "<tr><th class=\"l\">baseline fail</th><td>{} (c)</td><td>{}</td><td>{}</td></tr>\n"
+                   "<tr><th class=\"l\">total</th><td>{}</td><td>{}</td><td>{}</td></tr></table>\n",
+                   s.both_pass, s.baseline_pass_strict_fail, bp, s.baseline_fail_strict_pass, s.both_fail, bf, sp, sf,
+                   bp + bf);
+  o += fmt::format("<p id=\"mcnemar\">McNemar's exact test: b = {}, c = {}, n = b + c = {}, two-sided p = {}.</p>\n",
+                   s.mcnemar.b, s.mcnemar.c, s.mcnemar.n, pvalue(s.mcnemar.p));
+  o += "<p class=\"note\">b counts kernels the baseline accepts and the strict check rejects; c the reverse. "
+       "p = min(1, 2&middot;&Sigma;<sub>i&le;min(b,c)</sub> C(n,i) / 2<sup>n</sup>): the chance of a split at least "
+       "this lopsided if both checks disagreed either way equally often.</p>\n";
+  return o;
+}
+
+std::string gates_section(const CorpusSummary& s) {
+  std::string o = fmt::format("<h2>Gates</h2>\n<p class=\"note\">Over the {} results that carry a report. Failures: fail, "
+                              "crash, timeout and refused; a skip is neither.</p>\n", s.reports);
+  o += "<table id=\"gates\"><tr><th>#</th><th class=\"l\">gate</th><th class=\"l\">tolerance-independent</th><th>pass</th>"
+       "<th>fail</th><th>crash</th><th>timeout</th><th>refused</th><th>skipped</th><th>failures</th></tr>\n";
+  for (size_t i = 0; i < s.gates.size(); ++i) {
+    const auto& g = s.gates[i];
+    const auto& c = g.counts;
+    o += fmt::format("<tr><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                     "<td>{}</td><td>{}</td><td>{}</td><td><b>{}</b></td></tr>\n",
+                     i + 1, esc(g.id), g.tolerance_independent ? "yes" : "no", c.pass, c.fail, c.crash, c.timeout,
+                     c.refused, c.skipped, c.failures());
+  }
+  return o + "</table>\n" + gate_bars(s);
+}
+
+std::string kernels_section(const CorpusSummary& s) {
+  std::string o = "<h2>Kernels</h2>\n<table id=\"kernels\"><tr><th class=\"l\">key</th><th class=\"l\">status</th>"
+                  "<th class=\"l\">strict</th><th class=\"l\">baseline</th><th>failing gates</th>"
+                  "<th class=\"l\">first failing gate</th><th class=\"l\">evidence</th><th>compile s</th>"
+                  "<th>gates s</th><th>wall s</th></tr>\n";
+  for (const auto& k : s.kernels) {
+    o += fmt::format("<tr class=\"{}\"><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l v\">{}</td>"
+                     "<td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"ev\">{}</td><td>{}</td>"
+                     "<td>{:.2f}</td><td>{:.2f}</td></tr>\n",
+                     k.strict_pass ? "sp" : "sf", esc(k.key), esc(k.status), k.strict_pass ? "pass" : "fail",
+                     esc(k.baseline), k.failing_gates, esc(k.first_failing_gate), esc(truncate(k.evidence, 200)),
+                     seconds(k.compile_seconds), k.gate_seconds, k.wall_seconds);
+  }
+  return o + "</table>\n";
+}
+
+}  // namespace
+
+std::string corpus_report_html(const std::vector<nlohmann::json>& journal_records) {
+  const CorpusSummary s = summarize_corpus(journal_records);
+  std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                  "<title>kcv corpus report</title>\n<style>";
+  o += kStyle;
+  o += "</style>\n</head>\n<body>\n<h1>kcv corpus report</h1>\n";
+  o += runs_section(s);
+  o += headline_section(s);
+  o += mcnemar_section(s);
+  o += gates_section(s);
+  o += "<h2>Numerics: worst error against its bound</h2>\n" + numerics_scatter(s);
+  o += kernels_section(s);
+  o += "<p class=\"note\">Written by <code>kcv report</code> from the corpus journal; reports are kcv.report/1.</p>\n"
+       "</body>\n</html>\n";
+  return o;
+}
+
+std::vector<nlohmann::json> read_report_journal(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SetupError(fmt::format("cannot read the corpus journal {}: {}", path, std::strerror(errno)));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) throw SetupError(fmt::format("cannot read the corpus journal {}", path));
+  const std::string text = buf.str();
+  std::vector<nlohmann::json> records;
+  size_t begin = 0, line_no = 0;
+  // NOTES: only lines that end in '\n' are complete; the tail after the last one is a write that
+  // a kill cut short, and the next run drops it too.
+  for (size_t end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1) {
+    ++line_no;
+    const std::string_view line(text.data() + begin, end - begin);
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      std::string why = e.what();
+      std::replace(why.begin(), why.end(), '\n', ' ');
+      throw SetupError(fmt::format("corpus journal {} line {} is not JSON: {}", path, line_no, why));
+    }
+    if (!j.is_object()) throw SetupError(fmt::format("corpus journal {} line {} is not a JSON object", path, line_no));
+    records.push_back(std::move(j));
+  }
+  return records;
+}
+
+void write_corpus_report(const std::string& out_dir) {
+  namespace fs = std::filesystem;
+  const fs::path journal = fs::path(out_dir) / "journal.jsonl";
+  std::error_code ec;
+  if (!fs::is_regular_file(journal, ec))
+    throw SetupError(fmt::format("no corpus journal at {} (run `kcv corpus run DIR --out {}` first)", journal.string(), out_dir));
+  const std::string html = corpus_report_html(read_report_journal(journal.string()));
+
+  const fs::path target = fs::path(out_dir) / "report.html";
+  const fs::path tmp = fs::path(out_dir) / fmt::format(".report.html.{}.tmp", ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (out) out.write(html.data(), static_cast<std::streamsize>(html.size()));
+    out.close();
+    if (!out) {
+      fs::remove(tmp, ec);
+      throw SetupError(fmt::format("cannot write {}", tmp.string()));
+    }
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove(tmp, ec);
+    throw SetupError(fmt::format("cannot write {}: {}", target.string(), why));
+  }
+}
+
+}  // namespace kcv

@@ -1,0 +1,190 @@
+// McNemar's exact test, and the counts over a corpus journal that the report shows.
+#include "kcv/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+namespace kcv {
+
+McNemar mcnemar_exact(int64_t b, int64_t c) {
+  if (b < 0 || c < 0) throw std::invalid_argument("mcnemar_exact: negative count");
+  McNemar m{b, c, b + c, 1.0};
+  // |b - c| ≤ 1 means the tail holds at least half of all 2^n outcomes: p is exactly 1.
+  if (m.n == 0 || (b - c <= 1 && c - b <= 1)) return m;
+  const int64_t k = std::min(b, c);
+  const double n = static_cast<double>(m.n);
+  // NOTES: k ≤ n/2, so C(n,i) grows with i up to i = k: the last term is the largest. Write the
+  // tail as C(n,k)/2^n · Σ r_i with r_k = 1 and r_{i-1} = r_i · i/(n-i+1) < r_i. The ratios
+  // neither overflow nor underflow while they matter, and only the leading factor needs logs.
+  double sum = 0, r = 1;
+  for (int64_t i = k; i >= 0; --i) {
+    sum += r;
+    if (r < sum * 1e-18) break;  // the rest cannot change the double
+    r *= static_cast<double>(i) / (n - static_cast<double>(i) + 1);
+  }
+  const double kd = static_cast<double>(k);
+  const double log_lead = std::lgamma(n + 1) - std::lgamma(kd + 1) - std::lgamma(n - kd + 1) - n * std::log(2.0);
+  const double log_p = std::log(2.0) + log_lead + std::log(sum);
+  m.p = log_p >= 0 ? 1.0 : std::min(1.0, std::exp(log_p));
+  return m;
+}
+
+const std::array<const char*, 12>& corpus_gate_ids() {
+  static const std::array<const char*, 12> ids = {"numerics", "shapes",        "values",      "nonfinite",
+                                                  "bounds",   "inputs_intact", "coverage",    "determinism",
+                                                  "layout",   "stateless",     "concurrency", "sanitizer"};
+  return ids;
+}
+
+namespace {
+
+// Journal records are read leniently: a missing or mistyped field reads as absent.
+std::string str_field(const nlohmann::json& j, const char* name) {
+  if (!j.is_object()) return {};
+  auto it = j.find(name);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string{};
+}
+
+std::optional<double> num_field(const nlohmann::json& j, const char* name) {
+  if (!j.is_object()) return std::nullopt;
+  auto it = j.find(name);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+const nlohmann::json& obj_field(const nlohmann::json& j, const char* name) {
+  static const nlohmann::json none;
+  if (!j.is_object()) return none;
+  auto it = j.find(name);
+  return it != j.end() && it->is_object() ? *it : none;
+}
+
+bool is_failure(const std::string& verdict) {
+  return verdict == "fail" || verdict == "crash" || verdict == "timeout" || verdict == "refused";
+}
+
+void count(VerdictCounts& c, const std::string& verdict) {
+  if (verdict == "pass") ++c.pass;
+  else if (verdict == "fail") ++c.fail;
+  else if (verdict == "crash") ++c.crash;
+  else if (verdict == "timeout") ++c.timeout;
+  else if (verdict == "refused") ++c.refused;
+  else ++c.skipped;  // skipped, or a verdict this build does not know: not a pass, not a failure
+}
+
+GateSummary& gate_entry(std::vector<GateSummary>& gates, const std::string& id) {
+  for (auto& g : gates)
+    if (g.id == id) return g;
+  gates.push_back(GateSummary{id, false, {}});
+  return gates.back();
+}
+
+}  // namespace
+
+CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_records) {
+  CorpusSummary s;
+  for (const char* id : corpus_gate_ids()) s.gates.push_back(GateSummary{id, false, {}});
+
+  // The first result of a key is the one that counts: a resumed run never writes a second one,
+  // so a later record of the same key comes from a bad merge and is counted apart.
+  std::map<std::string, const nlohmann::json*> results;
+  for (const auto& r : journal_records) {
+    const std::string kind = str_field(r, "kind");
+    if (kind == "run") {
+      s.runs.push_back(r);
+      if (str_field(r, "baseline") == "kernelbench") s.baseline_in_use = true;
+    } else if (kind == "result") {
+      if (!results.emplace(str_field(r, "key"), &r).second) ++s.duplicates;
+    } else {
+      ++s.other_records;
+    }
+  }
+  for (const auto& [key, r] : results)
+    if (obj_field(obj_field(obj_field(*r, "report"), "kernelbench"), "baseline").is_object()) s.baseline_in_use = true;
+
+  s.results = static_cast<int64_t>(results.size());
+  for (const auto& [key, r] : results) {
+    KernelRow row;
+    row.key = key;
+    row.status = str_field(*r, "status");
+    row.wall_seconds = num_field(*r, "wall_seconds").value_or(0);
+    if (row.status == "verified") ++s.verified;
+    else if (row.status == "setup_error") ++s.setup_error;
+    else if (row.status == "timeout") ++s.timeout;
+    else if (row.status == "verifier_crash") ++s.verifier_crash;
+    else ++s.other_status;
+
+    const nlohmann::json& report = obj_field(*r, "report");
+    bool baseline_known = false, baseline_pass = false;
+    if (report.is_null()) {
+      // Not verified: rejected by the strict check, and by the baseline when the corpus ran it.
+      row.first_failing_gate = row.status.empty() ? "no report" : row.status;
+      row.evidence = str_field(*r, "error");
+      row.baseline = s.baseline_in_use ? "fail" : "missing";
+      baseline_known = s.baseline_in_use;
+    } else {
+      ++s.reports;
+      row.strict_pass = str_field(report, "verdict") == "pass";
+      const nlohmann::json& kb = obj_field(report, "kernelbench");
+      row.compile_seconds = num_field(kb, "compile_seconds");
+      const std::string bv = str_field(obj_field(kb, "baseline"), "verdict");
+      if (bv == "pass" || bv == "fail" || bv == "error") {
+        row.baseline = bv;
+        baseline_known = true;
+        baseline_pass = bv == "pass";
+      } else {
+        row.baseline = "missing";
+      }
+      auto gates = report.find("gates");
+      if (gates != report.end() && gates->is_array()) {
+        for (const auto& g : *gates) {
+          const std::string id = str_field(g, "id"), verdict = str_field(g, "verdict");
+          GateSummary& gs = gate_entry(s.gates, id);
+          auto ti = g.is_object() ? g.find("tolerance_independent") : g.end();
+          const bool tolerance_independent = ti != g.end() && ti->is_boolean() && ti->get<bool>();
+          gs.tolerance_independent = gs.tolerance_independent || tolerance_independent;
+          count(gs.counts, verdict);
+          row.gate_seconds += num_field(g, "seconds").value_or(0);
+          if (is_failure(verdict)) {
+            ++row.failing_gates;
+            row.fails_tolerance_independent = row.fails_tolerance_independent || tolerance_independent;
+            if (row.first_failing_gate.empty()) {
+              row.first_failing_gate = id + " (" + verdict + ")";
+              row.evidence = str_field(g, "evidence");
+            }
+          }
+          if (id == "numerics") {
+            row.numerics_verdict = verdict;
+            const nlohmann::json& worst = obj_field(g, "worst");
+            row.worst_error = num_field(worst, "error");
+            row.worst_bound = num_field(worst, "bound");
+          }
+        }
+      }
+    }
+
+    (row.strict_pass ? s.strict_pass : s.strict_fail)++;
+    if (!baseline_known) {
+      ++s.baseline_missing;
+    } else {
+      (baseline_pass ? s.baseline_pass : s.baseline_fail)++;
+      if (row.baseline == "error") ++s.baseline_error;
+      if (baseline_pass) {
+        ++s.accepted;
+        if (row.failing_gates > 0) ++s.accepted_fail_any;
+        if (row.fails_tolerance_independent) ++s.accepted_fail_tolerance_independent;
+      }
+      if (baseline_pass && row.strict_pass) ++s.both_pass;
+      else if (baseline_pass) ++s.baseline_pass_strict_fail;
+      else if (row.strict_pass) ++s.baseline_fail_strict_pass;
+      else ++s.both_fail;
+    }
+    s.kernels.push_back(std::move(row));
+  }
+  s.mcnemar = mcnemar_exact(s.baseline_pass_strict_fail, s.baseline_fail_strict_pass);
+  return s;
+}
+
+}  // namespace kcv

@@ -1,0 +1,372 @@
+// KernelBench problems as contracts: a trusted Python reference server (adapters/torch/
+// kcv_torch_reference.py) describes the problem, draws its inputs and runs Model in float64 and
+// float32; this file turns that into kcv's contract interface and the calibrated error bound.
+#include "kcv/kernelbench.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "kcv/candidate.hpp"
+#include "kcv/gates/common.hpp"
+#include "kcv/runner.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kcv {
+
+struct KernelBenchContract::Described {
+  bool ok = false;
+  std::string error;
+  std::vector<Shape> in_shapes, out_shapes;
+};
+
+/// The reference server process and its pipe protocol: one JSON line, then raw blobs.
+struct KernelBenchContract::Server {
+  pid_t pid = -1;
+  FILE* to = nullptr;
+  FILE* from = nullptr;
+  std::string log;
+  std::mutex mu;
+  // Caches (under cache_mu): descriptions by shape, and the last reference answer (both orders).
+  std::mutex cache_mu;
+  std::map<std::string, Described> described;
+  std::pair<std::string, std::vector<std::string>> last_reference;
+
+  ~Server() {
+    if (to) { std::fputs("{\"op\":\"quit\"}\n", to); std::fclose(to); }
+    if (from) std::fclose(from);
+    if (pid > 0) {
+      for (int i = 0; i < 200; ++i) {  // up to 2 s to exit by itself
+        if (waitpid(pid, nullptr, WNOHANG) == pid) return;
+        usleep(10000);
+      }
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+
+  void start(const KernelBenchSetup& s) {
+    const std::string script = (fs::path(kcv_adapters_dir()) / "torch" / "kcv_torch_reference.py").string();
+    if (!fs::exists(script)) throw SetupError(fmt::format("torch adapter not found at {} (set KCV_ADAPTERS_DIR)", script));
+    log = (fs::path(s.workdir) / "reference-server.log").string();
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw SetupError("pipe failed");
+    pid = fork();
+    if (pid < 0) throw SetupError("fork failed");
+    if (pid == 0) {
+      dup2(in[0], 0);
+      dup2(out[1], 1);
+      int logfd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      if (logfd >= 0) dup2(logfd, 2);
+      const std::string device = s.backend == "cuda" ? "cuda" : "cpu", seed = std::to_string(s.init_seed);
+      const char* argv[] = {s.python.c_str(), "-u", script.c_str(), s.problem.c_str(), device.c_str(), seed.c_str(), nullptr};
+      setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
+      execvp(argv[0], const_cast<char* const*>(argv));
+      std::fprintf(stderr, "cannot run %s: %s\n", argv[0], std::strerror(errno));
+      _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    to = fdopen(in[1], "w");
+    from = fdopen(out[0], "r");
+    signal(SIGPIPE, SIG_IGN);  // a dead server is an error reply below, not a dead kcv
+    json hello = receive(nullptr);
+    if (!hello.value("ok", false)) throw SetupError(hello.value("error", std::string("reference server failed")));
+  }
+
+  /// Why the server is gone: the last line of its log.
+  std::string last_log_line() const {
+    FILE* f = std::fopen(log.c_str(), "r");
+    if (!f) return "no log";
+    std::string last, line;
+    char buf[1024];
+    while (std::fgets(buf, sizeof buf, f)) {
+      line = buf;
+      while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+      if (!line.empty()) last = line;
+    }
+    std::fclose(f);
+    return last.empty() ? "no output" : last;
+  }
+
+  json receive(std::vector<std::string>* blobs) {
+    std::string line;
+    int ch;
+    while ((ch = std::fgetc(from)) != EOF && ch != '\n') line += static_cast<char>(ch);
+    if (ch == EOF)
+      throw SetupError(fmt::format("the torch reference server ended ({}; log {})", last_log_line(), log));
+    json msg = json::parse(line, nullptr, false);
+    if (msg.is_discarded()) throw SetupError("the torch reference server sent a malformed reply");
+    for (const auto& n : msg.value("blobs", json::array())) {
+      std::string b(n.get<std::size_t>(), '\0');
+      if (!b.empty() && std::fread(b.data(), 1, b.size(), from) != b.size())
+        throw SetupError(fmt::format("the torch reference server ended mid-reply ({})", last_log_line()));
+      if (blobs) blobs->push_back(std::move(b));
+    }
+    return msg;
+  }
+
+  json request(json msg, const std::vector<std::string>& blobs_out, std::vector<std::string>* blobs_in) {
+    std::lock_guard<std::mutex> lock(mu);
+    msg["blobs"] = json::array();
+    for (const auto& b : blobs_out) msg["blobs"].push_back(b.size());
+    const std::string line = msg.dump() + "\n";
+    bool ok = std::fwrite(line.data(), 1, line.size(), to) == line.size();
+    for (const auto& b : blobs_out) ok = ok && std::fwrite(b.data(), 1, b.size(), to) == b.size();
+    ok = ok && std::fflush(to) == 0;
+    if (!ok) throw SetupError(fmt::format("the torch reference server is gone ({})", last_log_line()));
+    return receive(blobs_in);
+  }
+};
+
+namespace {
+
+std::string key_of(const Bindings& b) { return bindings_string(b); }
+
+/// Logical elements of t, contiguous, as raw bytes of its dtype.
+std::string contiguous_bytes(const HostTensor& t) {
+  HostTensor c = t.is_contiguous() && t.offset == 0 ? t : t.relayout(contiguous_strides(t.shape), 0, std::byte{0});
+  return std::string(reinterpret_cast<const char*>(c.storage.data()), c.span_bytes());
+}
+
+std::vector<double> as_doubles(const std::string& blob) {
+  std::vector<double> v(blob.size() / sizeof(double));
+  std::memcpy(v.data(), blob.data(), v.size() * sizeof(double));
+  return v;
+}
+
+}  // namespace
+
+KernelBenchContract::~KernelBenchContract() = default;
+
+std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBenchSetup& setup) {
+  std::unique_ptr<KernelBenchContract> k(new KernelBenchContract());
+  k->setup_ = setup;
+  k->server_ = std::make_unique<Server>();
+  k->server_->start(setup);
+  json r = k->server_->request({{"op", "describe"}, {"bindings", json::object()}}, {}, nullptr);
+  if (!r.value("ok", false))
+    throw SetupError(fmt::format("problem '{}': Model does not run at its own sizes: {}", setup.problem,
+                                 r.value("error", std::string("?"))));
+  const json& d = r["description"];
+  k->name = "kernelbench:" + fs::path(setup.problem).stem().string();
+  k->summary = "KernelBench problem " + setup.problem + ": ModelNew must match Model (float64 reference)";
+  auto literal_dims = [](const json& shape) {
+    std::vector<std::string> dims;
+    for (const auto& v : shape) dims.push_back(std::to_string(v.get<int64_t>()));
+    return dims;
+  };
+  int n = 0;
+  for (const auto& in : d["inputs"]) {
+    TensorSpec spec{fmt::format("in{}", n++), static_cast<DType>(in["dtype"].get<int>()), literal_dims(in["shape"]),
+                    Domain::real};
+    if (in["integer"].get<bool>()) spec.domain = Domain::structural;  // class indices, lengths: kept as drawn
+    else if (in["nonneg"].get<bool>()) spec.domain = Domain::positive;
+    k->inputs.push_back(std::move(spec));
+  }
+  n = 0;
+  for (const auto& out : d["outputs"])
+    k->outputs.push_back({fmt::format("out{}", n++), static_cast<DType>(out["dtype"].get<int>()),
+                          literal_dims(out["shape"]), Domain::real});
+  const json sizes = d["sizes"];
+  for (const auto& s : d["symbols"]) {
+    const std::string name = s.get<std::string>();
+    const int64_t nominal = sizes[name].get<int64_t>();
+    SymbolSpec sym{name, 1, nominal + 1, nominal, nominal + 1};
+    // NOTES: 1, small primes, 127, and both neighbours of the problem's own size: tails at the
+    // scale the kernel was written for, without a dense sweep of sizes like 16384.
+    sym.sweep = {1, 3, 13, 127, nominal - 1, nominal + 1};
+    k->symbols.push_back(std::move(sym));
+  }
+  k->args_ = d["args"];
+  k->accumulate = DType::f32;
+  k->c = 1;
+  k->c_reasoning = fmt::format(
+      "calibrated, not derived: allowed_i = {}*max(max_j |r32_j - r_j|, u*max_j |r_j|) + 2u*|r_i| with r32 the "
+      "problem's Model in fp32 eager on the same inputs and weights (docs/kernelbench.md)", kKernelBenchK);
+  k->classes_in_two_orders = true;
+  return k;
+}
+
+const KernelBenchContract::Described& KernelBenchContract::describe(const Bindings& b) const {
+  std::lock_guard<std::mutex> lock(server_->cache_mu);
+  auto& cache = server_->described;
+  const std::string key = key_of(b);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  Described d;
+  json r = server_->request({{"op", "describe"}, {"bindings", b}}, {}, nullptr);
+  d.ok = r.value("ok", false);
+  if (!d.ok) {
+    d.error = r.value("error", std::string("?"));
+  } else {
+    for (const auto& in : r["description"]["inputs"]) d.in_shapes.push_back(in["shape"].get<Shape>());
+    for (const auto& out : r["description"]["outputs"]) d.out_shapes.push_back(out["shape"].get<Shape>());
+    if (d.in_shapes.size() != inputs.size() || d.out_shapes.size() != outputs.size()) {
+      d.ok = false;
+      d.error = "the number of inputs or outputs changes with the sizes";
+    }
+  }
+  return cache.emplace(key, std::move(d)).first->second;
+}
+
+bool KernelBenchContract::valid(const Bindings& b) const { return describe(b).ok; }
+
+std::string KernelBenchContract::rejection(const Bindings& b) const { return describe(b).error; }
+
+Shape KernelBenchContract::input_shape(std::size_t i, const Bindings& b) const {
+  const Described& d = describe(b);
+  if (!d.ok) throw std::invalid_argument(fmt::format("kcv: {} rejects {}: {}", name, bindings_string(b), d.error));
+  return d.in_shapes.at(i);
+}
+
+Shape KernelBenchContract::output_shape(std::size_t i, const Bindings& b) const {
+  const Described& d = describe(b);
+  if (!d.ok) throw std::invalid_argument(fmt::format("kcv: {} rejects {}: {}", name, bindings_string(b), d.error));
+  return d.out_shapes.at(i);
+}
+
+std::vector<HostTensor> KernelBenchContract::problem_inputs(const Bindings& b, uint64_t seed) const {
+  std::vector<std::string> blobs;
+  // NOTES: torch.manual_seed takes < 2^63; the low 62 bits keep every case distinct enough.
+  json r = server_->request({{"op", "inputs"}, {"bindings", b}, {"seed", seed & ((uint64_t{1} << 62) - 1)}}, {}, &blobs);
+  if (!r.value("ok", false))
+    throw std::runtime_error(fmt::format("kcv: {}: get_inputs() failed at {}: {}", name, bindings_string(b),
+                                         r.value("error", std::string("?"))));
+  if (blobs.size() != inputs.size()) throw std::runtime_error("kcv: get_inputs() returned another number of tensors");
+  std::vector<HostTensor> out;
+  for (std::size_t i = 0; i < blobs.size(); ++i) {
+    HostTensor t = HostTensor::zeros(inputs[i].dtype, input_shape(i, b));
+    if (blobs[i].size() != t.span_bytes()) throw std::runtime_error("kcv: get_inputs() tensor of unexpected size");
+    std::memcpy(t.storage.data(), blobs[i].data(), blobs[i].size());
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<HostTensor> KernelBenchContract::make_inputs(const Bindings& shape, Rng& rng, const std::string& kind) const {
+  std::vector<HostTensor> in = problem_inputs(shape, rng());
+  apply_value_kind(in, kind, rng);
+  return in;
+}
+
+std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTensor>& in, const std::vector<double>&,
+                                                      const Bindings& shape, SumOrder order) const {
+  // One round trip answers both orders (float64 and float32 eager): the last answer is kept.
+  std::vector<std::string> blobs_out;
+  std::string key = key_of(shape);
+  for (const auto& t : in) {
+    blobs_out.push_back(contiguous_bytes(t));
+    key += '|' + std::to_string(static_cast<int>(t.dtype)) + ':' + std::to_string(std::hash<std::string>{}(blobs_out.back()));
+  }
+  std::vector<std::string> blobs;
+  {
+    std::lock_guard<std::mutex> lock(server_->cache_mu);
+    if (server_->last_reference.first == key) blobs = server_->last_reference.second;
+  }
+  if (blobs.empty()) {
+    json r = server_->request({{"op", "reference"}, {"bindings", shape}}, blobs_out, &blobs);
+    if (!r.value("ok", false))
+      throw std::runtime_error(fmt::format("kcv: {}: the reference failed at {}: {}", name, bindings_string(shape),
+                                           r.value("error", std::string("?"))));
+    std::lock_guard<std::mutex> lock(server_->cache_mu);
+    server_->last_reference = {key, blobs};
+  }
+  if (blobs.size() != 2 * outputs.size()) throw std::runtime_error("kcv: the reference returned another number of outputs");
+  const double u = unit_roundoff(DType::f32);
+  std::vector<RefTensor> refs;
+  for (std::size_t o = 0; o < outputs.size(); ++o) {
+    const std::vector<double> r64 = as_doubles(blobs[2 * o]), r32 = as_doubles(blobs[2 * o + 1]);
+    // NOTES: the calibration (docs/kernelbench.md): fp32 eager's worst error over the tensor, at
+    // least one ulp of the largest output, times K; elements where either side is not finite
+    // say nothing about rounding.
+    double e_max = 0, r_max = 0;
+    for (std::size_t i = 0; i < r64.size(); ++i) {
+      if (!std::isfinite(r64[i]) || !std::isfinite(r32[i])) continue;
+      e_max = std::max(e_max, std::abs(r32[i] - r64[i]));
+      r_max = std::max(r_max, std::abs(r64[i]));
+    }
+    const double scale = kKernelBenchK * std::max(e_max, u * r_max);
+    RefTensor t;
+    t.resize(r64.size());
+    const std::vector<double>& v = order == SumOrder::forward ? r64 : r32;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      t.value[i] = v[i];
+      // allowed = c·u·amp + u_out·|r| with c = 1: amp carries the calibrated term and one more |r|.
+      t.amp[i] = scale / u + (std::isfinite(v[i]) ? std::abs(v[i]) : 0);
+    }
+    refs.push_back(std::move(t));
+  }
+  return refs;
+}
+
+json KernelBenchContract::worker_plan() const {
+  return {{"problem", setup_.problem}, {"init_seed", setup_.init_seed}, {"args", args_}};
+}
+
+json kernelbench_baseline(const KernelBenchContract& k, Runner& runner) {
+  // NOTES: as KernelBench applies it: the fixed (nominal) shape, 5 trials, float32 Model as the
+  // reference, torch.allclose(atol=rtol=1e-2): NaN is never close, equal infinities are.
+  constexpr int kTrials = 5;
+  constexpr double kAtol = 1e-2, kRtol = 1e-2;
+  json out = {{"trials", kTrials}, {"atol", kAtol}, {"rtol", kRtol}, {"max_abs_diff", 0.0}, {"detail", ""}};
+  const Bindings nominal = k.nominal();
+  Case c;
+  c.label = "kernelbench baseline";
+  c.shape = nominal;
+  for (int t = 0; t < kTrials; ++t) {
+    CallSpec call;
+    call.inputs = k.problem_inputs(nominal, static_cast<uint64_t>(t));
+    call.outputs = k.make_outputs(nominal);
+    for (auto& o : call.outputs) gates::fill_bytes(o, gates::kPoisonNaN);
+    c.calls.push_back(std::move(call));
+  }
+  const std::vector<CaseRun> runs = runner.run({c});
+  if (runs.empty() || runs[0].status != RunStatus::ok) {
+    out["verdict"] = "fail";
+    out["detail"] = runs.empty() ? "did not run" : "the candidate crashed or hung: " + runs[0].detail;
+    return out;
+  }
+  double max_diff = 0;
+  for (int t = 0; t < kTrials; ++t) {
+    const CallResult& r = runs[0].calls[static_cast<std::size_t>(t)];
+    if (r.rc != 0) {
+      out["verdict"] = "fail";
+      out["detail"] = fmt::format("trial {}: raised: {}", t, r.message);
+      return out;
+    }
+    const auto ref = k.reference(c.calls[static_cast<std::size_t>(t)].inputs, {}, nominal, SumOrder::reverse);
+    for (std::size_t o = 0; o < ref.size(); ++o) {
+      const std::vector<double> got = r.outputs[o].values();
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        const double g = got[i], e = ref[o].value[i];
+        const bool close = (std::isinf(g) || std::isinf(e)) ? g == e
+                           : std::isnan(g) || std::isnan(e) ? false
+                           : std::abs(g - e) <= kAtol + kRtol * std::abs(e);
+        if (std::isfinite(g) && std::isfinite(e)) max_diff = std::max(max_diff, std::abs(g - e));
+        if (!close) {
+          out["verdict"] = "fail";
+          out["max_abs_diff"] = max_diff;
+          out["detail"] = fmt::format("trial {}: output {} element {}: got {:.9g}, Model gives {:.9g}", t, o, i, g, e);
+          return out;
+        }
+      }
+    }
+  }
+  out["verdict"] = "pass";
+  out["max_abs_diff"] = max_diff;
+  return out;
+}
+
+}  // namespace kcv

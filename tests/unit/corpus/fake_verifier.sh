@@ -1,0 +1,42 @@
+#!/bin/sh
+# A stand-in for `kcv verify --kernelbench P S --json J ...` in corpus tests. What it does comes from
+# the solution's first line, "# fake: MODE [SECONDS]" (no such line: pass):
+#   pass | fail  write a kcv.report/1 with verdict PASS / FAIL, exit 0 / 1
+#   setup        say "kcv: <reason>" on stderr, exit 2
+#   segv         kill itself with SIGSEGV
+#   exit3        exit 3
+#   nojson       exit 0 without writing the report
+#   badjson      write a report that is not JSON, exit 1
+#   hang         start a `sleep 1000` in a session of its own (pid in S.pid), then sleep 1000
+# SECONDS: sleep that long first. FAKE_ARGS_LOG: append the arguments to that file.
+json=""; sol=""; prob=""
+[ -n "$FAKE_ARGS_LOG" ] && echo "$*" >> "$FAKE_ARGS_LOG"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --kernelbench) prob="$2"; sol="$3"; shift 3 ;;
+    --json) json="$2"; shift 2 ;;
+    *) shift ;;
+  esac
+done
+set -- $(sed -n '1s/^# fake: //p' "$sol")
+mode="${1:-pass}"; secs="${2:-0}"
+[ "$secs" != 0 ] && sleep "$secs"
+report() {  # $1 verdict, $2 numerics verdict
+  cat > "$json" <<JSON
+{"schema":"kcv.report/1","op":"kernelbench","candidate":"$sol","backend":"cpu","seed":"7","verdict":"$1",
+ "gates":[{"id":"numerics","verdict":"$2","tolerance_independent":false,"cases":3,"seconds":0.1,"evidence":"","seed":"1","failing_case":-1},
+          {"id":"layout","verdict":"PASS","tolerance_independent":true,"cases":2,"seconds":0.1,"evidence":"","seed":"2","failing_case":-1}],
+ "kernelbench":{"compile_seconds":0.5,"baseline":{"verdict":"pass","trials":5,"atol":0.01,"rtol":0.01,"max_abs_diff":0.0,"detail":""}}}
+JSON
+}
+case "$mode" in
+  pass) report PASS PASS; exit 0 ;;
+  fail) report FAIL FAIL; exit 1 ;;
+  setup) echo "compiling..." >&2; echo "kcv: solution does not build: error: expected ';'" >&2; echo >&2; exit 2 ;;
+  segv) ulimit -c 0; kill -SEGV $$ ;;
+  exit3) echo "something odd" >&2; exit 3 ;;
+  nojson) exit 0 ;;
+  badjson) echo "{not json" > "$json"; exit 1 ;;
+  hang) setsid sleep 1000 & echo $! > "$sol.pid"; sleep 1000 ;;
+esac
+exit 0

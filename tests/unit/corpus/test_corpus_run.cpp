@@ -1,0 +1,427 @@
+// kcv corpus run: pair discovery, shards, each pair's outcome as a journal record, resuming, and
+// kill -9 at random moments followed by reruns (every key exactly once in the end).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "corpus_test_support.hpp"
+#include "kcv/candidate.hpp"
+
+using namespace kcv;
+using namespace kcv::corpus_test;
+using nlohmann::json;
+
+namespace {
+
+std::map<std::string, json> by_key(const std::vector<json>& records) {
+  std::map<std::string, json> m;
+  for (const auto& r : results_of(records)) {
+    EXPECT_EQ(m.count(r["key"].get<std::string>()), 0u) << "key twice: " << r["key"];
+    m[r["key"].get<std::string>()] = r;
+  }
+  return m;
+}
+
+}  // namespace
+
+// ---- discovery ----
+
+TEST(CorpusDiscovery, PairsAreSolutionsBesideAProblemSortedByKey) {
+  TempDir t;
+  const std::string d = t / "corpus";
+  add_pair(d, "level1/19_ReLU", "solution_b.py", "pass");
+  add_pair(d, "level1/19_ReLU", "solution_a.py", "pass");
+  add_pair(d, "level1/3_Matmul", "solution.py", "pass");
+  write_file(d + "/level1/3_Matmul/helper.py", "x = 1\n");              // not a solution
+  write_file(d + "/level1/3_Matmul/solution_notes.txt", "no\n");        // not .py
+  write_file(d + "/orphan/solution.py", "# no problem.py beside it\n");  // no problem
+  write_file(d + "/problem.py", "class Model: pass\n");                 // DIR itself counts
+  write_file(d + "/solution_root.py", "class ModelNew: pass\n");
+
+  const auto pairs = discover_pairs(d, false);
+  const std::vector<std::string> want = {"level1/19_ReLU/solution_a.py", "level1/19_ReLU/solution_b.py",
+                                         "level1/3_Matmul/solution.py", "solution_root.py"};
+  EXPECT_EQ(keys_of(pairs), want);
+  ASSERT_EQ(pairs.size(), 4u);
+  EXPECT_EQ(fs::path(pairs[2].problem), fs::path(d) / "level1/3_Matmul/problem.py");
+  EXPECT_EQ(fs::path(pairs[2].solution), fs::path(d) / "level1/3_Matmul/solution.py");
+  EXPECT_TRUE(fs::path(pairs[0].problem).is_absolute());
+  EXPECT_THROW(discover_pairs(t / "missing", false), SetupError);
+}
+
+TEST(CorpusDiscovery, SelfMakesEveryPyItsOwnCandidate) {
+  TempDir t;
+  const std::string d = t / "level1";
+  write_file(d + "/1_Square_matrix_multiplication_.py", "class Model: pass\n");
+  write_file(d + "/23_Softmax.py", "class Model: pass\n");
+  write_file(d + "/sub/problem.py", "class Model: pass\n");
+  write_file(d + "/README.md", "not python\n");
+  const auto pairs = discover_pairs(d, true);
+  const std::vector<std::string> want = {"1_Square_matrix_multiplication_.py", "23_Softmax.py", "sub/problem.py"};
+  EXPECT_EQ(keys_of(pairs), want);
+  for (const auto& p : pairs) EXPECT_EQ(p.problem, p.solution);
+}
+
+TEST(CorpusDiscovery, ShardsPartitionThePairsExactly) {
+  TempDir t;
+  const std::string d = t / "corpus";
+  for (int i = 0; i < 13; ++i) add_pair(d, "p" + std::to_string(i), "solution.py", "pass");
+  const auto all = discover_pairs(d, false);
+  ASSERT_EQ(all.size(), 13u);
+  for (int n : {1, 2, 3, 5, 13, 20}) {
+    std::multiset<std::string> seen;
+    for (int i = 0; i < n; ++i) {
+      const auto part = select_shard(all, parse_shard(std::to_string(i) + "/" + std::to_string(n)));
+      for (const auto& p : part) {
+        seen.insert(p.key);
+        const auto at = std::find_if(all.begin(), all.end(), [&](const CorpusPair& q) { return q.key == p.key; });
+        EXPECT_EQ((at - all.begin()) % n, i) << p.key << " in shard " << i << "/" << n;
+      }
+    }
+    EXPECT_EQ(seen.size(), all.size()) << n;
+    for (const auto& p : all) EXPECT_EQ(seen.count(p.key), 1u) << p.key << " with N=" << n;
+  }
+  for (const char* bad : {"3/3", "-1/2", "1/0", "0/0", "a/b", "1", "1/2/3", "", "/2", "1/", " 1/2"})
+    EXPECT_THROW(parse_shard(bad), SetupError) << bad;
+  EXPECT_EQ(parse_shard("4/5").index, 4);
+  EXPECT_EQ(parse_shard("4/5").count, 5);
+}
+
+// ---- one run, every kind of outcome ----
+
+TEST(CorpusRun, EachOutcomeBecomesItsRecordAndTheRunCompletes) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out";
+  add_pair(d, "a_pass", "solution.py", "pass");
+  add_pair(d, "b_fail", "solution.py", "fail");
+  add_pair(d, "c_setup", "solution.py", "setup");
+  add_pair(d, "d_segv", "solution.py", "segv");
+  add_pair(d, "e_exit3", "solution.py", "exit3");
+  add_pair(d, "f_nojson", "solution.py", "nojson");
+  add_pair(d, "g_badjson", "solution.py", "badjson");
+  std::vector<CorpusProgress> progress;
+  const CorpusRunSummary s =
+      run_corpus(stub_options(d, out, stub_verifier(t.path()), 3), [&](const CorpusProgress& p) { progress.push_back(p); });
+
+  const auto records = read_journal(out + "/journal.jsonl");
+  ASSERT_FALSE(records.empty());
+  EXPECT_EQ(records[0]["kind"], "run");
+  EXPECT_EQ(records[0]["shard"], "0/1");
+  EXPECT_EQ(records[0]["jobs"], 3);
+  const auto r = by_key(records);
+  ASSERT_EQ(r.size(), 7u);
+
+  const json& pass = r.at("a_pass/solution.py");
+  EXPECT_EQ(pass["status"], "verified");
+  EXPECT_EQ(pass["exit_code"], 0);
+  EXPECT_FALSE(pass.contains("error"));
+  EXPECT_EQ(pass["report"]["verdict"], "PASS");
+  EXPECT_EQ(pass["report"]["kernelbench"]["baseline"]["verdict"], "pass");   // embedded whole
+  EXPECT_EQ(fs::path(pass["problem"].get<std::string>()), fs::path(d) / "a_pass/problem.py");
+  EXPECT_GE(pass["wall_seconds"].get<double>(), 0.0);
+
+  const json& fail = r.at("b_fail/solution.py");
+  EXPECT_EQ(fail["status"], "verified");
+  EXPECT_EQ(fail["exit_code"], 1);
+  EXPECT_EQ(fail["report"]["verdict"], "FAIL");
+
+  const json& setup = r.at("c_setup/solution.py");
+  EXPECT_EQ(setup["status"], "setup_error");
+  EXPECT_EQ(setup["exit_code"], 2);
+  EXPECT_EQ(setup["error"], "kcv: solution does not build: error: expected ';'");   // last non-empty line
+  EXPECT_TRUE(setup["report"].is_null());
+
+  const json& segv = r.at("d_segv/solution.py");
+  EXPECT_EQ(segv["status"], "verifier_crash");
+  EXPECT_EQ(segv["exit_code"], -1);
+  EXPECT_NE(segv["error"].get<std::string>().find("SIGSEGV"), std::string::npos) << segv["error"];
+
+  const json& exit3 = r.at("e_exit3/solution.py");
+  EXPECT_EQ(exit3["status"], "verifier_crash");
+  EXPECT_EQ(exit3["exit_code"], -1);
+  EXPECT_NE(exit3["error"].get<std::string>().find("status 3: something odd"), std::string::npos) << exit3["error"];
+
+  for (const char* k : {"f_nojson/solution.py", "g_badjson/solution.py"}) {
+    EXPECT_EQ(r.at(k)["status"], "verifier_crash") << k;
+    EXPECT_TRUE(r.at(k)["report"].is_null()) << k;
+    EXPECT_FALSE(r.at(k)["error"].get<std::string>().empty()) << k;
+  }
+
+  EXPECT_EQ(s.pairs, 7);
+  EXPECT_EQ(s.ran, 7);
+  EXPECT_EQ(s.from_journal, 0);
+  EXPECT_EQ(s.verified_pass, 1);
+  EXPECT_EQ(s.verified_fail, 1);
+  EXPECT_EQ(s.setup_errors, 1);
+  EXPECT_EQ(s.timeouts, 0);
+  EXPECT_EQ(s.crashes, 4);
+  ASSERT_EQ(s.gates.size(), 2u);
+  EXPECT_EQ(s.gates[0].gate, "numerics");
+  EXPECT_EQ(s.gates[0].not_passed, 1);
+  EXPECT_EQ(s.gates[0].by_verdict.at("FAIL"), 1);
+  EXPECT_EQ(s.gates[1].gate, "layout");
+  EXPECT_EQ(s.gates[1].not_passed, 0);
+
+  ASSERT_EQ(progress.size(), 7u);
+  EXPECT_EQ(progress.back().done, 7);
+  EXPECT_EQ(progress.back().total, 7);
+  EXPECT_EQ(progress.back().ok, 1);
+  EXPECT_EQ(progress.back().fail, 1);
+  EXPECT_EQ(progress.back().err, 5);
+  EXPECT_EQ(progress.back().eta_s, 0.0);
+}
+
+TEST(CorpusRun, AHangIsKilledAtThePairTimeoutWithWhatItStartedAndTheRunGoesOn) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out";
+  add_pair(d, "a_hang", "solution.py", "hang");
+  add_pair(d, "b_pass", "solution.py", "pass 0.2");
+  add_pair(d, "c_pass", "solution.py", "pass");
+  CorpusOptions o = stub_options(d, out, stub_verifier(t.path()), 2);
+  o.pair_timeout_s = 2;
+  const auto t0 = std::chrono::steady_clock::now();
+  const CorpusRunSummary s = run_corpus(o);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(took, 1.9);
+  EXPECT_LT(took, 15.0);
+  const auto r = by_key(read_journal(out + "/journal.jsonl"));
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r.at("a_hang/solution.py")["status"], "timeout");
+  EXPECT_EQ(r.at("a_hang/solution.py")["exit_code"], -1);
+  EXPECT_GE(r.at("a_hang/solution.py")["wall_seconds"].get<double>(), 2.0);
+  EXPECT_EQ(r.at("b_pass/solution.py")["status"], "verified");
+  EXPECT_EQ(r.at("c_pass/solution.py")["status"], "verified");
+  EXPECT_EQ(s.timeouts, 1);
+  EXPECT_EQ(s.verified_pass, 2);
+
+  // The hang started a sleep in a session of its own: the tree kill found it anyway.
+  const pid_t escaped = std::stoi(read_text(d + "/a_hang/solution.py.pid"));
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    const std::string stat = read_text("/proc/" + std::to_string(escaped) + "/stat");
+    // An orphan killed may linger as a zombie until its new parent reaps it: count it as gone.
+    gone = stat.empty() || stat.find(") Z ") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "pid " << escaped << " outlived the pair timeout";
+  if (!gone) kill(escaped, SIGKILL);
+}
+
+TEST(CorpusRun, OptionsArePassedToTheVerifier) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out", log = t / "args.log";
+  add_pair(d, "a", "solution.py", "pass");
+  CorpusOptions o = stub_options(d, out, stub_verifier(t.path()), 1);
+  o.backend = "cuda";
+  o.baseline = "kernelbench";
+  o.timeout_s = 7.5;
+  o.python = "/opt/py/bin/python3";
+  setenv("FAKE_ARGS_LOG", log.c_str(), 1);
+  run_corpus(o);
+  unsetenv("FAKE_ARGS_LOG");
+  const std::string args = read_text(log);
+  const std::string pair = fmt::format("verify --kernelbench {}/a/problem.py {}/a/solution.py --backend cuda --json ",
+                                       fs::path(d).string(), fs::path(d).string());
+  EXPECT_EQ(args.rfind(pair, 0), 0u) << args;
+  EXPECT_NE(args.find(" --baseline kernelbench --timeout 7.5 --python /opt/py/bin/python3 --quiet\n"), std::string::npos)
+      << args;
+  EXPECT_EQ(read_journal(out + "/journal.jsonl")[0]["backend"], "cuda");
+}
+
+TEST(CorpusRun, SetupProblemsThrow) {
+  TempDir t;
+  const std::string d = t / "corpus", v = stub_verifier(t.path());
+  add_pair(d, "a", "solution.py", "pass");
+  CorpusOptions o = stub_options(d, t / "out", v);
+  o.jobs = 0;
+  EXPECT_THROW(run_corpus(o), SetupError);
+  o = stub_options(d, t / "out", v);
+  o.shard = {2, 2};
+  EXPECT_THROW(run_corpus(o), SetupError);
+  o = stub_options(d, t / "out", t / "no-such-verifier");
+  EXPECT_THROW(run_corpus(o), SetupError);
+  o = stub_options(t / "empty", t / "out", v);
+  fs::create_directories(t / "empty");
+  EXPECT_THROW(run_corpus(o), SetupError);   // no pairs at all: a wrong DIR, not an empty success
+  EXPECT_FALSE(fs::exists(t / "out/journal.jsonl"));
+}
+
+// ---- resume ----
+
+TEST(CorpusRun, ARerunSkipsKeysThatHaveAResult) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out", log = t / "args.log";
+  const std::string v = stub_verifier(t.path());
+  for (int i = 0; i < 4; ++i) add_pair(d, "p" + std::to_string(i), "solution.py", i == 1 ? "setup" : "pass");
+  const CorpusRunSummary first = run_corpus(stub_options(d, out, v));
+  EXPECT_EQ(first.ran, 4);
+
+  add_pair(d, "p4", "solution.py", "fail");
+  add_pair(d, "p0", "solution_2.py", "pass");
+  setenv("FAKE_ARGS_LOG", log.c_str(), 1);
+  const CorpusRunSummary second = run_corpus(stub_options(d, out, v));
+  unsetenv("FAKE_ARGS_LOG");
+  EXPECT_EQ(second.from_journal, 4);
+  EXPECT_EQ(second.ran, 2);
+  EXPECT_EQ(second.pairs, 6);
+  EXPECT_EQ(second.verified_pass, 4);
+  EXPECT_EQ(second.verified_fail, 1);
+  EXPECT_EQ(second.setup_errors, 1);   // a setup error is a result: not retried
+
+  // Only the two new pairs ran the second time.
+  const std::string args = read_text(log);
+  EXPECT_NE(args.find("/p4/solution.py"), std::string::npos);
+  EXPECT_NE(args.find("/p0/solution_2.py"), std::string::npos);
+  EXPECT_EQ(args.find("/p1/solution.py"), std::string::npos);
+
+  const auto records = read_journal(out + "/journal.jsonl");
+  EXPECT_EQ(by_key(records).size(), 6u);
+  int runs = 0;
+  for (const auto& r : records) runs += r["kind"] == "run";
+  EXPECT_EQ(runs, 2);
+
+  // A third run has nothing to do and appends no result.
+  const CorpusRunSummary third = run_corpus(stub_options(d, out, v));
+  EXPECT_EQ(third.ran, 0);
+  EXPECT_EQ(results_of(read_journal(out + "/journal.jsonl")).size(), 6u);
+}
+
+TEST(CorpusRun, ACutLastLineIsDroppedAndItsPairRunsAgain) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out";
+  const std::string v = stub_verifier(t.path());
+  add_pair(d, "a", "solution.py", "pass");
+  add_pair(d, "b", "solution.py", "pass");
+  run_corpus(stub_options(d, out, v));
+  // Cut b's record in the middle, as a kill -9 during its write would.
+  std::string text = read_text(out + "/journal.jsonl");
+  const std::size_t b_at = text.find("{\"kind\":\"result\",\"key\":\"b/");
+  ASSERT_NE(b_at, std::string::npos);
+  const std::size_t b_end = text.find('\n', b_at);
+  ASSERT_NE(b_end, std::string::npos);
+  const std::string b_line = text.substr(b_at, b_end - b_at + 1);
+  text.erase(b_at, b_end - b_at + 1);
+  text += b_line.substr(0, b_line.size() / 2);   // the cut line is last, without '\n'
+  write_file(out + "/journal.jsonl", text);
+  ASSERT_EQ(by_key(read_journal(out + "/journal.jsonl")).count("b/solution.py"), 0u);
+
+  const CorpusRunSummary s = run_corpus(stub_options(d, out, v));
+  EXPECT_EQ(s.ran, 1);
+  const std::string after = read_text(out + "/journal.jsonl");
+  EXPECT_EQ(after.back(), '\n');
+  EXPECT_EQ(after.find(b_line.substr(0, b_line.size() / 2) + "{"), std::string::npos) << "appended onto the cut line";
+  const auto r = by_key(read_journal(out + "/journal.jsonl"));
+  EXPECT_EQ(r.size(), 2u);
+  EXPECT_EQ(r.at("b/solution.py")["status"], "verified");
+}
+
+TEST(CorpusRun, AResumeThatWouldJudgeDifferentlyIsRefused) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out";
+  const std::string v = stub_verifier(t.path());
+  add_pair(d, "a", "solution.py", "pass");
+  run_corpus(stub_options(d, out, v));
+  const std::string before = read_text(out + "/journal.jsonl");
+  CorpusOptions o = stub_options(d, out, v);
+  o.backend = "cuda";
+  EXPECT_THROW(run_corpus(o), SetupError);
+  o = stub_options(d, out, v);
+  o.baseline = "kernelbench";
+  EXPECT_THROW(run_corpus(o), SetupError);
+  EXPECT_EQ(read_text(out + "/journal.jsonl"), before);
+}
+
+// ---- the CLI ----
+
+TEST(CorpusCli, RunCompletesWithExitZeroWhenPairsFailAndPrintsASummary) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out";
+  add_pair(d, "a", "solution.py", "pass");
+  add_pair(d, "b", "solution.py", "fail");
+  add_pair(d, "c", "solution.py", "setup");
+  const CliResult r = run_kcv({"corpus", "run", d, "--out", out, "--jobs", "2"}, stub_verifier(t.path()), t.path());
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("3 pairs (0 from the journal, 3 run now)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(pass 1, fail 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("numerics"), std::string::npos) << r.out;
+  // stderr is not a tty: one progress line per pair.
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
+  EXPECT_NE(r.err.find("[3/3] ok 1 fail 1 err 1"), std::string::npos) << r.err;
+  EXPECT_EQ(results_of(read_journal(out + "/journal.jsonl")).size(), 3u);
+}
+
+TEST(CorpusCli, UsageAndSetupErrorsExitTwoWithOneLine) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out", v = stub_verifier(t.path());
+  add_pair(d, "a", "solution.py", "pass");
+  for (const char* shard : {"2/2", "x", "1/0"}) {
+    const CliResult r = run_kcv({"corpus", "run", d, "--out", out, "--shard", shard}, v, t.path());
+    EXPECT_EQ(r.rc, 2) << shard;
+    EXPECT_NE(r.err.find("--shard"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_EQ(run_kcv({"corpus", "run", d}, v, t.path()).rc, 2);                              // no --out
+  EXPECT_EQ(run_kcv({"corpus", "run", t / "missing", "--out", out}, v, t.path()).rc, 2);
+  EXPECT_EQ(run_kcv({"corpus", "run", d, "--out", out, "--baseline", "other"}, v, t.path()).rc, 2);
+
+  // A complete line that is not JSON: exit 2 naming the line, journal untouched.
+  write_file(out + "/journal.jsonl", "{\"kind\":\"run\"}\n{\"kind\":\"result\",\"ke\n{\"kind\":\"run\"}\n");
+  const std::string before = read_text(out + "/journal.jsonl");
+  const CliResult r = run_kcv({"corpus", "run", d, "--out", out}, v, t.path());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("journal.jsonl:2:"), std::string::npos) << r.err;
+  EXPECT_EQ(read_text(out + "/journal.jsonl"), before);
+}
+
+TEST(CorpusCli, KillNineAtRandomMomentsThenRerunsLeaveEveryKeyExactlyOnce) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out", v = stub_verifier(t.path());
+  std::vector<std::string> keys;
+  for (int i = 0; i < 12; ++i) {
+    const std::string dir = fmt::format("p{:02}", i);
+    add_pair(d, dir, "solution.py", fmt::format("{} 0.{}", i % 4 == 3 ? "fail" : "pass", 2 + i % 3));   // 0.2–0.4 s
+    keys.push_back(dir + "/solution.py");
+  }
+  const unsigned seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> after_ms(200, 1500);
+  const std::vector<std::string> args = {"corpus", "run", d, "--out", out, "--jobs", "2"};
+  for (int iter = 0; iter < 5; ++iter) {
+    const pid_t pid = start_kcv(args, v, t / "run.stdout", t / "run.stderr");
+    const int ms = after_ms(rng);
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    kill(-pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    // Between kills the journal always reads back (at most a cut last line, which is dropped).
+    std::vector<json> records;
+    ASSERT_NO_THROW(records = read_journal(out + "/journal.jsonl")) << "seed " << seed << " iter " << iter;
+    const auto r = by_key(records);
+    if (iter == 0) {
+      EXPECT_LT(r.size(), keys.size()) << "the first kill (" << ms << " ms) came after a full run";
+    }
+  }
+  const CliResult last = run_kcv(args, v, t.path());
+  ASSERT_EQ(last.rc, 0) << last.err;
+
+  const std::string text = read_text(out + "/journal.jsonl");
+  EXPECT_EQ(text.back(), '\n');
+  const auto records = read_journal(out + "/journal.jsonl");
+  std::map<std::string, int> count;
+  for (const auto& r : results_of(records)) ++count[r["key"].get<std::string>()];
+  EXPECT_EQ(count.size(), keys.size()) << "seed " << seed;
+  for (const auto& k : keys) {
+    EXPECT_EQ(count[k], 1) << k << " seed " << seed;
+  }
+  for (const auto& r : results_of(records)) {
+    EXPECT_EQ(r["status"], "verified") << r.dump();
+    const bool fails = r["key"].get<std::string>() == "p03/solution.py" || r["key"] == "p07/solution.py" ||
+                       r["key"] == "p11/solution.py";
+    EXPECT_EQ(r["report"]["verdict"], fails ? "FAIL" : "PASS") << r["key"];
+  }
+}

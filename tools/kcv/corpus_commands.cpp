@@ -1,0 +1,113 @@
+// `kcv corpus run` and `kcv corpus merge` (docs/kernelbench.md "Corpus runs"): options in, progress
+// on stderr, a summary on stdout. The work is in the library (src/kcv/corpus/).
+#include "corpus_commands.hpp"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "kcv/candidate.hpp"
+#include "kcv/corpus_report.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kcv::cli {
+
+namespace {
+
+std::string mmss(double s) {
+  if (s < 0) return "--:--";
+  const auto t = static_cast<long long>(s + 0.5);
+  return fmt::format("{:02}:{:02}", t / 60, t % 60);
+}
+
+void print_summary(const CorpusRunSummary& s, const std::string& out) {
+  std::cout << fmt::format("kcv corpus run: {} pairs ({} from the journal, {} run now)\n", s.pairs, s.from_journal, s.ran);
+  std::cout << fmt::format("  verified        {:>6}  (pass {}, fail {})\n", s.verified_pass + s.verified_fail,
+                           s.verified_pass, s.verified_fail);
+  std::cout << fmt::format("  setup errors    {:>6}\n  timeouts        {:>6}\n  verifier crashes{:>6}\n", s.setup_errors,
+                           s.timeouts, s.crashes);
+  if (!s.gates.empty()) {
+    std::cout << "  per-gate failures over the verified pairs:\n";
+    std::cout << fmt::format("    {:<14} {:>10} {:>6} {:>6} {:>8} {:>8} {:>8}\n", "gate", "not passed", "FAIL", "CRASH",
+                             "TIMEOUT", "REFUSED", "SKIPPED");
+    for (const auto& g : s.gates) {
+      auto n = [&](const char* v) { const auto it = g.by_verdict.find(v); return it == g.by_verdict.end() ? 0 : it->second; };
+      std::cout << fmt::format("    {:<14} {:>10} {:>6} {:>6} {:>8} {:>8} {:>8}\n", g.gate, g.not_passed, n("FAIL"),
+                               n("CRASH"), n("TIMEOUT"), n("REFUSED"), n("SKIPPED"));
+    }
+  }
+  std::cout << "journal: " << (fs::path(out) / "journal.jsonl").string() << "\n";
+}
+
+}  // namespace
+
+CorpusCommands::CorpusCommands(CLI::App& app) {
+  corpus_ = app.add_subcommand("corpus", "verify a corpus of KernelBench pairs; merge shard journals");
+  corpus_->require_subcommand(1);
+
+  run_ = corpus_->add_subcommand("run", "verify every (problem, solution) pair under DIR, journaled and resumable");
+  run_->add_option("DIR", opts_.dir, "corpus directory")->required();
+  run_->add_option("--out", opts_.out, "output directory (journal.jsonl); a rerun resumes it")->required();
+  run_->add_option("--jobs", opts_.jobs, "pairs verified at once")->capture_default_str();
+  run_->add_option("--backend", opts_.backend, "cpu or cuda")->capture_default_str();
+  run_->add_option("--baseline", opts_.baseline, "also run KernelBench's own check")->check(CLI::IsMember({"kernelbench"}));
+  run_->add_option("--shard", shard_, "I/N: take the pairs whose index in key order is I mod N");
+  run_->add_flag("--self", opts_.self_check, "every *.py is a problem offered as its own candidate");
+  run_->add_option("--timeout", opts_.timeout_s, "verify's wall-clock seconds per call (default: verify's)");
+  run_->add_option("--pair-timeout", opts_.pair_timeout_s, "wall-clock seconds per pair before it is killed")
+      ->capture_default_str();
+  run_->add_option("--python", opts_.python, "python interpreter for the torch adapters");
+
+  merge_ = corpus_->add_subcommand("merge", "merge the journals of several OUT directories (one per shard)");
+  merge_->add_option("OUTS", merge_dirs_, "OUT directories of corpus runs")->required();
+  merge_->add_option("--out", merge_out_, "output directory; its journal.jsonl must not exist yet")->required();
+
+  report_ = app.add_subcommand("report", "write OUT/report.html from a corpus journal (OUT/journal.jsonl)");
+  report_->add_option("OUT", report_dir_, "output directory of a corpus run or merge")->required();
+}
+
+int CorpusCommands::dispatch() {
+  if (*report_) {
+    write_corpus_report(report_dir_);
+    std::cout << "kcv report: " << (fs::path(report_dir_) / "report.html").string() << "\n";
+    return 0;
+  }
+  if (*merge_) {
+    const int n = merge_corpora(merge_dirs_, merge_out_);
+    std::cout << fmt::format("kcv corpus merge: {} results from {} journals -> {}\n", n, merge_dirs_.size(),
+                             (fs::path(merge_out_) / "journal.jsonl").string());
+    return 0;
+  }
+  if (!shard_.empty()) opts_.shard = parse_shard(shard_);
+  const bool tty = isatty(2);
+  bool drew = false;
+  const CorpusRunSummary s = run_corpus(opts_, [&](const CorpusProgress& p) {
+    const std::string counts = fmt::format("[{}/{}] ok {} fail {} err {}  ETA {}", p.done, p.total, p.ok, p.fail,
+                                           p.err, mmss(p.eta_s));
+    if (tty) {
+      // One line that rewrites itself: cut the key from the left so that the line never wraps.
+      std::string key = p.key;
+      winsize ws{};
+      const std::size_t cols = ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
+      const std::size_t room = cols > counts.size() + 6 ? cols - counts.size() - 3 : 0;
+      if (key.size() > room) key = room > 3 ? "..." + key.substr(key.size() - (room - 3)) : "";
+      std::cerr << "\r\x1b[K" << counts << "  " << key << std::flush;
+      drew = true;
+    } else {
+      const std::string what = p.verdict.empty() ? p.status : p.verdict;
+      std::cerr << fmt::format("{}  {} {} ({:.1f} s)\n", counts, what, p.key, p.wall_s) << std::flush;
+    }
+  });
+  if (drew) std::cerr << "\n";
+  print_summary(s, opts_.out);
+  write_corpus_report(opts_.out);
+  std::cout << "report: " << (fs::path(opts_.out) / "report.html").string() << "\n";
+  return 0;
+}
+
+}  // namespace kcv::cli
