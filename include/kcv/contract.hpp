@@ -119,6 +119,9 @@ class Contract {
   /// they disagree), not only the nonfinite gate. For references whose second "order" is a
   /// legitimate fp32 evaluation (KernelBench: Model in fp32 eager).
   bool classes_in_two_orders = false;
+  /// When positive, the sanitizer gate runs its nominal case with every symbol clipped to this
+  /// size (nominal sizes that are a benchmark's, too large to run instrumented).
+  int64_t sanitizer_size_cap = 0;
 
   /// The fp64 reference. Inputs are read as the device sees them (already rounded to their dtype).
   virtual std::vector<RefTensor> reference(const std::vector<HostTensor>& inputs,

@@ -23,3 +23,12 @@ rowsum_negative(assumes_contiguous layout pass)
 rowsum_negative(caches_by_address stateless pass)
 rowsum_negative(shared_scratch concurrency pass)
 rowsum_negative(ext_heap_overflow sanitizer pass)
+
+# Hostile candidates: each gate reports CRASH or TIMEOUT; the verifier finishes with a verdict.
+function(rowsum_hostile name)
+  kcv_torch_control(NAME rowsum.${name} PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_${name}.py EXPECT FAIL
+                    FAILS numerics shapes BASELINE fail ARGS --gates numerics,shapes --timeout 3)
+endfunction()
+rowsum_hostile(exits)
+rowsum_hostile(segfault)
+rowsum_hostile(hangs)

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# One device command: a corpus run that stops itself before the device's per-command limit, so
+# that the journal (and a rerun, which resumes it) carries the rest.
+# Usage (repo root, GPU machine, build/ and bench/kernelbench/data carried):
+#   bench/kernelbench/device_corpus.sh SECONDS OUTDIR <kcv corpus run arguments...>
+set -uo pipefail
+limit="${1:?SECONDS}"; out="${2:?OUTDIR}"; shift 2
+export KCV_INCLUDE_DIR=$PWD/include KCV_ADAPTERS_DIR=$PWD/adapters PATH=/usr/local/cuda/bin:$PATH
+py="${KCV_PYTHON:-$(command -v python3)}"
+mkdir -p "$out"
+t0=$SECONDS
+timeout --signal=KILL "$limit" ./build/kcv corpus run "$@" --out "$out" --backend cuda --python "$py" \
+  > "$out/run.stdout" 2> "$out/run.stderr"
+echo "corpus run rc=$? wall=$((SECONDS - t0))s"
+tail -5 "$out/run.stderr"
+./build/kcv report "$out" && tail -30 "$out/run.stdout"

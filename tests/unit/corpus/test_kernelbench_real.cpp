@@ -1,0 +1,77 @@
+// The real `kcv verify --kernelbench` and `kcv corpus run` over torch candidates (cpu, Debian's
+// python3-torch): setup errors are one line and exit 2; hostile candidates (exit, SIGSEGV, a hang)
+// and a solution that does not import become records, and the run still completes.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "corpus_test_support.hpp"
+
+namespace kcv::corpus_test {
+namespace {
+
+const std::string kRowsum = std::string(KCV_SOURCE_DIR) + "/controls/torch/rowsum";
+
+bool one_line(const std::string& s) {
+  return !s.empty() && s.find('\n') == s.size() - 1 && s.rfind("kcv: ", 0) == 0;
+}
+
+TEST(KernelBenchCli, SetupErrorsExitTwoWithOneLine) {
+  TempDir tmp;
+  write_file(tmp / "no_get_inputs.py", "import torch\nclass Model(torch.nn.Module):\n    pass\n");
+  const std::vector<std::vector<std::string>> cases = {
+      {"verify", "--kernelbench", tmp / "missing.py", kRowsum + "/solution_ok.py"},
+      {"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/solution_fails_to_import.py"},
+      {"verify", "--kernelbench", tmp / "no_get_inputs.py", kRowsum + "/solution_ok.py"},
+      {"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/solution_ok.py", "--op", "add"},
+      {"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/solution_ok.py", "--baseline", "other"},
+      {"verify", "--op", "add", "--candidate", kRowsum + "/solution_ok.py", "--baseline", "kernelbench"},
+  };
+  for (const auto& args : cases) {
+    const CliResult r = run_kcv(args, "", tmp.path());
+    EXPECT_EQ(r.rc, 2) << args[2] << ": " << r.err;
+    EXPECT_TRUE(one_line(r.err)) << "stderr: " << r.err;
+  }
+  const CliResult r = run_kcv(cases[1], "", tmp.path());
+  EXPECT_NE(r.err.find("this solution does not build"), std::string::npos) << r.err;
+}
+
+TEST(KernelBenchCorpus, HostileCandidatesNeverStopTheRun) {
+  TempDir tmp;
+  const std::string dir = tmp / "corpus", out = tmp / "out";
+  write_file(dir + "/rowsum/problem.py", read_text(kRowsum + "/problem.py"));
+  for (const char* s : {"solution_ok.py", "solution_exits.py", "solution_segfault.py", "solution_hangs.py",
+                        "solution_fails_to_import.py"})
+    write_file(dir + "/rowsum/" + s, read_text(kRowsum + "/" + s));
+  const CliResult r = run_kcv({"corpus", "run", dir, "--out", out, "--jobs", "2", "--timeout", "2", "--baseline",
+                               "kernelbench"}, "", tmp.path());
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  std::map<std::string, nlohmann::json> by_key;
+  for (const auto& rec : results_of(read_journal(out + "/journal.jsonl"))) {
+    const std::string key = rec.at("key").get<std::string>();
+    EXPECT_FALSE(by_key.count(key)) << "key twice: " << key;
+    by_key[key] = rec;
+  }
+  ASSERT_EQ(by_key.size(), 5u);
+  auto gate_verdicts = [&](const std::string& key) {
+    std::set<std::string> v;
+    for (const auto& g : by_key.at(key).at("report").at("gates")) v.insert(g.at("verdict").get<std::string>());
+    return v;
+  };
+  const auto& ok = by_key.at("rowsum/solution_ok.py");
+  EXPECT_EQ(ok.at("status"), "verified");
+  EXPECT_EQ(ok.at("report").at("verdict"), "PASS");
+  EXPECT_EQ(ok.at("report").at("kernelbench").at("baseline").at("verdict"), "pass");
+  EXPECT_TRUE(gate_verdicts("rowsum/solution_exits.py").count("CRASH"));
+  EXPECT_TRUE(gate_verdicts("rowsum/solution_segfault.py").count("CRASH"));
+  EXPECT_TRUE(gate_verdicts("rowsum/solution_hangs.py").count("TIMEOUT"));
+  for (const char* k : {"rowsum/solution_exits.py", "rowsum/solution_segfault.py", "rowsum/solution_hangs.py"}) {
+    EXPECT_EQ(by_key.at(k).at("report").at("verdict"), "FAIL") << k;
+    EXPECT_EQ(by_key.at(k).at("report").at("kernelbench").at("baseline").at("verdict"), "fail") << k;
+  }
+  EXPECT_EQ(by_key.at("rowsum/solution_fails_to_import.py").at("status"), "setup_error");
+  EXPECT_TRUE(fs::exists(out + "/report.html"));
+}
+
+}  // namespace
+}  // namespace kcv::corpus_test
