@@ -63,6 +63,7 @@ struct ScalarSpec {
 /// length of a multiplicative chain), and amp, an extra error scale in units of m·u that
 /// nonlinear steps add (e.g. |z|·|y| for y = exp(z)). The error model allows
 ///   |got - r| <= c·u_acc·(n·m + amp) + u_out·|r|.
+/// mag, depth and amp may be left empty: an empty vector reads as 0 for every element.
 struct RefTensor {
   std::vector<double> value, mag, depth, amp;
   void resize(std::size_t n) { value.assign(n, 0); mag.assign(n, 0); depth.assign(n, 0); amp.assign(n, 0); }

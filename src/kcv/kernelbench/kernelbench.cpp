@@ -161,7 +161,9 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
     throw SetupError(fmt::format("problem '{}': Model does not run at its own sizes: {}", setup.problem,
                                  r.value("error", std::string("?"))));
   const json& d = r["description"];
-  k->name = "kernelbench:" + fs::path(setup.problem).stem().string();
+  // A corpus names every problem problem.py: then its directory is the name.
+  const fs::path pp(setup.problem);
+  k->name = "kernelbench:" + (pp.stem() == "problem" && pp.has_parent_path() ? pp.parent_path().filename() : pp.stem()).string();
   k->summary = "KernelBench problem " + setup.problem + ": ModelNew must match Model (float64 reference)";
   auto literal_dims = [](const json& shape) {
     std::vector<std::string> dims;
@@ -307,8 +309,9 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
     // rounding to show: then one ulp of the largest input stands in for the output's scale.
     const double floor = r_max > 0 ? r_max : x_max;
     const double scale = kKernelBenchK * std::max(e_max, u * floor);
-    RefTensor t;
-    t.resize(r64.size());
+    RefTensor t;  // mag and depth stay empty (read as 0): the calibrated term is all in amp
+    t.value.resize(r64.size());
+    t.amp.resize(r64.size());
     const std::vector<double>& v = order == SumOrder::forward ? r64 : r32;
     for (std::size_t i = 0; i < v.size(); ++i) {
       t.value[i] = v[i];

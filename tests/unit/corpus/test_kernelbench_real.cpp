@@ -36,6 +36,27 @@ TEST(KernelBenchCli, SetupErrorsExitTwoWithOneLine) {
   EXPECT_NE(r.err.find("this solution does not build"), std::string::npos) << r.err;
 }
 
+TEST(KernelBenchCli, AFailingCaseReplaysExactly) {
+  TempDir tmp;
+  const std::string report = tmp / "report.json";
+  const CliResult v = run_kcv({"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/solution_fixed_dim.py",
+                               "--gates", "shapes", "--json", report, "--quiet"}, "", tmp.path());
+  ASSERT_EQ(v.rc, 1) << v.out << v.err;
+  const nlohmann::json j = nlohmann::json::parse(read_text(report));
+  EXPECT_EQ(j.at("op"), "kernelbench:rowsum");
+  nlohmann::json shapes;
+  for (const auto& g : j.at("gates"))
+    if (g.at("id") == "shapes") shapes = g;
+  ASSERT_EQ(shapes.at("verdict"), "FAIL");
+  const int64_t failing = shapes.at("failing_case").get<int64_t>();
+  const CliResult r = run_kcv({"replay", report, "--gate", "shapes", "--case", std::to_string(failing)}, "", tmp.path());
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  // The recorded evidence is "case I (label): <judgement>": the replay prints the same judgement.
+  const std::string evidence = shapes.at("evidence").get<std::string>();
+  const std::string judgement = evidence.substr(evidence.find("): ") + 3, 60);
+  EXPECT_NE(r.out.find(judgement), std::string::npos) << "replay: " << r.out << "\nrecorded: " << evidence;
+}
+
 TEST(KernelBenchCorpus, HostileCandidatesNeverStopTheRun) {
   TempDir tmp;
   const std::string dir = tmp / "corpus", out = tmp / "out";
