@@ -131,6 +131,8 @@ class Contract {
 
   /// Shapes the contract accepts beyond the per-symbol ranges (e.g. relations between symbols).
   virtual bool valid(const Bindings&) const { return true; }
+  /// Why valid(b) is false, when the contract can say (empty otherwise).
+  virtual std::string rejection(const Bindings&) const { return {}; }
   /// The large tier, for contracts whose output-0 elements each depend on a small sub-problem.
   virtual std::optional<LargeTier> large_tier() const { return std::nullopt; }
   /// Logical indices of input i where the nonfinite gate injects NaN/±Inf. Default: first, last,

@@ -115,6 +115,8 @@ class Gate {
   virtual bool tolerance_independent() const = 0;
   /// Deterministic in (contract, backend, seed): replay regenerates the same cases.
   virtual std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const = 0;
+  /// What the gate left out and why (e.g. shapes the contract rejects), said beside its verdict.
+  virtual std::string note(const GateContext&) const { return {}; }
   /// Why there are no cases here; reported as SKIPPED (never PASS).
   virtual std::string skip_reason(const GateContext&) const { return "no applicable cases"; }
   /// Judges a case the worker ran to the end (status ok).

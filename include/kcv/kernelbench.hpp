@@ -48,7 +48,7 @@ class KernelBenchContract : public Contract {
   /// What the torch worker needs beside the calls: problem, init_seed, argument template.
   nlohmann::json worker_plan() const;
   /// Why the reference rejected b (empty when it did not).
-  std::string rejection(const Bindings& b) const;
+  std::string rejection(const Bindings& b) const override;
 
  private:
   KernelBenchContract() = default;

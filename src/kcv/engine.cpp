@@ -157,6 +157,8 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
     // A pass that rests on clean refusals says so (layout: "handles strides" vs "refused them").
     if (rep.verdict == Verdict::pass && passed_with_note > 0)
       rep.evidence = fmt::format("{} of {} cases passed by clean refusal; {}", passed_with_note, rep.cases, first_note);
+    if (const std::string note = gate.note(ctx); !note.empty())
+      rep.evidence = rep.evidence.empty() ? note : rep.evidence + "; " + note;
     if (out.runs.size() < out.cases.size())
       rep.evidence += fmt::format(" [stopped after case {} of {}]", out.runs.size(), out.cases.size());
   }

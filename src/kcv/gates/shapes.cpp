@@ -34,6 +34,25 @@ class ShapesGate final : public Gate {
     return out;
   }
 
+  std::string note(const GateContext& ctx) const override {
+    // NOTES: a size the contract rejects is not a case; say which and why (KernelBench: the
+    // problem's own Model raised at that size).
+    int64_t rejected = 0;
+    std::string first;
+    for (const auto& s : ctx.contract.symbols)
+      for (int64_t v : boundary_sizes(s)) {
+        Bindings b = ctx.contract.nominal();
+        b[s.name] = v;
+        if (ctx.contract.valid(b)) continue;
+        if (rejected++ == 0) {
+          const std::string why = ctx.contract.rejection(b);
+          first = bindings_string(b) + (why.empty() ? "" : ": " + why);
+        }
+      }
+    if (rejected == 0) return {};
+    return fmt::format("{} swept shape(s) skipped, the contract rejects them (first {})", rejected, first);
+  }
+
   CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
     if (c.calls[0].large) return judge_large(ctx.contract, c, run.calls[0]);
     return judge_all_calls(ctx.contract, c, run);

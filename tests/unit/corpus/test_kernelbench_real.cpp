@@ -57,6 +57,31 @@ TEST(KernelBenchCli, AFailingCaseReplaysExactly) {
   EXPECT_NE(r.out.find(judgement), std::string::npos) << "replay: " << r.out << "\nrecorded: " << evidence;
 }
 
+TEST(KernelBenchCli, ShapesTheReferenceRejectsAreSkippedWithTheReason) {
+  TempDir tmp;
+  write_file(tmp / "problem.py",
+             "import torch\n"
+             "class Model(torch.nn.Module):\n"
+             "    def forward(self, x):\n"
+             "        if x.shape[1] % 2:\n"
+             "            raise ValueError('width must be even')\n"
+             "        return x * 2\n"
+             "batch_size = 4\nwidth = 64\n"
+             "def get_inputs():\n    return [torch.randn(batch_size, width)]\n"
+             "def get_init_inputs():\n    return []\n");
+  const std::string report = tmp / "report.json";
+  const CliResult v = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py", "--gates", "shapes",
+                               "--json", report, "--quiet"}, "", tmp.path());
+  ASSERT_EQ(v.rc, 0) << v.out << v.err;
+  for (const auto& g : nlohmann::json::parse(read_text(report)).at("gates"))
+    if (g.at("id") == "shapes") {
+      EXPECT_EQ(g.at("verdict"), "PASS");
+      const std::string e = g.at("evidence").get<std::string>();
+      EXPECT_NE(e.find("skipped"), std::string::npos) << e;
+      EXPECT_NE(e.find("width must be even"), std::string::npos) << e;
+    }
+}
+
 TEST(KernelBenchCorpus, HostileCandidatesNeverStopTheRun) {
   TempDir tmp;
   const std::string dir = tmp / "corpus", out = tmp / "out";
