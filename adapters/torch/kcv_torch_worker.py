@@ -76,7 +76,10 @@ def main():
 
     if kb.get("sanitize") and not cuda:
         # The cpu sanitizer gate: extensions the solution builds get ASan+UBSan (the runtime is
-        # preloaded by the runner). The flags change torch's build hash: a separate build.
+        # preloaded by the runner). Their own directory: torch keeps one build per name and
+        # directory, and alternating flags there would rebuild both every time.
+        if os.environ.get("TORCH_EXTENSIONS_DIR"):
+            os.environ["TORCH_EXTENSIONS_DIR"] += "-asan"
         import torch.utils.cpp_extension as ext
         flags = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g", "-fno-sanitize-recover=all"]
         for fn_name in ("load_inline", "load"):
@@ -88,6 +91,7 @@ def main():
                 return _orig(*a, **kw)
             setattr(ext, fn_name, patched)
 
+    common.reuse_unchanged_inline_builds()
     try:
         problem = common.load_module(kb["problem"], "kcv_problem")
         nominal = common.module_sizes(problem)
