@@ -2,6 +2,7 @@
 #include "kcv/stats.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -52,6 +53,13 @@ std::optional<double> num_field(const nlohmann::json& j, const char* name) {
   auto it = j.find(name);
   if (it == j.end() || !it->is_number()) return std::nullopt;
   return it->get<double>();
+}
+
+/// A verdict as the summary counts it: kcv.report/1 writes PASS, FAIL, ...; compared in lower case.
+std::string verdict_field(const nlohmann::json& j, const char* name) {
+  std::string v = str_field(j, name);
+  for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return v;
 }
 
 const nlohmann::json& obj_field(const nlohmann::json& j, const char* name) {
@@ -126,10 +134,10 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
       baseline_known = s.baseline_in_use;
     } else {
       ++s.reports;
-      row.strict_pass = str_field(report, "verdict") == "pass";
+      row.strict_pass = verdict_field(report, "verdict") == "pass";
       const nlohmann::json& kb = obj_field(report, "kernelbench");
       row.compile_seconds = num_field(kb, "compile_seconds");
-      const std::string bv = str_field(obj_field(kb, "baseline"), "verdict");
+      const std::string bv = verdict_field(obj_field(kb, "baseline"), "verdict");
       if (bv == "pass" || bv == "fail" || bv == "error") {
         row.baseline = bv;
         baseline_known = true;
@@ -140,7 +148,7 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
       auto gates = report.find("gates");
       if (gates != report.end() && gates->is_array()) {
         for (const auto& g : *gates) {
-          const std::string id = str_field(g, "id"), verdict = str_field(g, "verdict");
+          const std::string id = str_field(g, "id"), verdict = verdict_field(g, "verdict");
           GateSummary& gs = gate_entry(s.gates, id);
           auto ti = g.is_object() ? g.find("tolerance_independent") : g.end();
           const bool tolerance_independent = ti != g.end() && ti->is_boolean() && ti->get<bool>();

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "corpus_test_support.hpp"
+#include "kcv/stats.hpp"
 
 namespace kcv::corpus_test {
 namespace {
@@ -117,6 +118,10 @@ TEST(KernelBenchCorpus, HostileCandidatesNeverStopTheRun) {
   }
   EXPECT_EQ(by_key.at("rowsum/solution_fails_to_import.py").at("status"), "setup_error");
   EXPECT_TRUE(fs::exists(out + "/report.html"));
+  // The summary the report is drawn from reads real kcv.report/1 verdicts (upper case).
+  const CorpusSummary sum = summarize_corpus(read_journal(out + "/journal.jsonl"));
+  EXPECT_EQ(sum.strict_pass, 1);
+  EXPECT_EQ(sum.strict_fail, 4);
 }
 
 }  // namespace
