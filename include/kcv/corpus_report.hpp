@@ -11,11 +11,6 @@
 
 namespace kcv {
 
-/// Reads a corpus journal: one JSON object per line. A last line without '\n' (cut short by a
-/// kill) is ignored. Throws SetupError when the file cannot be read or a complete line is not a
-/// JSON object.
-std::vector<nlohmann::json> read_report_journal(const std::string& path);
-
 /// The report page: one self-contained HTML document (inline CSS and SVG, no script, no URLs).
 std::string corpus_report_html(const std::vector<nlohmann::json>& journal_records);
 

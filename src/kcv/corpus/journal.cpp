@@ -39,8 +39,8 @@ std::vector<JournalLine> parse_journal(const std::string& text, const std::strin
     if (s.find_first_not_of(" \t\r") == std::string::npos) continue;
     json j = json::parse(s, nullptr, false);
     if (j.is_discarded() || !j.is_object())
-      throw SetupError(fmt::format("{}:{}: a complete line that is not a JSON object; fix or remove it by hand",
-                                   path, line));
+      throw SetupError(fmt::format("{}:{}: line {} is not JSON, or not a JSON object; fix or remove it by hand",
+                                   path, line, line));
     if (!j.contains("kind") || !j["kind"].is_string())
       throw SetupError(fmt::format("{}:{}: a record without a \"kind\"", path, line));
     if (j["kind"] == "result" && (!j.contains("key") || !j["key"].is_string()))

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "kcv/candidate.hpp"
+#include "kcv/corpus.hpp"
 
 namespace kcv {
 
@@ -331,42 +332,13 @@ std::string corpus_report_html(const std::vector<nlohmann::json>& journal_record
   return o;
 }
 
-std::vector<nlohmann::json> read_report_journal(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SetupError(fmt::format("cannot read the corpus journal {}: {}", path, std::strerror(errno)));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw SetupError(fmt::format("cannot read the corpus journal {}", path));
-  const std::string text = buf.str();
-  std::vector<nlohmann::json> records;
-  size_t begin = 0, line_no = 0;
-  // NOTES: only lines that end in '\n' are complete; the tail after the last one is a write that
-  // a kill cut short, and the next run drops it too.
-  for (size_t end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1) {
-    ++line_no;
-    const std::string_view line(text.data() + begin, end - begin);
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      std::string why = e.what();
-      std::replace(why.begin(), why.end(), '\n', ' ');
-      throw SetupError(fmt::format("corpus journal {} line {} is not JSON: {}", path, line_no, why));
-    }
-    if (!j.is_object()) throw SetupError(fmt::format("corpus journal {} line {} is not a JSON object", path, line_no));
-    records.push_back(std::move(j));
-  }
-  return records;
-}
-
 void write_corpus_report(const std::string& out_dir) {
   namespace fs = std::filesystem;
   const fs::path journal = fs::path(out_dir) / "journal.jsonl";
   std::error_code ec;
   if (!fs::is_regular_file(journal, ec))
     throw SetupError(fmt::format("no corpus journal at {} (run `kcv corpus run DIR --out {}` first)", journal.string(), out_dir));
-  const std::string html = corpus_report_html(read_report_journal(journal.string()));
+  const std::string html = corpus_report_html(read_journal(journal.string()));
 
   const fs::path target = fs::path(out_dir) / "report.html";
   const fs::path tmp = fs::path(out_dir) / fmt::format(".report.html.{}.tmp", ::getpid());
