@@ -5,7 +5,11 @@ process that kcv's Runner starts exactly like kcv-worker and that speaks the sam
   fd 3  a memfd: [0, 8) plan offset, [8, 16) plan length; the JSON plan; input bytes and output
         poison staged by the parent; snapshot slots this worker fills ([guard][span][guard])
   fd 4  text records: ready | fatal <hex> | start <i> | done <i> <rc> <seconds> <hex> |
-        fault device <hex> | bye
+        fault device <hex> | bye | idle
+  fd 5  (only when the plan says "session": true) a unix socket: after its last call the worker
+        says `idle` instead of `bye` and waits there for the next batch's memfd (SCM_RIGHTS); the
+        imports, the solution's build and the CUDA context are paid once per session, not per
+        batch. End of file on fd 5 ends the worker.
 
 Nothing here knows an expected value: the parent judges the snapshots.
 
@@ -45,16 +49,34 @@ def fatal(why):
     os._exit(2)
 
 
+def map_plan(fd):
+    """The memfd's mapping and the plan it carries."""
+    import json
+    mm = mmap.mmap(fd, os.fstat(fd).st_size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    plan_at = int.from_bytes(mm[0:8], "little")
+    plan_len = int.from_bytes(mm[8:16], "little")
+    return mm, json.loads(bytes(mm[plan_at:plan_at + plan_len]))
+
+
+def next_batch(ctl):
+    """Waits on the session socket for the next batch's memfd; None at end of file."""
+    import array
+    import socket
+    fds = array.array("i")
+    msg, anc, _, _ = ctl.recvmsg(1, socket.CMSG_LEN(fds.itemsize))
+    for level, kind, data in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[:len(data) - (len(data) % fds.itemsize)])
+    if not msg or not fds:
+        return None
+    return fds[0]
+
+
 def main():
     # The sanitizer runtime is preloaded into this process only: the compilers load_inline starts
     # must not inherit it.
     os.environ.pop("LD_PRELOAD", None)
-    size = os.fstat(3).st_size
-    mm = mmap.mmap(3, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-    plan_at = int.from_bytes(mm[0:8], "little")
-    plan_len = int.from_bytes(mm[8:16], "little")
-    import json
-    plan = json.loads(bytes(mm[plan_at:plan_at + plan_len]))
+    mm, plan = map_plan(3)
 
     import torch  # noqa: E402 - after the plan: a broken torch is a fatal, not a hang
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -129,8 +151,6 @@ def main():
             post_cache[span] = canary(torch.arange(span, span + KGUARD, dtype=torch.int64))
         return post_cache[span]
 
-    shm = torch.frombuffer(mm, dtype=torch.uint8)
-    sizes_cache = {}
     models = {}
 
     def model_for(bindings):
@@ -154,9 +174,6 @@ def main():
     side_stream = torch.cuda.Stream() if cuda else None
     load_stream = torch.cuda.Stream() if cuda else None
     load_a = None
-
-    calls = plan["calls"]
-    state = [dict() for _ in calls]
 
     def prepare(i):
         c = calls[i]
@@ -279,46 +296,66 @@ def main():
         emit(f"done {i} {rc} {st['seconds']:.6f} {hexs(msg)}")
         state[i] = {"in_buf": st["in_buf"]}  # later calls may reuse the buffers
 
-    i = 0
-    while i < len(calls):
-        c = calls[i]
-        if c.get("concurrent_with_next") and i + 1 < len(calls):
-            prepare(i)
-            prepare(i + 1)
-            poison_allocator(i)
-            emit(f"start {i}")
-            emit(f"start {i + 1}")
-            barrier = threading.Barrier(2)
+    import socket
+    ctl = socket.socket(fileno=5) if plan.get("session") else None
+    while True:
+        shm = torch.frombuffer(mm, dtype=torch.uint8)
+        calls = plan["calls"]
+        state = [dict() for _ in calls]
+        i = 0
+        while i < len(calls):
+            c = calls[i]
+            if c.get("concurrent_with_next") and i + 1 < len(calls):
+                prepare(i)
+                prepare(i + 1)
+                poison_allocator(i)
+                emit(f"start {i}")
+                emit(f"start {i + 1}")
+                barrier = threading.Barrier(2)
 
-            def body(k):
-                barrier.wait()
-                invoke(k)
-            other = threading.Thread(target=body, args=(i + 1,))
-            other.start()
-            body(i)
-            other.join()
+                def body(k):
+                    barrier.wait()
+                    invoke(k)
+                other = threading.Thread(target=body, args=(i + 1,))
+                other.start()
+                body(i)
+                other.join()
+                synchronize(i)
+                finish(i)
+                finish(i + 1)
+                i += 2
+                continue
+            prepare(i)
+            poison_allocator(i)
+            if c.get("background_load") and cuda:
+                if load_a is None:
+                    load_a = torch.randn(4096, 4096, device=device)
+                with torch.cuda.stream(load_stream):
+                    for _ in range(40):
+                        load_a @ load_a
+            emit(f"start {i}")
+            invoke(i)
             synchronize(i)
-            finish(i)
-            finish(i + 1)
-            i += 2
-            continue
-        prepare(i)
-        poison_allocator(i)
-        if c.get("background_load") and cuda:
-            if load_a is None:
-                load_a = torch.randn(4096, 4096, device=device)
-            with torch.cuda.stream(load_stream):
-                for _ in range(40):
-                    load_a @ load_a
-        emit(f"start {i}")
-        invoke(i)
-        synchronize(i)
-        try:
-            finish(i)
-        except Exception as e:  # noqa: BLE001 - a device error surfacing at the copy back
-            emit("fault device " + hexs(str(e).splitlines()[0][:500]))
-            os._exit(1)
-        i += 1
+            try:
+                finish(i)
+            except Exception as e:  # noqa: BLE001 - a device error surfacing at the copy back
+                emit("fault device " + hexs(str(e).splitlines()[0][:500]))
+                os._exit(1)
+            i += 1
+        if ctl is None:
+            break
+        # NOTES: every view of this batch's memfd goes before the next one is mapped.
+        del shm, state, calls
+        mm = None
+        sys.stdout.flush()
+        sys.stderr.flush()
+        emit("idle")
+        fd = next_batch(ctl)
+        if fd is None:
+            break
+        mm, plan = map_plan(fd)
+        os.close(fd)
+        emit("ready")
     emit("bye")
     sys.stdout.flush()
     sys.stderr.flush()

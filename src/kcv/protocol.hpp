@@ -5,7 +5,13 @@
 //   (JSON) sits after the staging area: input bytes and output poison the worker uploads before a
 //   call, and snapshot slots the worker fills after it (offsets in the plan are absolute).
 // fd 4 (worker -> parent): text records, one per line:
-//   ready | fatal <hex message> | start <call> | done <call> <rc> <seconds> <hex message> | bye
+//   ready | fatal <hex message> | start <call> | done <call> <rc> <seconds> <hex message> | bye |
+//   idle
+// fd 5 (parent -> worker, only when the plan says "session": true): a unix socket. After its last
+//   call such a worker says `idle` (not `bye`) and waits there for the next batch: one byte
+//   carrying the next memfd (SCM_RIGHTS), after which it maps that plan and says `ready` again.
+//   End of file ends it. The torch worker keeps sessions (its start costs seconds); kcv-worker
+//   never gets the flag.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +28,7 @@ namespace kcv::protocol {
 
 inline constexpr int kDataFd = 3;
 inline constexpr int kResultFd = 4;
+inline constexpr int kSessionFd = 5;
 /// Canary bytes on each side of every buffer (DESIGN §5: at least 4 KiB).
 inline constexpr int64_t kGuardBytes = 4096;
 /// Header at the start of the memfd: plan offset and plan length (two uint64).

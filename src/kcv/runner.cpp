@@ -7,9 +7,11 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -38,6 +40,25 @@ std::string default_worker_path() {
 }
 
 Runner::Runner(const Candidate& candidate, RunnerOptions options) : candidate_(candidate), opt_(std::move(options)) {}
+
+Runner::~Runner() {
+  for (auto& s : sessions_) end_session(s);
+}
+
+void Runner::end_session(Session s) {
+  close(s.ctl_fd);  // end of file: the worker exits by itself
+  close(s.result_fd);
+  int status = 0;
+  bool reaped = false;
+  for (int i = 0; i < 500 && !reaped; ++i) {  // up to 1 s, then the whole group goes
+    if (waitpid(s.pid, &status, WNOHANG) == s.pid) reaped = true;
+    else usleep(2000);
+  }
+  kill(-s.pid, SIGKILL);
+  if (!reaped) waitpid(s.pid, &status, 0);
+  std::error_code ec;
+  fs::remove_all(s.cwd, ec);
+}
 
 namespace {
 
@@ -114,7 +135,12 @@ std::vector<CaseRun> Runner::run(const std::vector<Case>& cases) {
 }
 
 std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, const WorkerOptions& wopts) {
-  const int serial = serial_++;
+  const bool torch = candidate_.kind() == "kernelbench";
+  // NOTES: a torch worker costs seconds to start (import torch, the CUDA context, the solution's
+  // extension); it is kept between batches of the same options. Sanitized workers never are:
+  // their tools report at exit.
+  const bool session_capable = torch && !wopts.sanitized && !candidate_.library().empty();
+
   // ---- stage: lay out every tensor's source bytes and snapshot slot ----
   int64_t at = proto::kHeaderBytes;
   std::vector<std::vector<std::vector<Staged>>> in_at, out_at;  // [case][call][arg]
@@ -173,9 +199,9 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   const bool sanitized = wopts.sanitized;
   const std::string library = sanitized && opt_.backend == "cpu" && candidate_.has_source()
                                   ? candidate_.sanitized_library() : candidate_.library();  // "" = backend probe
-  const bool torch = candidate_.kind() == "kernelbench";
   json plan = {{"backend", opt_.backend}, {"candidate", library}, {"canary_key", opt_.canary_key},
                {"calls", std::move(calls)}};
+  if (session_capable) plan["session"] = true;
   if (torch) {
     plan["kernelbench"] = opt_.kernelbench;
     plan["kernelbench"]["sanitize"] = sanitized;
@@ -202,95 +228,132 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
         std::memcpy(shm + out_at[ci][k][a].src, call.outputs[a].storage.data(), call.outputs[a].span_bytes());
     }
 
-  // ---- start the worker ----
-  const fs::path cwd = fs::path(opt_.workdir) / fmt::format("worker-{}", serial);
-  const fs::path log = fs::path(opt_.workdir) / fmt::format("worker-{}.log", serial);
-  fs::create_directories(cwd);
-  std::vector<std::string> argv;
   double timeout = opt_.timeout_s;
-  const bool valgrind = sanitized && opt_.backend == "cpu" && !candidate_.has_source();
-  if (valgrind) {
-    argv = {"valgrind", "--tool=memcheck", "--error-exitcode=86", "--quiet", "--trace-children=no"};
-    timeout *= 30;
-  } else if (sanitized && opt_.backend == "cuda") {
-    argv = {"compute-sanitizer", "--tool", wopts.sanitizer_tool.empty() ? "memcheck" : wopts.sanitizer_tool,
-            "--error-exitcode", "86"};
-    timeout *= 30;
-  } else if (sanitized) {
-    timeout *= 4;
-  }
-  if (torch) {
-    // The torch worker speaks kcv-worker's protocol (adapters/torch/kcv_torch_worker.py).
-    argv.insert(argv.end(), {candidate_.python(), "-u", (fs::path(kcv_adapters_dir()) / "torch" / "kcv_torch_worker.py").string()});
-  } else {
-    argv.push_back(opt_.worker);
-  }
-  const double load_timeout = std::max(timeout, opt_.load_timeout_s);
-  std::string path = "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin";
-  // NOTES: a venv's python keeps its tools (ninja, for load_inline) beside it.
-  if (torch && fs::path(candidate_.python()).has_parent_path())
-    path = fs::path(candidate_.python()).parent_path().string() + ":" + path;
-  std::vector<std::string> env = {
-      "PATH=" + path, "HOME=" + cwd.string(), "TMPDIR=" + cwd.string(),
-      "LANG=C", fmt::format("OMP_NUM_THREADS={}", wopts.threads > 0 ? wopts.threads : int(sysconf(_SC_NPROCESSORS_ONLN))),
-      fmt::format("KCV_THREADS={}", wopts.threads > 0 ? wopts.threads : int(sysconf(_SC_NPROCESSORS_ONLN)))};
-  for (const char* keep : {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CUDA_HOME"})
-    if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
-  if (torch) {
-    // NOTES: one extensions directory per verification, outside the worker's cwd: the probe's
-    // load_inline build is reused by every later worker (sanitized builds hash differently).
-    env.push_back("TORCH_EXTENSIONS_DIR=" + (fs::absolute(opt_.workdir) / "torch-extensions").string());
-    env.push_back("PYTHONDONTWRITEBYTECODE=1");
-    if (const char* v = std::getenv("PYTHONPATH")) env.push_back(std::string("PYTHONPATH=") + v);
-    // cpu: freed memory stays in the heap (no trim, no mmap below 32 MiB), so the coverage
-    // gate's poison reaches the candidate's next allocation.
-    env.push_back("MALLOC_MMAP_THRESHOLD_=33554432");
-    env.push_back("MALLOC_TRIM_THRESHOLD_=17179869184");
-  }
-  if (sanitized && opt_.backend == "cpu" && !valgrind) {
-    env.push_back("LD_PRELOAD=" + asan_runtime());
-    env.push_back(std::string("ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:exitcode=86:allocator_may_return_null=1:"
-                              "detect_odr_violation=0:verify_asan_link_order=0") +
-                  (torch ? ":alloc_dealloc_mismatch=0:detect_container_overflow=0" : ""));
-    env.push_back("UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=87");
-  }
+  if (sanitized) timeout *= opt_.backend == "cuda" || !candidate_.has_source() ? 30 : 4;
 
-  int result_pipe[2];
-  if (pipe2(result_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    setpgid(0, 0);
-    // Move both fds above the targets first: either may already sit on fd 3 or 4.
-    const int data_hi = fcntl(memfd, F_DUPFD, 10), result_hi = fcntl(result_pipe[1], F_DUPFD, 10);
-    dup2(data_hi, proto::kDataFd);
-    dup2(result_hi, proto::kResultFd);
-    int devnull = open("/dev/null", O_RDONLY);
-    dup2(devnull, 0);
-    int logfd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(logfd, 1);
-    dup2(logfd, 2);
-    close_range(proto::kResultFd + 1, ~0U, 0);
-    if (chdir(cwd.c_str()) != 0) _exit(126);
-    struct rlimit core = {0, 0};
-    setrlimit(RLIMIT_CORE, &core);
-    struct rlimit fsize = {rlim_t(1) << 30, rlim_t(1) << 30};
-    setrlimit(RLIMIT_FSIZE, &fsize);
-    if (opt_.backend == "cpu" && !sanitized) {
-      struct rlimit as = {rlim_t(32) << 30, rlim_t(32) << 30};
-      setrlimit(RLIMIT_AS, &as);
+  // ---- hand the batch to the waiting session worker, or start a worker ----
+  Session w;
+  bool reused = false;
+  auto waiting = std::find_if(sessions_.begin(), sessions_.end(), [&](const Session& s) { return s.options == wopts; });
+  if (waiting != sessions_.end() && session_capable) {
+    const Session s = *waiting;
+    sessions_.erase(waiting);
+    char one = 'b';
+    iovec iov{&one, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = control;
+    m.msg_controllen = sizeof control;
+    cmsghdr* cm = CMSG_FIRSTHDR(&m);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
+    if (sendmsg(s.ctl_fd, &m, MSG_NOSIGNAL) == 1) {
+      w = s;
+      reused = true;
+    } else {
+      end_session(s);  // it is gone: a fresh worker below
     }
-    std::vector<char*> args, envp;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    if (args[0][0] == '/') execve(args[0], args.data(), envp.data());
-    else execvpe(args[0], args.data(), envp.data());
-    _exit(127);
   }
-  setpgid(pid, pid);  // also from the parent: no race with the kill below
-  close(result_pipe[1]);
+  if (!reused) {
+    const int serial = serial_++;
+    w.options = wopts;
+    w.cwd = (fs::path(opt_.workdir) / fmt::format("worker-{}", serial)).string();
+    w.log = (fs::path(opt_.workdir) / fmt::format("worker-{}.log", serial)).string();
+    fs::create_directories(w.cwd);
+    std::vector<std::string> argv;
+    const bool valgrind = sanitized && opt_.backend == "cpu" && !candidate_.has_source();
+    if (valgrind) {
+      argv = {"valgrind", "--tool=memcheck", "--error-exitcode=86", "--quiet", "--trace-children=no"};
+    } else if (sanitized && opt_.backend == "cuda") {
+      argv = {"compute-sanitizer", "--tool", wopts.sanitizer_tool.empty() ? "memcheck" : wopts.sanitizer_tool,
+              "--error-exitcode", "86"};
+    }
+    if (torch) {
+      // The torch worker speaks kcv-worker's protocol (adapters/torch/kcv_torch_worker.py).
+      argv.insert(argv.end(), {candidate_.python(), "-u", (fs::path(kcv_adapters_dir()) / "torch" / "kcv_torch_worker.py").string()});
+    } else {
+      argv.push_back(opt_.worker);
+    }
+    std::string path = "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin";
+    // NOTES: a venv's python keeps its tools (ninja, for load_inline) beside it.
+    if (torch && fs::path(candidate_.python()).has_parent_path())
+      path = fs::path(candidate_.python()).parent_path().string() + ":" + path;
+    std::vector<std::string> env = {
+        "PATH=" + path, "HOME=" + w.cwd, "TMPDIR=" + w.cwd,
+        "LANG=C", fmt::format("OMP_NUM_THREADS={}", wopts.threads > 0 ? wopts.threads : int(sysconf(_SC_NPROCESSORS_ONLN))),
+        fmt::format("KCV_THREADS={}", wopts.threads > 0 ? wopts.threads : int(sysconf(_SC_NPROCESSORS_ONLN)))};
+    for (const char* keep : {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CUDA_HOME"})
+      if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
+    if (torch) {
+      // NOTES: one extensions directory per verification, outside the worker's cwd: the probe's
+      // load_inline build is reused by every later worker (sanitized builds hash differently).
+      env.push_back("TORCH_EXTENSIONS_DIR=" + (fs::absolute(opt_.workdir) / "torch-extensions").string());
+      env.push_back("PYTHONDONTWRITEBYTECODE=1");
+      if (const char* v = std::getenv("PYTHONPATH")) env.push_back(std::string("PYTHONPATH=") + v);
+      // cpu: freed memory stays in the heap (no trim, no mmap below 32 MiB), so the coverage
+      // gate's poison reaches the candidate's next allocation.
+      env.push_back("MALLOC_MMAP_THRESHOLD_=33554432");
+      env.push_back("MALLOC_TRIM_THRESHOLD_=17179869184");
+    }
+    if (sanitized && opt_.backend == "cpu" && !valgrind) {
+      env.push_back("LD_PRELOAD=" + asan_runtime());
+      env.push_back(std::string("ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:exitcode=86:allocator_may_return_null=1:"
+                                "detect_odr_violation=0:verify_asan_link_order=0") +
+                    (torch ? ":alloc_dealloc_mismatch=0:detect_container_overflow=0" : ""));
+      env.push_back("UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=87");
+    }
+
+    int result_pipe[2];
+    if (pipe2(result_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    int ctl[2] = {-1, -1};
+    if (session_capable && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) != 0)
+      throw std::runtime_error("socketpair failed");
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+      setpgid(0, 0);
+      // Move the fds above the targets first: any may already sit on fd 3, 4 or 5.
+      const int data_hi = fcntl(memfd, F_DUPFD, 10), result_hi = fcntl(result_pipe[1], F_DUPFD, 10);
+      const int ctl_hi = ctl[1] >= 0 ? fcntl(ctl[1], F_DUPFD, 10) : -1;
+      dup2(data_hi, proto::kDataFd);
+      dup2(result_hi, proto::kResultFd);
+      if (ctl_hi >= 0) dup2(ctl_hi, proto::kSessionFd);
+      int devnull = open("/dev/null", O_RDONLY);
+      dup2(devnull, 0);
+      int logfd = open(w.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      dup2(logfd, 1);
+      dup2(logfd, 2);
+      close_range(ctl_hi >= 0 ? proto::kSessionFd + 1 : proto::kResultFd + 1, ~0U, 0);
+      if (chdir(w.cwd.c_str()) != 0) _exit(126);
+      struct rlimit core = {0, 0};
+      setrlimit(RLIMIT_CORE, &core);
+      struct rlimit fsize = {rlim_t(1) << 30, rlim_t(1) << 30};
+      setrlimit(RLIMIT_FSIZE, &fsize);
+      if (opt_.backend == "cpu" && !sanitized) {
+        struct rlimit as = {rlim_t(32) << 30, rlim_t(32) << 30};
+        setrlimit(RLIMIT_AS, &as);
+      }
+      std::vector<char*> args, envp;
+      for (auto& a : argv) args.push_back(a.data());
+      args.push_back(nullptr);
+      for (auto& e : env) envp.push_back(e.data());
+      envp.push_back(nullptr);
+      if (args[0][0] == '/') execve(args[0], args.data(), envp.data());
+      else execvpe(args[0], args.data(), envp.data());
+      _exit(127);
+    }
+    setpgid(pid, pid);  // also from the parent: no race with the kill below
+    close(result_pipe[1]);
+    if (ctl[1] >= 0) close(ctl[1]);
+    w.pid = pid;
+    w.result_fd = result_pipe[0];
+    w.ctl_fd = ctl[0];
+  }
+  const double load_timeout = reused ? timeout : std::max(timeout, opt_.load_timeout_s);
 
   // ---- follow its records ----
   std::vector<bool> done(static_cast<std::size_t>(global), false);
@@ -298,21 +361,21 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   std::vector<double> secs(static_cast<std::size_t>(global), 0);
   std::vector<std::string> msg(static_cast<std::size_t>(global));
   int current = -1;  // the call the worker last started
-  bool ready = false, bye = false, timed_out = false;
+  bool ready = false, bye = false, idle = false, timed_out = false;
   std::string fatal, pending;
   Fault fault;  // global call index until mapped to its case below
   std::string device_error;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(load_timeout);
   bool eof = false;
-  while (!eof && !bye) {
+  while (!eof && !bye && !idle) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) { timed_out = true; break; }
-    pollfd p{result_pipe[0], POLLIN, 0};
+    pollfd p{w.result_fd, POLLIN, 0};
     int pr = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
     if (pr < 0 && errno == EINTR) continue;
     if (pr <= 0) continue;
     char buf[4096];
-    ssize_t n = read(result_pipe[0], buf, sizeof buf);
+    ssize_t n = read(w.result_fd, buf, sizeof buf);
     if (n <= 0) { eof = true; break; }
     pending.append(buf, static_cast<std::size_t>(n));
     std::size_t nl;
@@ -324,6 +387,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
       if (kind == "ready") ready = true;
       else if (kind == "bye") bye = true;
+      else if (kind == "idle") idle = true;
       else if (kind == "fatal") { std::string h; line >> h; fatal = proto::hex_decode(h); }
       else if (kind == "start") { line >> current; }
       else if (kind == "fault") {
@@ -351,32 +415,46 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       }
     }
   }
-  close(result_pipe[0]);
-  // Let a worker that is done exit by itself (valgrind and ASan report at exit), then kill the
-  // whole group: nothing the candidate started outlives the batch.
-  int status = 0;
-  bool reaped = false;
-  if (!timed_out) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(bye ? 60 : 5);
-    while (std::chrono::steady_clock::now() < until) {
-      if (waitpid(pid, &status, WNOHANG) == pid) { reaped = true; break; }
-      usleep(2000);
-    }
-  }
-  kill(-pid, SIGKILL);
-  if (!reaped) waitpid(pid, &status, 0);
   close(memfd);
+  // A session worker that finished its batch waits for the next one; anything else ends here.
+  const bool keep = idle && pending.empty() && fatal.empty() && device_error.empty() && session_capable;
+  int status = 0;
+  if (!keep) {
+    close(w.result_fd);
+    if (w.ctl_fd >= 0) close(w.ctl_fd);
+    // Let a worker that is done exit by itself (valgrind and ASan report at exit), then kill the
+    // whole group: nothing the candidate started outlives the batch.
+    bool reaped = false;
+    if (!timed_out) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(bye || idle ? 60 : 5);
+      while (std::chrono::steady_clock::now() < until) {
+        if (waitpid(w.pid, &status, WNOHANG) == w.pid) { reaped = true; break; }
+        usleep(2000);
+      }
+    }
+    kill(-w.pid, SIGKILL);
+    if (!reaped) waitpid(w.pid, &status, 0);
+    // A session worker's exit after `idle` is normal: judge it as after `bye`.
+    bye = bye || idle;
+  }
 
   std::string log_text;
   {
-    std::ifstream in(log, std::ios::binary);
+    std::ifstream in(w.log, std::ios::binary);
+    in.seekg(w.log_offset);
     std::ostringstream ss;
     ss << in.rdbuf();
     log_text = ss.str();
+    if (keep) {
+      w.log_offset += static_cast<int64_t>(log_text.size());
+      sessions_.push_back(w);
+    }
     if (log_text.size() > kMaxLog) log_text = "[...]\n" + log_text.substr(log_text.size() - kMaxLog);
   }
-  std::error_code ec;
-  fs::remove_all(cwd, ec);
+  if (!keep) {
+    std::error_code ec;
+    fs::remove_all(w.cwd, ec);
+  }
 
   if (!fatal.empty()) {
     munmap(shm, static_cast<std::size_t>(total));
@@ -386,10 +464,11 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   std::string death;
   if (!device_error.empty()) death = "hit a device error: " + device_error;
   else if (timed_out) death = fmt::format("no progress for {:.0f} s", ready ? timeout : load_timeout);
+  else if (keep) death.clear();
   else if (WIFSIGNALED(status) && !bye) death = "killed by " + signal_text(WTERMSIG(status));
   else if (WIFEXITED(status) && !bye) death = fmt::format("exited with status {} before finishing", WEXITSTATUS(status));
   else if (bye && WIFEXITED(status) && WEXITSTATUS(status) != 0) death = fmt::format("exited with status {} after its calls", WEXITSTATUS(status));
-  else if (bye && WIFSIGNALED(status)) death = "killed by " + signal_text(WTERMSIG(status)) + " after its calls";
+  else if (bye && WIFSIGNALED(status) && !idle) death = "killed by " + signal_text(WTERMSIG(status)) + " after its calls";
 
   // ---- results per case ----
   std::vector<CaseRun> runs;

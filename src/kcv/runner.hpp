@@ -2,6 +2,8 @@
 // comes back (records on a pipe, raw bytes in the memfd) into CaseRuns. Never judges.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,6 +34,9 @@ std::string default_worker_path();
 class Runner {
  public:
   Runner(const Candidate& candidate, RunnerOptions options);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
   /// Loads the candidate in a worker without calling it. Throws SetupError when it cannot be
   /// loaded or lacks kcv_run or declares another ABI version; a candidate that crashes while
   /// loading is left to the gates (they report CRASH).
@@ -40,12 +45,26 @@ class Runner {
   /// worker. Stops after the first case whose worker crashed or timed out: the result has one
   /// CaseRun per case run, that one last.
   std::vector<CaseRun> run(const std::vector<Case>& cases);
+  /// Workers started so far (sessions count once, however many batches they ran).
+  int workers_started() const { return serial_; }
 
  private:
+  /// A worker kept between batches (torch candidates, unsanitized; one per worker options): it
+  /// said `idle` and waits on its session socket for the next memfd. Ended by the destructor or
+  /// by any abnormal batch.
+  struct Session {
+    pid_t pid = -1;
+    int result_fd = -1, ctl_fd = -1;
+    WorkerOptions options;
+    std::string cwd, log;
+    int64_t log_offset = 0;
+  };
   std::vector<CaseRun> run_batch(const std::vector<const Case*>& batch, const WorkerOptions& opts);
+  void end_session(Session s);
   const Candidate& candidate_;
   RunnerOptions opt_;
   int serial_ = 0;
+  std::vector<Session> sessions_;
 };
 
 }  // namespace kcv
