@@ -221,7 +221,8 @@ def main():
             total += nbytes
             for _ in range(2):
                 blocks.append(torch.full((max(nbytes, 1),), byte, dtype=torch.uint8, device=device))
-        blocks.append(torch.full((max(4 * total, 32 << 20),), byte, dtype=torch.uint8, device=device))
+        if cuda:  # the caching allocator splits large segments; glibc reuses same-size blocks
+            blocks.append(torch.full((max(4 * total, 32 << 20),), byte, dtype=torch.uint8, device=device))
         if cuda:
             torch.cuda.synchronize()
         del blocks

@@ -149,6 +149,11 @@ class Contract {
 
   // ---- derived helpers (non-virtual) ----
   Bindings nominal() const;
+  /// Where the gates whose checks do not depend on size (nonfinite, bounds, inputs_intact,
+  /// coverage, determinism, layout, stateless, concurrency, sanitizer) run their nominal cases.
+  /// Default: nominal(). A KernelBench problem whose own call is large clips its symbols
+  /// (docs/kernelbench.md); numerics, shapes and values always run at nominal.
+  virtual Bindings structural_shape() const { return nominal(); }
   /// Shapes of input / output i at b. Default: the spec's dims resolved; contracts whose shapes are
   /// not expressions of the symbols (a KernelBench problem's conv output) override.
   virtual Shape input_shape(std::size_t i, const Bindings& b) const { return resolve(inputs.at(i).dims, b); }

@@ -28,6 +28,13 @@ struct KernelBenchSetup {
 /// fp32 eager's own error against float64 (docs/kernelbench.md).
 inline constexpr double kKernelBenchK = 32;
 
+/// The most elements (inputs plus outputs, at the problem's own sizes) one call may move: env
+/// KCV_MAX_ELEMENTS, default 2^28. Larger problems are a setup error, not an out-of-memory kill.
+int64_t max_elements_per_call();
+
+/// The size-independent gates' budget per call (elements in plus out); see structural_shape().
+inline constexpr int64_t kStructuralElements = int64_t{1} << 20;
+
 class KernelBenchContract : public Contract {
  public:
   ~KernelBenchContract() override;
@@ -49,6 +56,12 @@ class KernelBenchContract : public Contract {
   nlohmann::json worker_plan() const;
   /// Why the reference rejected b (empty when it did not).
   std::string rejection(const Bindings& b) const override;
+  /// Nominal, unless its call moves more than kStructuralElements elements: then every symbol
+  /// clipped to the largest power of two that brings the call under it (and that the reference
+  /// accepts). Nominal when no such shape exists.
+  Bindings structural_shape() const override;
+  /// Elements (inputs plus outputs) one call moves at b.
+  int64_t elements_at(const Bindings& b) const;
 
  private:
   KernelBenchContract() = default;

@@ -1,5 +1,6 @@
 // kcv — the command line over the kcv library. The only place that prints and picks exit codes:
 // 0 every gate passed, 1 some gate did not, 2 usage or setup error (one-line reason on stderr).
+#include <malloc.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -151,6 +152,11 @@ int cmd_replay(const std::string& path, const std::string& gate, int64_t case_in
 }  // namespace
 
 int main(int argc, char** argv) {
+  // NOTES: every case allocates and frees tensors of the same large sizes; keeping them in the
+  // heap instead of fresh mappings saves the page faults and zeroing (a third of a large
+  // problem's host time, measured in bench/results/kernelbench-host-time.md).
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   CLI::App app{"kcv — contract-grade verifier for GPU kernels"};
   app.require_subcommand(1);
 

@@ -13,6 +13,7 @@ class BoundsGate final : public Gate {
   std::string_view id() const override { return "bounds"; }
   std::string_view summary() const override { return "guard bands around every buffer stay intact"; }
   bool tolerance_independent() const override { return true; }
+  std::string note(const GateContext& ctx) const override { return structural_note(ctx.contract); }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
     return one_call_per_shape(ctx.contract, nominal_and_uniform(ctx.contract, {1, 3, 7, 13, 127, 257}), seed);

@@ -62,7 +62,7 @@ std::optional<Bindings> uniform_shape(const Contract& contract, int64_t v) {
 }
 
 std::vector<Bindings> nominal_and_uniform(const Contract& contract, std::initializer_list<int64_t> sizes) {
-  std::vector<Bindings> shapes = {contract.nominal()};
+  std::vector<Bindings> shapes = {contract.structural_shape()};
   for (int64_t v : sizes)
     if (auto b = uniform_shape(contract, v)) shapes.push_back(*b);
   return shapes;
@@ -75,6 +75,13 @@ std::vector<Case> one_call_per_shape(const Contract& contract, const std::vector
     out.push_back(single_call_case(bindings_string(b), contract, b, rng));
   }
   return out;
+}
+
+std::string structural_note(const Contract& contract) {
+  const Bindings s = contract.structural_shape(), n = contract.nominal();
+  if (s == n) return {};
+  return fmt::format("ran at {}, not the problem's own {} (a size-independent check of a large problem)",
+                     bindings_string(s), bindings_string(n));
 }
 
 CaseJudgement refusal(const CallResult& r) {

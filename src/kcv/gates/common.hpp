@@ -40,11 +40,16 @@ std::vector<int64_t> boundary_sizes(const SymbolSpec& s);
 /// The nominal shape with every symbol set to v (clipped to its range); invalid shapes skipped.
 std::optional<Bindings> uniform_shape(const Contract& contract, int64_t v);
 
-/// The nominal shape followed by uniform_shape(v) for each v (those the contract accepts).
+/// The structural shape (Contract::structural_shape, usually nominal) followed by uniform_shape(v)
+/// for each v (those the contract accepts).
 std::vector<Bindings> nominal_and_uniform(const Contract& contract, std::initializer_list<int64_t> sizes);
 
 /// One single-call case per shape, labelled with the shape, inputs drawn from (seed, case index).
 std::vector<Case> one_call_per_shape(const Contract& contract, const std::vector<Bindings>& shapes, uint64_t seed);
+
+/// What a size-independent gate says when it ran at contract.structural_shape() rather than the
+/// nominal shape; empty when they are the same.
+std::string structural_note(const Contract& contract);
 
 /// REFUSED with the candidate's return code and message.
 CaseJudgement refusal(const CallResult& r);

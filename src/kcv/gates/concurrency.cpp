@@ -14,9 +14,10 @@ class ConcurrencyGate final : public Gate {
   std::string_view id() const override { return "concurrency"; }
   std::string_view summary() const override { return "concurrent callers (cpu) / stream ordering (cuda)"; }
   bool tolerance_independent() const override { return true; }
+  std::string note(const GateContext& ctx) const override { return structural_note(ctx.contract); }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
-    const Bindings b = ctx.contract.nominal();
+    const Bindings b = ctx.contract.structural_shape();
     std::vector<Case> out;
     for (int64_t i = 0; i < kRounds; ++i) {
       Rng rng = case_rng(seed, i);

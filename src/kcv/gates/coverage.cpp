@@ -16,6 +16,7 @@ class CoverageGate final : public Gate {
   std::string_view id() const override { return "coverage"; }
   std::string_view summary() const override { return "two output poisons; every element written, nothing stale"; }
   bool tolerance_independent() const override { return true; }
+  std::string note(const GateContext& ctx) const override { return structural_note(ctx.contract); }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
     std::vector<Case> out = one_call_per_shape(ctx.contract, nominal_and_uniform(ctx.contract, {3, 13, 127}), seed);

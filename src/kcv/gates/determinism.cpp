@@ -24,9 +24,10 @@ class DeterminismGate final : public Gate {
   std::string_view id() const override { return "determinism"; }
   std::string_view summary() const override { return "repeated runs bitwise identical (addresses, thread counts)"; }
   bool tolerance_independent() const override { return true; }
+  std::string note(const GateContext& ctx) const override { return structural_note(ctx.contract); }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
-    const Bindings b = ctx.contract.nominal();
+    const Bindings b = ctx.contract.structural_shape();
     Rng rng = case_rng(seed, 0);
     const CallSpec call = make_call(ctx.contract, b, rng);
     std::vector<Case> out;

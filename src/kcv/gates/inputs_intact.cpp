@@ -15,6 +15,7 @@ class InputsIntactGate final : public Gate {
   std::string_view id() const override { return "inputs_intact"; }
   std::string_view summary() const override { return "inputs bitwise unchanged by the call"; }
   bool tolerance_independent() const override { return true; }
+  std::string note(const GateContext& ctx) const override { return structural_note(ctx.contract); }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
     if (ctx.contract.inplace_allowed) return {};

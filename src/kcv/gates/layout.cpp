@@ -50,10 +50,11 @@ class LayoutGate final : public Gate {
   std::string_view id() const override { return "layout"; }
   std::string_view summary() const override { return "strided / offset inputs: correct or clean refusal"; }
   bool tolerance_independent() const override { return true; }
+  std::string note(const GateContext& ctx) const override { return structural_note(ctx.contract); }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
     const Contract& k = ctx.contract;
-    const Bindings b = k.nominal();
+    const Bindings b = k.structural_shape();
     std::vector<Case> out;
     auto add = [&](const std::string& label, const std::vector<std::pair<std::size_t, Variant>>& changes) {
       Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));

@@ -23,13 +23,14 @@ class NonfiniteGate final : public Gate {
   std::string_view id() const override { return "nonfinite"; }
   std::string_view summary() const override { return "NaN/±Inf injection; output classes must match the reference"; }
   bool tolerance_independent() const override { return true; }
+  std::string note(const GateContext& ctx) const override { return structural_note(ctx.contract); }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
     static const Injection kinds[] = {{"NaN", std::numeric_limits<double>::quiet_NaN()},
                                       {"+Inf", std::numeric_limits<double>::infinity()},
                                       {"-Inf", -std::numeric_limits<double>::infinity()}};
     const Contract& k = ctx.contract;
-    const Bindings b = k.nominal();
+    const Bindings b = k.structural_shape();
     std::vector<Case> out;
     for (std::size_t in = 0; in < k.inputs.size(); ++in) {
       if (k.inputs[in].domain == Domain::structural || !is_floating(k.inputs[in].dtype)) continue;

@@ -14,10 +14,11 @@ class StatelessGate final : public Gate {
   std::string_view id() const override { return "stateless"; }
   std::string_view summary() const override { return "outputs track inputs across reused/new addresses"; }
   bool tolerance_independent() const override { return true; }
+  std::string note(const GateContext& ctx) const override { return structural_note(ctx.contract); }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
     const Contract& k = ctx.contract;
-    const Bindings b = k.nominal();
+    const Bindings b = k.structural_shape();
     Rng rng = case_rng(seed, 0);
     const CallSpec a = make_call(k, b, rng), other = make_call(k, b, rng);
     CallSpec a_tail = a;   // A with the last element of every floating input changed

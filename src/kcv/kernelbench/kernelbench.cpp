@@ -10,9 +10,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -42,7 +44,7 @@ struct KernelBenchContract::Server {
   // Caches (under cache_mu): descriptions by shape, and the last reference answer (both orders).
   std::mutex cache_mu;
   std::map<std::string, Described> described;
-  std::pair<std::string, std::vector<std::string>> last_reference;
+  std::pair<std::string, std::shared_ptr<const std::vector<std::string>>> last_reference;
 
   ~Server() {
     if (to) { std::fputs("{\"op\":\"quit\"}\n", to); std::fclose(to); }
@@ -73,6 +75,10 @@ struct KernelBenchContract::Server {
       const std::string device = s.backend == "cuda" ? "cuda" : "cpu", seed = std::to_string(s.init_seed);
       const char* argv[] = {s.python.c_str(), "-u", script.c_str(), s.problem.c_str(), device.c_str(), seed.c_str(), nullptr};
       setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
+      // NOTES: large tensors come and go every case: keep their memory in the heap instead of
+      // mapping (and zeroing) fresh pages each time.
+      setenv("MALLOC_MMAP_THRESHOLD_", "4294967296", 1);
+      setenv("MALLOC_TRIM_THRESHOLD_", "17179869184", 1);
       execvp(argv[0], const_cast<char* const*>(argv));
       std::fprintf(stderr, "cannot run %s: %s\n", argv[0], std::strerror(errno));
       _exit(127);
@@ -151,6 +157,15 @@ std::vector<double> as_doubles(const std::string& blob) {
 
 KernelBenchContract::~KernelBenchContract() = default;
 
+int64_t max_elements_per_call() {
+  const char* e = std::getenv("KCV_MAX_ELEMENTS");
+  if (!e || !*e) return int64_t{1} << 28;
+  char* end = nullptr;
+  const long long v = std::strtoll(e, &end, 10);
+  if (*end != '\0' || v <= 0) throw SetupError(fmt::format("KCV_MAX_ELEMENTS='{}' is not a positive integer", e));
+  return v;
+}
+
 std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBenchSetup& setup) {
   std::unique_ptr<KernelBenchContract> k(new KernelBenchContract());
   k->setup_ = setup;
@@ -182,6 +197,21 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
   for (const auto& out : d["outputs"])
     k->outputs.push_back({fmt::format("out{}", n++), static_cast<DType>(out["dtype"].get<int>()),
                           literal_dims(out["shape"]), Domain::real});
+  // NOTES: every case holds its inputs and outputs on the host several times over (staging,
+  // snapshots, the float64 reference and its bound): past the cap a problem is refused up front
+  // instead of running the machine out of memory halfway through.
+  int64_t elements = 0;
+  for (const auto& io : {d["inputs"], d["outputs"]})
+    for (const auto& t : io) {
+      int64_t e = 1;
+      for (const auto& v : t["shape"]) e *= v.get<int64_t>();
+      elements += e;
+    }
+  const int64_t cap = max_elements_per_call();
+  if (elements > cap)
+    throw SetupError(fmt::format("problem '{}' moves {} elements per call (inputs and outputs at its own sizes), over "
+                                 "kcv's cap of {} for host-side judging (set KCV_MAX_ELEMENTS to raise it)",
+                                 setup.problem, elements, cap));
   const json sizes = d["sizes"];
   for (const auto& s : d["symbols"]) {
     const std::string name = s.get<std::string>();
@@ -225,6 +255,29 @@ const KernelBenchContract::Described& KernelBenchContract::describe(const Bindin
 }
 
 bool KernelBenchContract::valid(const Bindings& b) const { return describe(b).ok; }
+
+int64_t KernelBenchContract::elements_at(const Bindings& b) const {
+  const Described& d = describe(b);
+  int64_t n = 0;
+  for (const auto* shapes : {&d.in_shapes, &d.out_shapes})
+    for (const Shape& s : *shapes) {
+      int64_t e = 1;
+      for (int64_t v : s) e *= v;
+      n += e;
+    }
+  return n;
+}
+
+Bindings KernelBenchContract::structural_shape() const {
+  const Bindings nominal_b = nominal();
+  if (symbols.empty() || elements_at(nominal_b) <= kStructuralElements) return nominal_b;
+  for (int64_t cap = int64_t{1} << 14; cap >= 1; cap /= 2) {
+    Bindings b = nominal_b;
+    for (auto& [name, v] : b) v = std::min(v, cap);
+    if (b != nominal_b && valid(b) && elements_at(b) <= kStructuralElements) return b;
+  }
+  return nominal_b;
+}
 
 std::string KernelBenchContract::rejection(const Bindings& b) const { return describe(b).error; }
 
@@ -273,19 +326,22 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
     blobs_out.push_back(contiguous_bytes(t));
     key += '|' + std::to_string(static_cast<int>(t.dtype)) + ':' + std::to_string(std::hash<std::string>{}(blobs_out.back()));
   }
-  std::vector<std::string> blobs;
+  std::shared_ptr<const std::vector<std::string>> answer;
   {
     std::lock_guard<std::mutex> lock(server_->cache_mu);
-    if (server_->last_reference.first == key) blobs = server_->last_reference.second;
+    if (server_->last_reference.first == key) answer = server_->last_reference.second;
   }
-  if (blobs.empty()) {
-    json r = server_->request({{"op", "reference"}, {"bindings", shape}}, blobs_out, &blobs);
+  if (!answer) {
+    std::vector<std::string> got;
+    json r = server_->request({{"op", "reference"}, {"bindings", shape}}, blobs_out, &got);
     if (!r.value("ok", false))
       throw std::runtime_error(fmt::format("kcv: {}: the reference failed at {}: {}", name, bindings_string(shape),
                                            r.value("error", std::string("?"))));
+    answer = std::make_shared<const std::vector<std::string>>(std::move(got));
     std::lock_guard<std::mutex> lock(server_->cache_mu);
-    server_->last_reference = {key, blobs};
+    server_->last_reference = {key, answer};
   }
+  const std::vector<std::string>& blobs = *answer;
   if (blobs.size() != 2 * outputs.size()) throw std::runtime_error("kcv: the reference returned another number of outputs");
   const double u = unit_roundoff(DType::f32);
   // The largest finite input magnitude: needed only for an all-zero output, so found on demand.

@@ -37,6 +37,25 @@ TEST(KernelBenchCli, SetupErrorsExitTwoWithOneLine) {
   EXPECT_NE(r.err.find("this solution does not build"), std::string::npos) << r.err;
 }
 
+TEST(KernelBenchCli, AProblemOverTheElementCapIsRefusedUpFront) {
+  TempDir tmp;
+  const std::vector<std::string> args = {"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/solution_ok.py"};
+  setenv("KCV_MAX_ELEMENTS", "263", 1);  // rowsum moves 4x33 in and 4x33 out
+  CliResult r = run_kcv(args, "", tmp.path());
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("moves 264 elements per call"), std::string::npos) << r.err;
+  setenv("KCV_MAX_ELEMENTS", "-5", 1);
+  r = run_kcv(args, "", tmp.path());
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_NE(r.err.find("KCV_MAX_ELEMENTS='-5' is not a positive integer"), std::string::npos) << r.err;
+  setenv("KCV_MAX_ELEMENTS", "264", 1);  // at the cap: runs
+  r = run_kcv({"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/solution_ok.py", "--gates", "numerics"},
+              "", tmp.path());
+  unsetenv("KCV_MAX_ELEMENTS");
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+}
+
 TEST(KernelBenchCli, AFailingCaseReplaysExactly) {
   TempDir tmp;
   const std::string report = tmp / "report.json";
