@@ -159,7 +159,7 @@ KernelBenchContract::~KernelBenchContract() = default;
 
 int64_t max_elements_per_call() {
   const char* e = std::getenv("KCV_MAX_ELEMENTS");
-  if (!e || !*e) return int64_t{1} << 28;
+  if (!e || !*e) return int64_t{1} << 26;
   char* end = nullptr;
   const long long v = std::strtoll(e, &end, 10);
   if (*end != '\0' || v <= 0) throw SetupError(fmt::format("KCV_MAX_ELEMENTS='{}' is not a positive integer", e));
