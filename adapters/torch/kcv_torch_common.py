@@ -76,13 +76,15 @@ def tensor_bytes(t):
     buf = bytearray(t.numel() * t.element_size())
     if buf:
         torch.frombuffer(buf, dtype=torch.uint8).copy_(t.reshape(-1).view(torch.uint8))
-    return bytes(buf)
+    return buf
 
 
 def tensor_from_bytes(blob, dtype, shape):
     if len(blob) == 0:
         return torch.empty(shape, dtype=dtype)
-    return torch.frombuffer(bytearray(blob), dtype=torch.uint8).view(dtype).reshape(shape)
+    if not isinstance(blob, bytearray):  # torch.frombuffer wants writable memory
+        blob = bytearray(blob)
+    return torch.frombuffer(blob, dtype=torch.uint8).view(dtype).reshape(shape)
 
 
 def reuse_unchanged_inline_builds():

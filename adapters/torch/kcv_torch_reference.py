@@ -132,7 +132,16 @@ def read_message(inp):
     if not line:
         return None, []
     msg = json.loads(line)
-    blobs = [inp.read(n) for n in msg.get("blobs", [])]
+    blobs = []
+    for n in msg.get("blobs", []):
+        b = bytearray(n)
+        got = inp.readinto(b) if n else 0
+        while got < n:  # a pipe hands over what it has
+            more = inp.readinto(memoryview(b)[got:])
+            if not more:
+                raise EOFError("kcv closed the pipe mid-message")
+            got += more
+        blobs.append(b)
     return msg, blobs
 
 

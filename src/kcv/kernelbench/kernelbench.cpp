@@ -143,8 +143,19 @@ std::string key_of(const Bindings& b) { return bindings_string(b); }
 
 /// Logical elements of t, contiguous, as raw bytes of its dtype.
 std::string contiguous_bytes(const HostTensor& t) {
-  HostTensor c = t.is_contiguous() && t.offset == 0 ? t : t.relayout(contiguous_strides(t.shape), 0, std::byte{0});
-  return std::string(reinterpret_cast<const char*>(c.storage.data()), c.span_bytes());
+  auto bytes = [](const HostTensor& c) {
+    return std::string(reinterpret_cast<const char*>(c.storage.data()), c.span_bytes());
+  };
+  if (t.is_contiguous() && t.offset == 0) return bytes(t);
+  return bytes(t.relayout(contiguous_strides(t.shape), 0, std::byte{0}));
+}
+
+/// Identifies t's logical values: dtype, layout and a hash of its storage (gaps included).
+std::string fingerprint(const HostTensor& t) {
+  const std::string_view raw(reinterpret_cast<const char*>(t.storage.data()), t.storage.size());
+  std::string f = fmt::format("{}:{}", static_cast<int>(t.dtype), t.offset);
+  for (std::size_t d = 0; d < t.shape.size(); ++d) f += fmt::format(",{}/{}", t.shape[d], t.stride[d]);
+  return f + fmt::format(":{}:{}", raw.size(), std::hash<std::string_view>{}(raw));
 }
 
 std::vector<double> as_doubles(const std::string& blob) {
@@ -320,19 +331,16 @@ std::vector<HostTensor> KernelBenchContract::make_inputs(const Bindings& shape, 
 std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTensor>& in, const std::vector<double>&,
                                                       const Bindings& shape, SumOrder order) const {
   // One round trip answers both orders (float64 and float32 eager): the last answer is kept.
-  std::vector<std::string> blobs_out;
   std::string key = key_of(shape);
-  for (const auto& t : in) {
-    blobs_out.push_back(contiguous_bytes(t));
-    key += '|' + std::to_string(static_cast<int>(t.dtype)) + ':' + std::to_string(std::hash<std::string>{}(blobs_out.back()));
-  }
+  for (const auto& t : in) key += '|' + fingerprint(t);
   std::shared_ptr<const std::vector<std::string>> answer;
   {
     std::lock_guard<std::mutex> lock(server_->cache_mu);
     if (server_->last_reference.first == key) answer = server_->last_reference.second;
   }
   if (!answer) {
-    std::vector<std::string> got;
+    std::vector<std::string> blobs_out, got;
+    for (const auto& t : in) blobs_out.push_back(contiguous_bytes(t));
     json r = server_->request({{"op", "reference"}, {"bindings", shape}}, blobs_out, &got);
     if (!r.value("ok", false))
       throw std::runtime_error(fmt::format("kcv: {}: the reference failed at {}: {}", name, bindings_string(shape),
