@@ -5,6 +5,19 @@
 #   kcv_control(NAME <test name> OP <op> CANDIDATE <file> EXPECT PASS|FAIL
 #               [FAILS <gate> ...] [BACKEND cpu|cuda] [ARGS <extra kcv verify args> ...])
 
+# One control test: `kcv verify` through tests/check_control.cmake with the given -D settings.
+function(kcv_add_control_test test backend labels report)
+  add_test(NAME ${test}
+           COMMAND ${CMAKE_COMMAND} -DKCV=$<TARGET_FILE:kcv> -DBACKEND=${backend} ${ARGN}
+             -DOUT=${CMAKE_BINARY_DIR}/control-reports/${report}.json
+             -P ${CMAKE_SOURCE_DIR}/tests/check_control.cmake)
+  set_tests_properties(${test} PROPERTIES TIMEOUT 900 LABELS "${labels}")
+  if(backend STREQUAL "cuda")
+    # No GPU here: the checker prints "SKIP: <why>" and the test reports as skipped.
+    set_tests_properties(${test} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIP: ")
+  endif()
+endfunction()
+
 function(kcv_control)
   cmake_parse_arguments(C "" "NAME;OP;CANDIDATE;EXPECT;BACKEND" "FAILS;ARGS" ${ARGN})
   if(NOT C_BACKEND)
@@ -12,17 +25,8 @@ function(kcv_control)
   endif()
   string(REPLACE ";" "," fails "${C_FAILS}")
   string(REPLACE ";" " " extra "${C_ARGS}")
-  add_test(NAME control.${C_BACKEND}.${C_NAME}
-           COMMAND ${CMAKE_COMMAND}
-             -DKCV=$<TARGET_FILE:kcv> -DOP=${C_OP} -DCANDIDATE=${C_CANDIDATE} -DBACKEND=${C_BACKEND}
-             -DEXPECT=${C_EXPECT} -DFAILS=${fails} -DEXTRA=${extra}
-             -DOUT=${CMAKE_BINARY_DIR}/control-reports/${C_BACKEND}.${C_NAME}.json
-             -P ${CMAKE_SOURCE_DIR}/tests/check_control.cmake)
-  set_tests_properties(control.${C_BACKEND}.${C_NAME} PROPERTIES TIMEOUT 900 LABELS "control;${C_BACKEND}")
-  if(C_BACKEND STREQUAL "cuda")
-    # No GPU here: the checker prints "SKIP: <why>" and the test reports as skipped.
-    set_tests_properties(control.${C_BACKEND}.${C_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIP: ")
-  endif()
+  kcv_add_control_test(control.${C_BACKEND}.${C_NAME} ${C_BACKEND} "control;${C_BACKEND}" ${C_BACKEND}.${C_NAME}
+                       -DOP=${C_OP} -DCANDIDATE=${C_CANDIDATE} -DEXPECT=${C_EXPECT} -DFAILS=${fails} -DEXTRA=${extra})
 endfunction()
 
 # KernelBench-format controls (docs/kernelbench.md): a problem file and a solution file, run with
@@ -38,16 +42,10 @@ function(kcv_torch_control)
   endif()
   string(REPLACE ";" "," fails "${C_FAILS}")
   string(REPLACE ";" " " extra "${C_ARGS}")
-  add_test(NAME control.torch.${C_BACKEND}.${C_NAME}
-           COMMAND ${CMAKE_COMMAND}
-             -DKCV=$<TARGET_FILE:kcv> -DKB_PROBLEM=${C_PROBLEM} -DCANDIDATE=${C_SOLUTION} -DBACKEND=${C_BACKEND}
-             -DEXPECT=${C_EXPECT} -DFAILS=${fails} -DEXTRA=${extra} -DBASELINE=${C_BASELINE}
-             -DOUT=${CMAKE_BINARY_DIR}/control-reports/torch.${C_BACKEND}.${C_NAME}.json
-             -P ${CMAKE_SOURCE_DIR}/tests/check_control.cmake)
-  set_tests_properties(control.torch.${C_BACKEND}.${C_NAME} PROPERTIES TIMEOUT 900 LABELS "control;torch;${C_BACKEND}")
-  if(C_BACKEND STREQUAL "cuda")
-    set_tests_properties(control.torch.${C_BACKEND}.${C_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIP: ")
-  endif()
+  kcv_add_control_test(control.torch.${C_BACKEND}.${C_NAME} ${C_BACKEND} "control;torch;${C_BACKEND}"
+                       torch.${C_BACKEND}.${C_NAME}
+                       -DKB_PROBLEM=${C_PROBLEM} -DCANDIDATE=${C_SOLUTION} -DEXPECT=${C_EXPECT} -DFAILS=${fails}
+                       -DEXTRA=${extra} -DBASELINE=${C_BASELINE})
 endfunction()
 
 file(GLOB_RECURSE KCV_CONTROL_LISTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/controls/*/controls.cmake
