@@ -213,11 +213,7 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
   // instead of running the machine out of memory halfway through.
   int64_t elements = 0;
   for (const auto& io : {d["inputs"], d["outputs"]})
-    for (const auto& t : io) {
-      int64_t e = 1;
-      for (const auto& v : t["shape"]) e *= v.get<int64_t>();
-      elements += e;
-    }
+    for (const auto& t : io) elements += numel(t["shape"].get<Shape>());
   const int64_t cap = max_elements_per_call();
   if (elements > cap)
     throw SetupError(fmt::format("problem '{}' moves {} elements per call (inputs and outputs at its own sizes), over "
@@ -271,11 +267,7 @@ int64_t KernelBenchContract::elements_at(const Bindings& b) const {
   const Described& d = describe(b);
   int64_t n = 0;
   for (const auto* shapes : {&d.in_shapes, &d.out_shapes})
-    for (const Shape& s : *shapes) {
-      int64_t e = 1;
-      for (int64_t v : s) e *= v;
-      n += e;
-    }
+    for (const Shape& s : *shapes) n += numel(s);
   return n;
 }
 
