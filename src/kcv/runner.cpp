@@ -42,22 +42,24 @@ std::string default_worker_path() {
 Runner::Runner(const Candidate& candidate, RunnerOptions options) : candidate_(candidate), opt_(std::move(options)) {}
 
 Runner::~Runner() {
-  for (auto& s : sessions_) end_session(s);
+  for (auto& s : sessions_) end_worker(s, 1);  // end of file on fd 5: a session worker exits by itself
 }
 
-void Runner::end_session(Session s) {
-  close(s.ctl_fd);  // end of file: the worker exits by itself
-  close(s.result_fd);
+int Runner::end_worker(const Session& w, double grace_s) {
+  close(w.result_fd);
+  if (w.ctl_fd >= 0) close(w.ctl_fd);
   int status = 0;
   bool reaped = false;
-  for (int i = 0; i < 500 && !reaped; ++i) {  // up to 1 s, then the whole group goes
-    if (waitpid(s.pid, &status, WNOHANG) == s.pid) reaped = true;
-    else usleep(2000);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+  while (std::chrono::steady_clock::now() < until) {
+    if (waitpid(w.pid, &status, WNOHANG) == w.pid) { reaped = true; break; }
+    usleep(2000);
   }
-  kill(-s.pid, SIGKILL);
-  if (!reaped) waitpid(s.pid, &status, 0);
+  kill(-w.pid, SIGKILL);
+  if (!reaped) waitpid(w.pid, &status, 0);
   std::error_code ec;
-  fs::remove_all(s.cwd, ec);
+  fs::remove_all(w.cwd, ec);
+  return status;
 }
 
 namespace {
@@ -255,7 +257,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       w = s;
       reused = true;
     } else {
-      end_session(s);  // it is gone: a fresh worker below
+      end_worker(s, 1);  // it is gone: a fresh worker below
     }
   }
   if (!reused) {
@@ -420,20 +422,9 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   const bool keep = idle && pending.empty() && fatal.empty() && device_error.empty() && session_capable;
   int status = 0;
   if (!keep) {
-    close(w.result_fd);
-    if (w.ctl_fd >= 0) close(w.ctl_fd);
     // Let a worker that is done exit by itself (valgrind and ASan report at exit), then kill the
     // whole group: nothing the candidate started outlives the batch.
-    bool reaped = false;
-    if (!timed_out) {
-      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(bye || idle ? 60 : 5);
-      while (std::chrono::steady_clock::now() < until) {
-        if (waitpid(w.pid, &status, WNOHANG) == w.pid) { reaped = true; break; }
-        usleep(2000);
-      }
-    }
-    kill(-w.pid, SIGKILL);
-    if (!reaped) waitpid(w.pid, &status, 0);
+    status = end_worker(w, timed_out ? 0 : bye || idle ? 60 : 5);
     // A session worker's exit after `idle` is normal: judge it as after `bye`.
     bye = bye || idle;
   }
@@ -450,10 +441,6 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       sessions_.push_back(w);
     }
     if (log_text.size() > kMaxLog) log_text = "[...]\n" + log_text.substr(log_text.size() - kMaxLog);
-  }
-  if (!keep) {
-    std::error_code ec;
-    fs::remove_all(w.cwd, ec);
   }
 
   if (!fatal.empty()) {

@@ -60,7 +60,9 @@ class Runner {
     int64_t log_offset = 0;
   };
   std::vector<CaseRun> run_batch(const std::vector<const Case*>& batch, const WorkerOptions& opts);
-  void end_session(Session s);
+  /// Closes a worker's pipes, gives it grace_s to exit by itself, kills its whole group and
+  /// removes its cwd. Returns its wait status.
+  int end_worker(const Session& w, double grace_s);
   const Candidate& candidate_;
   RunnerOptions opt_;
   int serial_ = 0;
