@@ -154,7 +154,7 @@ int cmd_replay(const std::string& path, const std::string& gate, int64_t case_in
 int main(int argc, char** argv) {
   // NOTES: every case allocates and frees tensors of the same large sizes; keeping them in the
   // heap instead of fresh mappings saves the page faults and zeroing (a third of a large
-  // problem's host time, measured in bench/results/kernelbench-host-time.md).
+  // problem's host time: bench/results/kernelbench-host-time.md).
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   CLI::App app{"kcv — contract-grade verifier for GPU kernels"};
