@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -30,6 +31,28 @@ using nlohmann::json;
 namespace proto = kcv::protocol;
 
 namespace kcv {
+
+namespace {
+/// The last non-empty line of a worker's log (a traceback ends with the exception), to say beside
+/// its death; empty when the log is.
+std::string last_words(const std::string& log) {
+  std::size_t end = log.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos) return {};
+  const std::size_t start = log.rfind('\n', end);
+  std::string line = log.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  if (line.size() > 300) line = line.substr(0, 300) + "...";
+  return " (its log ends: " + line + ")";
+}
+}  // namespace
+
+int default_threads() {
+  const char* e = std::getenv("KCV_THREADS");
+  if (!e || !*e) return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  char* end = nullptr;
+  const long v = std::strtol(e, &end, 10);
+  if (*end != '\0' || v <= 0 || v > 4096) throw SetupError(fmt::format("KCV_THREADS='{}' is not a positive integer", e));
+  return static_cast<int>(v);
+}
 
 std::string default_worker_path() {
   if (const char* e = std::getenv("KCV_WORKER"); e && *e) return e;
@@ -273,6 +296,12 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     } else if (sanitized && opt_.backend == "cuda") {
       argv = {"compute-sanitizer", "--tool", wopts.sanitizer_tool.empty() ? "memcheck" : wopts.sanitizer_tool,
               "--error-exitcode", "86"};
+      // NOTES: memcheck, racecheck and synccheck check a torch solution's own kernels; torch's,
+      // cuDNN's and cuBLAS's run uninstrumented (kLibraryKernels). Not initcheck: it learns what
+      // is initialized from the writes it sees, so memory an excluded kernel wrote reads as
+      // uninitialized (the rowsum reference control on an H200: 26 false reports).
+      if (torch && wopts.sanitizer_tool != "initcheck")
+        argv.insert(argv.end(), {"--kernel-name-exclude", std::string("regex=") + kLibraryKernels});
     }
     if (torch) {
       // The torch worker speaks kcv-worker's protocol (adapters/torch/kcv_torch_worker.py).
@@ -286,8 +315,8 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       path = fs::path(candidate_.python()).parent_path().string() + ":" + path;
     std::vector<std::string> env = {
         "PATH=" + path, "HOME=" + w.cwd, "TMPDIR=" + w.cwd,
-        "LANG=C", fmt::format("OMP_NUM_THREADS={}", wopts.threads > 0 ? wopts.threads : int(sysconf(_SC_NPROCESSORS_ONLN))),
-        fmt::format("KCV_THREADS={}", wopts.threads > 0 ? wopts.threads : int(sysconf(_SC_NPROCESSORS_ONLN)))};
+        "LANG=C", fmt::format("OMP_NUM_THREADS={}", wopts.threads > 0 ? wopts.threads : default_threads()),
+        fmt::format("KCV_THREADS={}", wopts.threads > 0 ? wopts.threads : default_threads())};
     for (const char* keep : {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CUDA_HOME"})
       if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
     if (torch) {
@@ -453,7 +482,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   else if (timed_out) death = fmt::format("no progress for {:.0f} s", ready ? timeout : load_timeout);
   else if (keep) death.clear();
   else if (WIFSIGNALED(status) && !bye) death = "killed by " + signal_text(WTERMSIG(status));
-  else if (WIFEXITED(status) && !bye) death = fmt::format("exited with status {} before finishing", WEXITSTATUS(status));
+  else if (WIFEXITED(status) && !bye) death = fmt::format("exited with status {} before finishing{}", WEXITSTATUS(status), last_words(log_text));
   else if (bye && WIFEXITED(status) && WEXITSTATUS(status) != 0) death = fmt::format("exited with status {} after its calls", WEXITSTATUS(status));
   else if (bye && WIFSIGNALED(status) && !idle) death = "killed by " + signal_text(WTERMSIG(status)) + " after its calls";
 

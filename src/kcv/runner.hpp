@@ -31,6 +31,18 @@ struct RunnerOptions {
 /// Path of kcv-worker: env KCV_WORKER, else beside the running executable, else the build tree's.
 std::string default_worker_path();
 
+/// CPU threads a candidate (and the torch reference server) gets unless a case asks otherwise:
+/// env KCV_THREADS (a positive integer; anything else is a SetupError), else the machine's cores.
+/// `kcv corpus run --jobs N` sets it to cores/N for its verifiers: N torch processes with a
+/// thread per core each would spin on each other's cores.
+int default_threads();
+
+/// Kernels of the libraries a torch solution runs on (ATen, cuDNN, cuBLAS/cuBLASLt), as a regular
+/// expression over kernel names, mangled or not: compute-sanitizer's memcheck, racecheck and
+/// synccheck leave them uninstrumented for torch candidates (initcheck sees every kernel).
+inline constexpr const char* kLibraryKernels =
+    "at::native|at6native|cudnn|xmma|nvjet|cutlass_[0-9]+_|implicit_convolve|explicit_convolve|fft2d_|winograd";
+
 class Runner {
  public:
   Runner(const Candidate& candidate, RunnerOptions options);

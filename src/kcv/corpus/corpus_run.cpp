@@ -21,6 +21,7 @@
 #include "kcv/corpus.hpp"
 #include "kcv/corpus/journal.hpp"
 #include "kcv/report.hpp"
+#include "kcv/runner.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -208,12 +209,34 @@ struct Child {
   std::string json_path, err_path;
 };
 
+/// This process's environment with KCV_THREADS set to each verifier's share of the cores
+/// (runner.hpp, default_threads), unless the caller set it.
+std::vector<std::string> verifier_environment(int jobs) {
+  std::vector<std::string> env;
+  bool set = false;
+  for (char** e = environ; *e; ++e) {
+    env.emplace_back(*e);
+    set = set || (env.back().rfind("KCV_THREADS=", 0) == 0 && env.back().size() > 12);
+  }
+  if (set) {
+    default_threads();  // a bad value is the caller's error, said once here
+  } else {
+    const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+    std::erase_if(env, [](const std::string& v) { return v.rfind("KCV_THREADS=", 0) == 0; });
+    env.push_back(fmt::format("KCV_THREADS={}", std::max(1L, cores / jobs)));
+  }
+  return env;
+}
+
 /// Starts the verifier on a pair: own process group, stdin and stdout /dev/null, stderr to a file,
 /// killed when this process dies (PR_SET_PDEATHSIG), so a killed run leaves no verifier behind.
-pid_t spawn(const std::vector<std::string>& argv, const std::string& err_path) {
-  std::vector<char*> args;
+pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
+            const std::string& err_path) {
+  std::vector<char*> args, envp;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  for (const auto& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw SetupError(fmt::format("fork failed: {}", std::strerror(errno)));
@@ -228,7 +251,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& err_path) {
     dup2(out, 1);
     dup2(err, 2);
     close_range(3, ~0U, 0);   // the journal's fd (and its flock) stays with the run
-    execv(args[0], args.data());
+    execve(args[0], args.data(), envp.data());
     const std::string msg = fmt::format("kcv corpus: cannot execute '{}': {}\n", argv[0], std::strerror(errno));
     (void)!write(2, msg.data(), msg.size());
     _exit(127);
@@ -375,6 +398,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   const int from_journal = progress.done;
 
   const ScratchDir scratch;
+  const std::vector<std::string> environment = verifier_environment(o.jobs);
   std::vector<Child> running;
   // Should anything below throw, no verifier outlives the call.
   struct KillOnUnwind {
@@ -403,7 +427,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       if (!o.python.empty()) argv.insert(argv.end(), {"--python", o.python});
       argv.push_back("--quiet");
       c.start = Clock::now();
-      c.pid = spawn(argv, c.err_path);
+      c.pid = spawn(argv, environment, c.err_path);
       running.push_back(std::move(c));
     }
     bool finished_any = false;

@@ -63,6 +63,7 @@ struct KernelBenchContract::Server {
     const std::string script = (fs::path(kcv_adapters_dir()) / "torch" / "kcv_torch_reference.py").string();
     if (!fs::exists(script)) throw SetupError(fmt::format("torch adapter not found at {} (set KCV_ADAPTERS_DIR)", script));
     log = (fs::path(s.workdir) / "reference-server.log").string();
+    const std::string threads = std::to_string(default_threads());
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw SetupError("pipe failed");
     pid = fork();
@@ -75,6 +76,7 @@ struct KernelBenchContract::Server {
       const std::string device = s.backend == "cuda" ? "cuda" : "cpu", seed = std::to_string(s.init_seed);
       const char* argv[] = {s.python.c_str(), "-u", script.c_str(), s.problem.c_str(), device.c_str(), seed.c_str(), nullptr};
       setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
+      setenv("OMP_NUM_THREADS", threads.c_str(), 1);  // the candidate's share (default_threads)
       // NOTES: large tensors come and go every case: keep their memory in the heap instead of
       // mapping (and zeroing) fresh pages each time.
       setenv("MALLOC_MMAP_THRESHOLD_", "4294967296", 1);

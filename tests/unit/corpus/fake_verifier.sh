@@ -8,9 +8,11 @@
 #   nojson       exit 0 without writing the report
 #   badjson      write a report that is not JSON, exit 1
 #   hang         start a `sleep 1000` in a session of its own (pid in S.pid), then sleep 1000
-# SECONDS: sleep that long first. FAKE_ARGS_LOG: append the arguments to that file.
+# SECONDS: sleep that long first. FAKE_ARGS_LOG: append the arguments to that file. FAKE_ENV_LOG:
+# append "KCV_THREADS=<its value>" to that file.
 json=""; sol=""; prob=""
 [ -n "$FAKE_ARGS_LOG" ] && echo "$*" >> "$FAKE_ARGS_LOG"
+[ -n "$FAKE_ENV_LOG" ] && echo "KCV_THREADS=$KCV_THREADS" >> "$FAKE_ENV_LOG"
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernelbench) prob="$2"; sol="$3"; shift 3 ;;

@@ -2,6 +2,9 @@
 // kill -9 at random moments followed by reruns (every key exactly once in the end).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <random>
@@ -231,6 +234,35 @@ TEST(CorpusRun, OptionsArePassedToTheVerifier) {
   EXPECT_NE(args.find(" --baseline kernelbench --timeout 7.5 --python /opt/py/bin/python3 --quiet\n"), std::string::npos)
       << args;
   EXPECT_EQ(read_journal(out + "/journal.jsonl")[0]["backend"], "cuda");
+}
+
+TEST(CorpusRun, EachVerifierGetsItsShareOfTheCores) {
+  // N verifiers with a torch thread per core each would spin on each other's cores.
+  TempDir t;
+  const std::string d = t / "corpus", log = t / "env.log";
+  for (const char* name : {"a", "b", "c"}) add_pair(d, name, "solution.py", "pass");
+  const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  auto threads_seen = [&](const std::string& out, int jobs) {
+    std::filesystem::remove(log);
+    setenv("FAKE_ENV_LOG", log.c_str(), 1);
+    run_corpus(stub_options(d, out, stub_verifier(t.path()), jobs));
+    unsetenv("FAKE_ENV_LOG");
+    return read_text(log);
+  };
+  unsetenv("KCV_THREADS");
+  const std::string share = fmt::format("KCV_THREADS={}\n", std::max(1L, cores / 3));
+  EXPECT_EQ(threads_seen(t / "out1", 3), share + share + share);
+  EXPECT_EQ(threads_seen(t / "out2", 1000), "KCV_THREADS=1\nKCV_THREADS=1\nKCV_THREADS=1\n");
+  setenv("KCV_THREADS", "5", 1);  // the caller's choice stands
+  EXPECT_EQ(threads_seen(t / "out3", 3), "KCV_THREADS=5\nKCV_THREADS=5\nKCV_THREADS=5\n");
+  setenv("KCV_THREADS", "0", 1);
+  try {
+    run_corpus(stub_options(d, t / "out4", stub_verifier(t.path()), 3));
+    ADD_FAILURE() << "KCV_THREADS=0 was accepted";
+  } catch (const SetupError& e) {
+    EXPECT_STREQ(e.what(), "KCV_THREADS='0' is not a positive integer");
+  }
+  unsetenv("KCV_THREADS");
 }
 
 TEST(CorpusRun, SetupProblemsThrow) {

@@ -5,6 +5,8 @@
 
 #include <map>
 
+#include <fmt/format.h>
+
 #include "corpus_test_support.hpp"
 #include "kcv/stats.hpp"
 
@@ -54,6 +56,29 @@ TEST(KernelBenchCli, AProblemOverTheElementCapIsRefusedUpFront) {
               "", tmp.path());
   unsetenv("KCV_MAX_ELEMENTS");
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
+}
+
+TEST(KernelBenchCli, TheReferenceAndTheWorkerRunOnKcvThreadsThreads) {
+  // Model scales by the reference server's torch thread count and ModelNew by the worker's: they
+  // agree exactly when both run on KCV_THREADS threads.
+  TempDir tmp;
+  const std::string scaled = "import torch\nclass {}(torch.nn.Module):\n    def forward(self, x):\n"
+                             "        return x * {}\n";
+  write_file(tmp / "problem.py", fmt::format(fmt::runtime(scaled), "Model", "float(torch.get_num_threads())") +
+                                     "def get_inputs():\n    return [torch.randn(2, 3)]\n"
+                                     "def get_init_inputs():\n    return []\n");
+  write_file(tmp / "worker_threads.py", fmt::format(fmt::runtime(scaled), "ModelNew", "float(torch.get_num_threads())"));
+  write_file(tmp / "three.py", fmt::format(fmt::runtime(scaled), "ModelNew", "3.0"));
+  auto verdict = [&](const char* threads, const std::string& solution) {
+    setenv("KCV_THREADS", threads, 1);
+    const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", solution, "--gates", "numerics"}, "",
+                                tmp.path());
+    unsetenv("KCV_THREADS");
+    return r.rc;
+  };
+  EXPECT_EQ(verdict("3", tmp / "three.py"), 0);          // the reference ran on 3 threads
+  EXPECT_EQ(verdict("2", tmp / "three.py"), 1);          // ... and on 2
+  EXPECT_EQ(verdict("2", tmp / "worker_threads.py"), 0);  // the worker too
 }
 
 TEST(KernelBenchCli, AFailingCaseReplaysExactly) {
