@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# One device command: the torch adapter on cuda, end to end, before any corpus run.
+# One device command: the torch adapter on cuda, end to end, before any corpus run. Runs the
+# rowsum cuda controls of controls/torch/rowsum/controls.cmake side by side, exactly as ctest does
+# on a machine with a GPU, and says whether each verdict is the one the control expects.
 # Usage (repo root, on the GPU machine, build/ carried): bench/kernelbench/device_smoke.sh OUTDIR
 set -uo pipefail
 out="${1:?OUTDIR}"
@@ -7,14 +9,20 @@ mkdir -p "$out"
 export KCV_INCLUDE_DIR=$PWD/include KCV_ADAPTERS_DIR=$PWD/adapters PATH=/usr/local/cuda/bin:$PATH
 py="${KCV_PYTHON:-$(command -v python3)}"
 "$py" -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"
-run() {  # name, args...
-  local name=$1; shift
+c=controls/torch/rowsum
+run() {  # name, expected "rc gate-verdicts...", verify args...
+  local name=$1 want=$2; shift 2
   local t0=$SECONDS
-  ./build/kcv verify --backend cuda --python "$py" --baseline kernelbench --json "$out/$name.json" "$@" > "$out/$name.txt" 2>&1
-  echo "== $name rc=$? wall=$((SECONDS - t0))s"; tail -18 "$out/$name.txt"
+  ./build/kcv verify --backend cuda --python "$py" --baseline kernelbench --json "$out/$name.json" \
+    --kernelbench $c/problem.py "$@" > "$out/$name.txt" 2>&1
+  local rc=$?
+  local got="$rc $("$py" -c "import json; r = json.load(open('$out/$name.json')); print(r['kernelbench']['baseline']['verdict'], ' '.join(g['id'] + '=' + g['verdict'] for g in r['gates'] if g['verdict'] not in ('PASS', 'SKIPPED')))" 2>/dev/null)"
+  local ok=MISMATCH; [ "$got" = "$want" ] && ok=as-expected
+  echo "== $name: $ok (got '$got', want '$want') wall=$((SECONDS - t0))s"
+  [ $ok = as-expected ] || tail -20 "$out/$name.txt"
 }
-run rowsum.reference --kernelbench controls/torch/rowsum/problem.py controls/torch/rowsum/problem.py
-lb=bench/kernelbench/data/lb/level1-part/level1
-d=$(ls -d $lb/19_ReLU 2>/dev/null || ls -d $lb/* | head -1)
-s=$(ls $d/solution*.py | head -1)
-run lb.first --kernelbench $d/problem.py $s
+run rowsum.reference "0 pass " $c/problem.py &
+run rowsum.cuda_ok "0 pass " $c/solution_cuda_ok.py &
+run rowsum.cuda_default_stream "1 pass concurrency=FAIL" $c/solution_cuda_default_stream.py --gates concurrency,numerics &
+run rowsum.cuda_shared_race "1 pass sanitizer=FAIL" $c/solution_cuda_shared_race.py --gates sanitizer,numerics &
+wait

@@ -32,3 +32,13 @@ endfunction()
 rowsum_hostile(exits)
 rowsum_hostile(segfault)
 rowsum_hostile(hangs)
+
+# cuda (skipped without a GPU): a load_inline CUDA kernel, correct and with two bugs that only a
+# GPU shows (cuda_rowsum.py).
+kcv_torch_control(NAME rowsum.reference PROBLEM ${p} SOLUTION ${p} EXPECT PASS BASELINE pass BACKEND cuda)
+kcv_torch_control(NAME rowsum.cuda_ok PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_cuda_ok.py EXPECT PASS
+                  BASELINE pass BACKEND cuda)
+kcv_torch_control(NAME rowsum.cuda_default_stream PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_cuda_default_stream.py
+                  EXPECT FAIL FAILS concurrency BASELINE pass BACKEND cuda ARGS --gates concurrency,numerics)
+kcv_torch_control(NAME rowsum.cuda_shared_race PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_cuda_shared_race.py
+                  EXPECT FAIL FAILS sanitizer BASELINE pass BACKEND cuda ARGS --gates sanitizer,numerics)
