@@ -160,7 +160,7 @@ def main():
     os.dup2(2, 1)
     proto_in = sys.stdin.buffer
     problem, device, init_seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    common.fp32_means_fp32()
+    common.library_settings()
     try:
         server = Server(problem, device, init_seed)
     except Exception as e:  # noqa: BLE001

@@ -89,7 +89,7 @@ def main():
     device = torch.device("cuda" if cuda else "cpu")
     key = int(plan["canary_key"])
     kb = plan.get("kernelbench", {})
-    common.fp32_means_fp32()
+    common.library_settings()
 
     if not plan["candidate"]:
         emit("ready")
