@@ -120,9 +120,9 @@ class Contract {
   /// they disagree), not only the nonfinite gate. For references whose second "order" is a
   /// legitimate fp32 evaluation (KernelBench: Model in fp32 eager).
   bool classes_in_two_orders = false;
-  /// When positive, the sanitizer gate runs its nominal case with every symbol clipped to this
-  /// size (nominal sizes that are a benchmark's, too large to run instrumented).
-  int64_t sanitizer_size_cap = 0;
+  /// When positive, the sanitizer gate runs its nominal case at shape_within(this many elements
+  /// per call): nominal sizes that are a benchmark's are too large to run instrumented.
+  int64_t sanitizer_elements = 0;
 
   /// The fp64 reference. Inputs are read as the device sees them (already rounded to their dtype).
   virtual std::vector<RefTensor> reference(const std::vector<HostTensor>& inputs,
@@ -154,6 +154,9 @@ class Contract {
   /// Default: nominal(). A KernelBench problem whose own call is large clips its symbols
   /// (docs/kernelbench.md); numerics, shapes and values always run at nominal.
   virtual Bindings structural_shape() const { return nominal(); }
+  /// Nominal with its symbols clipped so that one call moves at most max_elements elements
+  /// (inputs plus outputs), for contracts that can count them; default nominal().
+  virtual Bindings shape_within(int64_t) const { return nominal(); }
   /// Shapes of input / output i at b. Default: the spec's dims resolved; contracts whose shapes are
   /// not expressions of the symbols (a KernelBench problem's conv output) override.
   virtual Shape input_shape(std::size_t i, const Bindings& b) const { return resolve(inputs.at(i).dims, b); }

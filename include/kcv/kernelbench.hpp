@@ -36,6 +36,8 @@ int64_t max_elements_per_call();
 
 /// The size-independent gates' budget per call (elements in plus out); see structural_shape().
 inline constexpr int64_t kStructuralElements = int64_t{1} << 20;
+/// The sanitizer gate's (Contract::sanitizer_elements): instrumented runs cost 10-1000x.
+inline constexpr int64_t kSanitizerElements = int64_t{1} << 16;
 
 class KernelBenchContract : public Contract {
  public:
@@ -58,10 +60,12 @@ class KernelBenchContract : public Contract {
   nlohmann::json worker_plan() const;
   /// Why the reference rejected b (empty when it did not).
   std::string rejection(const Bindings& b) const override;
-  /// Nominal, unless its call moves more than kStructuralElements elements: then every symbol
-  /// clipped to the largest power of two that brings the call under it (and that the reference
-  /// accepts). Nominal when no such shape exists.
+  /// shape_within(kStructuralElements).
   Bindings structural_shape() const override;
+  /// Nominal, unless its call moves more than max_elements elements: then every symbol clipped
+  /// to the largest power of two that brings the call under it (and that the reference accepts).
+  /// Nominal when no such shape exists.
+  Bindings shape_within(int64_t max_elements) const override;
   /// Elements (inputs plus outputs) one call moves at b.
   int64_t elements_at(const Bindings& b) const;
 

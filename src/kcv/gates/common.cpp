@@ -77,8 +77,10 @@ std::vector<Case> one_call_per_shape(const Contract& contract, const std::vector
   return out;
 }
 
-std::string structural_note(const Contract& contract) {
-  const Bindings s = contract.structural_shape(), n = contract.nominal();
+std::string structural_note(const Contract& contract) { return structural_note(contract, contract.structural_shape()); }
+
+std::string structural_note(const Contract& contract, const Bindings& s) {
+  const Bindings n = contract.nominal();
   if (s == n) return {};
   return fmt::format("ran at {}, not the problem's own {} (a size-independent check of a large problem)",
                      bindings_string(s), bindings_string(n));

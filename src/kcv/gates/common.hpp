@@ -47,9 +47,10 @@ std::vector<Bindings> nominal_and_uniform(const Contract& contract, std::initial
 /// One single-call case per shape, labelled with the shape, inputs drawn from (seed, case index).
 std::vector<Case> one_call_per_shape(const Contract& contract, const std::vector<Bindings>& shapes, uint64_t seed);
 
-/// What a size-independent gate says when it ran at contract.structural_shape() rather than the
-/// nominal shape; empty when they are the same.
+/// What a size-independent gate says when it ran at contract.structural_shape() (or at `ran`)
+/// rather than the nominal shape; empty when they are the same.
 std::string structural_note(const Contract& contract);
+std::string structural_note(const Contract& contract, const Bindings& ran);
 
 /// REFUSED with the candidate's return code and message.
 CaseJudgement refusal(const CallResult& r);

@@ -238,7 +238,7 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
       "calibrated, not derived: allowed_i = {}*max(max_j |r32_j - r_j|, u*max_j |r_j|) + 2u*|r_i| with r32 the "
       "problem's Model in fp32 eager on the same inputs and weights (docs/kernelbench.md)", kKernelBenchK);
   k->classes_in_two_orders = true;
-  k->sanitizer_size_cap = 256;
+  k->sanitizer_elements = kSanitizerElements;
   return k;
 }
 
@@ -273,13 +273,15 @@ int64_t KernelBenchContract::elements_at(const Bindings& b) const {
   return n;
 }
 
-Bindings KernelBenchContract::structural_shape() const {
+Bindings KernelBenchContract::structural_shape() const { return shape_within(kStructuralElements); }
+
+Bindings KernelBenchContract::shape_within(int64_t max_elements) const {
   const Bindings nominal_b = nominal();
-  if (symbols.empty() || elements_at(nominal_b) <= kStructuralElements) return nominal_b;
+  if (symbols.empty() || elements_at(nominal_b) <= max_elements) return nominal_b;
   for (int64_t cap = int64_t{1} << 14; cap >= 1; cap /= 2) {
     Bindings b = nominal_b;
     for (auto& [name, v] : b) v = std::min(v, cap);
-    if (b != nominal_b && valid(b) && elements_at(b) <= kStructuralElements) return b;
+    if (b != nominal_b && valid(b) && elements_at(b) <= max_elements) return b;
   }
   return nominal_b;
 }

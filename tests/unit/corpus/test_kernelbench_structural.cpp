@@ -5,6 +5,7 @@
 
 #include "corpus_test_support.hpp"
 #include "kcv/candidate.hpp"
+#include "kcv/gate.hpp"
 #include "kcv/kernelbench.hpp"
 
 namespace kcv::corpus_test {
@@ -41,6 +42,29 @@ TEST(KernelBenchStructural, ALargeProblemClipsItsSymbolsUnderTheBudget) {
   EXPECT_TRUE(k->valid(s));
   for (const auto& [name, v] : s) EXPECT_LE(v, nominal.at(name)) << name;
   EXPECT_EQ(s.at("batch_size"), 512);  // the largest power of two that fits: 2·512·512 ≤ 2^20
+  // The sanitizer's smaller budget: 2·128·128 ≤ 2^16 < 2·256·256.
+  const Bindings san = k->shape_within(kSanitizerElements);
+  EXPECT_EQ(san, (Bindings{{"batch_size", 128}, {"dim", 128}}));
+  EXPECT_EQ(k->sanitizer_elements, kSanitizerElements);
+}
+
+TEST(KernelBenchStructural, TheSanitizerRunsWithinItsBudgetAndSaysSo) {
+  TempDir tmp;
+  const auto k = contract_for(tmp, big_rowsum());
+  const Candidate cand = Candidate::kernelbench(tmp / "problem.py", tmp / "problem.py", resolve_python(""));
+  for (const std::string backend : {"cpu", "cuda"}) {
+    const GateContext ctx{*k, backend, cand};
+    const Gate* g = find_gate("sanitizer");
+    ASSERT_NE(g, nullptr);
+    const auto cases = g->cases(ctx, 7);
+    ASSERT_EQ(cases.size(), backend == "cpu" ? 2u : 8u);  // (nominal within budget, all 13) per tool
+    EXPECT_EQ(cases[0].shape, (Bindings{{"batch_size", 128}, {"dim", 128}}));
+    EXPECT_EQ(cases[1].shape, (Bindings{{"batch_size", 13}, {"dim", 13}}));
+    const std::string note = g->note(ctx);
+    EXPECT_NE(note.find("ran at batch_size=128, dim=128, not the problem's own batch_size=1030, dim=1025"),
+              std::string::npos) << note;
+    EXPECT_EQ(note.find("cuDNN") != std::string::npos, backend == "cuda") << note;
+  }
 }
 
 TEST(KernelBenchStructural, SmallProblemsAndProblemsWithoutSymbolsKeepTheirOwnSizes) {
