@@ -25,4 +25,5 @@ run rowsum.reference "0 pass " $c/problem.py &
 run rowsum.cuda_ok "0 pass " $c/solution_cuda_ok.py &
 run rowsum.cuda_default_stream "1 pass concurrency=FAIL" $c/solution_cuda_default_stream.py --gates concurrency,numerics &
 run rowsum.cuda_shared_race "1 pass sanitizer=FAIL" $c/solution_cuda_shared_race.py --gates sanitizer,numerics &
+run rowsum.cuda_tail_overrun "1 pass sanitizer=FAIL" $c/solution_cuda_tail_overrun.py --gates sanitizer,numerics &
 wait

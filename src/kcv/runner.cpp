@@ -330,6 +330,11 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       env.push_back("MALLOC_MMAP_THRESHOLD_=33554432");
       env.push_back("MALLOC_TRIM_THRESHOLD_=17179869184");
     }
+    // NOTES: under memcheck, torch's caching allocator is off (PYTORCH_NO_CUDA_MEMORY_CACHING): each
+    // tensor the solution allocates is a cudaMalloc of its own size, so a write past the end of an
+    // output is a memcheck report instead of a write into the allocator's next block.
+    if (torch && sanitized && opt_.backend == "cuda" && (wopts.sanitizer_tool.empty() || wopts.sanitizer_tool == "memcheck"))
+      env.push_back("PYTORCH_NO_CUDA_MEMORY_CACHING=1");
     if (sanitized && opt_.backend == "cpu" && !valgrind) {
       env.push_back("LD_PRELOAD=" + asan_runtime());
       env.push_back(std::string("ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:exitcode=86:allocator_may_return_null=1:"

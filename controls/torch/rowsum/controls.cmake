@@ -42,3 +42,5 @@ kcv_torch_control(NAME rowsum.cuda_default_stream PROBLEM ${p} SOLUTION ${CONTRO
                   EXPECT FAIL FAILS concurrency BASELINE pass BACKEND cuda ARGS --gates concurrency,numerics)
 kcv_torch_control(NAME rowsum.cuda_shared_race PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_cuda_shared_race.py
                   EXPECT FAIL FAILS sanitizer BASELINE pass BACKEND cuda ARGS --gates sanitizer,numerics)
+kcv_torch_control(NAME rowsum.cuda_tail_overrun PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_cuda_tail_overrun.py
+                  EXPECT FAIL FAILS sanitizer BASELINE pass BACKEND cuda ARGS --gates sanitizer,numerics)

@@ -3,6 +3,9 @@
 #   ok              one thread per row, a sequential fp32 sum, on torch's current stream
 #   default_stream  the same kernel launched on the legacy default stream (<<<grid, block>>>), which
 #                   does not wait for work torch queued on its current stream
+#   tail_overrun    the same kernel without its `i < rows` guard: the threads of the last block past
+#                   the last row write past the end of the output (into the caching allocator's
+#                   next block; only memcheck, with that allocator off, sees it)
 #   shared_race     the same kernel, but each thread of a 64-thread block reads a __shared__ slot
 #                   another warp writes, with no __syncthreads() between; nothing uses the value,
 #                   so every output is right
@@ -24,7 +27,9 @@ __global__ void relu2_plus_rowsum_kernel(const float* in, float* out, int64_t ro
   (void)other;
 #endif
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+#if !KCV_TAIL_OVERRUN
   if (i >= rows) return;
+#endif
   const float* row = in + i * cols;
   float s = 0.f;
   for (int64_t j = 0; j < cols; ++j) s += row[j];
@@ -55,7 +60,8 @@ torch::Tensor relu2_plus_rowsum(torch::Tensor x) {
 }
 """
 
-BUGS = {"ok": [], "default_stream": ["-DKCV_DEFAULT_STREAM=1"], "shared_race": ["-DKCV_SHARED_RACE=1"]}
+BUGS = {"ok": [], "default_stream": ["-DKCV_DEFAULT_STREAM=1"], "shared_race": ["-DKCV_SHARED_RACE=1"],
+        "tail_overrun": ["-DKCV_TAIL_OVERRUN=1"]}
 
 
 def model_new(variant):
