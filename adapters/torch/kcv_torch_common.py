@@ -14,6 +14,9 @@ DTYPES = {
     4: torch.int32, 5: torch.int64, 6: torch.uint8,
 }
 CODES = {v: k for k, v in DTYPES.items()}
+# torch.bool travels as uint8 (one byte, 0 or 1): an input's argument template says "bool" so that
+# both sides view it as bool again; a bool output is judged as its 0/1 bytes.
+CARRIED = {**CODES, torch.bool: CODES[torch.uint8]}
 
 REFUSE_MARK = "kcv: refuse"
 

@@ -26,6 +26,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kcv_torch_common as common  # noqa: E402
 
 
+def double_everything(model):
+    """model.double(), and also the floating tensors it keeps as plain attributes."""
+    # NOTES: .double() converts parameters and buffers only. KernelBench's LSTM and GRU problems
+    # keep their initial states as plain attributes (self.h0 = torch.randn(...)), which would
+    # stay float32 and stop the float64 Model.
+    model = model.double()
+    for module in model.modules():
+        for name, value in list(vars(module).items()):
+            if isinstance(value, torch.Tensor) and value.is_floating_point():
+                setattr(module, name, value.double())
+    return model
+
+
 class Server:
     def __init__(self, problem, device, init_seed):
         self.device = torch.device(device)
@@ -50,7 +63,7 @@ class Server:
             common.set_sizes(self.mod, self.nominal, bindings)
             init = list(self.mod.get_init_inputs())
             m32 = common.build_model(self.mod.Model, init, self.init_seed, self.device)
-            m64 = copy.deepcopy(m32).double()
+            m64 = double_everything(copy.deepcopy(m32))
             self.models = {k: (m32, m64)}  # one shape at a time: memory stays bounded
         return self.models[k]
 
@@ -62,13 +75,13 @@ class Server:
         inputs, template = [], []
         for a in args:
             if isinstance(a, torch.Tensor):
-                if a.dtype not in common.CODES:
+                if a.dtype not in common.CARRIED:
                     raise RuntimeError(f"get_inputs() returns a {a.dtype} tensor, which the kcv ABI cannot carry")
                 floating = a.dtype.is_floating_point
-                inputs.append({"dtype": common.CODES[a.dtype], "shape": list(a.shape),
+                inputs.append({"dtype": common.CARRIED[a.dtype], "shape": list(a.shape),
                                "integer": not floating,
                                "nonneg": bool(a.numel() > 0 and floating and a.min().item() >= 0)})
-                template.append({"tensor": len(inputs) - 1})
+                template.append({"tensor": len(inputs) - 1, **({"bool": True} if a.dtype == torch.bool else {})})
             else:
                 json.dumps(a)  # a constant argument must be plain data
                 template.append({"const": a})
@@ -77,9 +90,9 @@ class Server:
             outs = common.as_tuple(m32(*[a.to(self.device) if isinstance(a, torch.Tensor) else a for a in args]))
         outputs = []
         for o in outs:
-            if not isinstance(o, torch.Tensor) or o.dtype not in common.CODES:
+            if not isinstance(o, torch.Tensor) or o.dtype not in common.CARRIED:
                 raise RuntimeError("Model returns something other than tensors of a kcv dtype")
-            outputs.append({"dtype": common.CODES[o.dtype], "shape": list(o.shape)})
+            outputs.append({"dtype": common.CARRIED[o.dtype], "shape": list(o.shape)})
         d = {"inputs": inputs, "outputs": outputs, "args": template}
         if not bindings:
             d["sizes"] = self.nominal
@@ -111,9 +124,10 @@ class Server:
     def reference(self, bindings, blobs):
         d = self.describe(bindings)
         tensors = []
-        for spec, blob in zip(d["inputs"], blobs):
-            dt = common.DTYPES[spec["dtype"]]
-            tensors.append(common.tensor_from_bytes(blob, dt, spec["shape"]).to(self.device))
+        bools = {a["tensor"] for a in d["args"] if a.get("bool")}
+        for n, (spec, blob) in enumerate(zip(d["inputs"], blobs)):
+            t = common.tensor_from_bytes(blob, common.DTYPES[spec["dtype"]], spec["shape"])
+            tensors.append((t.view(torch.bool) if n in bools else t).to(self.device))
         args32 = [tensors[a["tensor"]] if "tensor" in a else a["const"] for a in d["args"]]
         args64 = [x.double() if isinstance(x, torch.Tensor) and x.dtype.is_floating_point else x for x in args32]
         m32, m64 = self.models_at(bindings)

@@ -125,6 +125,7 @@ def main():
         fatal(f"cannot load candidate: {type(e).__name__}: {e}".splitlines()[0][:800])
     init_seed = int(kb.get("init_seed", 42))
     template = kb.get("args", [])
+    bool_inputs = {a["tensor"] for a in template if a.get("bool")}  # carried as uint8
     emit("ready")
 
     # ---- canaries (protocol::canary_byte, in torch int64 arithmetic) ----
@@ -199,7 +200,8 @@ def main():
             else:
                 buf[KGUARD:KGUARD + span].copy_(src)
             st["in_buf"].append(buf)
-            st["inputs"].append(view_of(buf, a))
+            view = view_of(buf, a)
+            st["inputs"].append(view.view(torch.bool) if n in bool_inputs else view)
         if cuda:
             torch.cuda.synchronize()
 
@@ -289,11 +291,13 @@ def main():
             want_dt = common.DTYPES[a["dtype"]]
             if not isinstance(o, torch.Tensor):
                 rc, msg = 3, f"output {n} is a {type(o).__name__}, not a tensor"
-            elif list(o.shape) != list(a["shape"]) or o.dtype != want_dt:
+            elif list(o.shape) != list(a["shape"]) or (o.dtype != want_dt and not (
+                    o.dtype == torch.bool and want_dt == torch.uint8)):  # a bool travels as uint8
                 rc, msg = 3, (f"output {n} is {o.dtype} {list(o.shape)}; the problem's Model returns "
                               f"{want_dt} {list(a['shape'])}")
             else:
-                view_of(slot, a).copy_(o.detach().cpu())
+                o = o.detach().cpu()
+                view_of(slot, a).copy_(o.view(torch.uint8) if o.dtype == torch.bool else o)
         emit(f"done {i} {rc} {st['seconds']:.6f} {hexs(msg)}")
         state[i] = {"in_buf": st["in_buf"]}  # later calls may reuse the buffers
 

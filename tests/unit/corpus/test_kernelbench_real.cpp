@@ -81,6 +81,45 @@ TEST(KernelBenchCli, TheReferenceAndTheWorkerRunOnKcvThreadsThreads) {
   EXPECT_EQ(verdict("2", tmp / "worker_threads.py"), 0);  // the worker too
 }
 
+TEST(KernelBenchCli, AModelKeepingItsInitialStateAsAPlainTensorRunsInFloat64) {
+  // KernelBench's LSTM and GRU problems draw h0 in __init__ and keep it as a plain attribute,
+  // which Module.double() leaves in float32.
+  TempDir tmp;
+  write_file(tmp / "problem.py",
+             "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+             "    def __init__(self, input_size, hidden_size):\n        super().__init__()\n"
+             "        self.h0 = torch.randn((1, batch_size, hidden_size))\n"
+             "        self.gru = nn.GRU(input_size, hidden_size, batch_first=True)\n\n"
+             "    def forward(self, x):\n        self.h0 = self.h0.to(x.device)\n"
+             "        return self.gru(x, self.h0)[0]\n\n\n"
+             "batch_size = 3\nseq_len = 5\ninput_size = 4\nhidden_size = 6\n\n\n"
+             "def get_inputs():\n    return [torch.randn(batch_size, seq_len, input_size)]\n\n\n"
+             "def get_init_inputs():\n    return [input_size, hidden_size]\n");
+  const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py", "--gates", "numerics"},
+                              "", tmp.path());
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+}
+
+TEST(KernelBenchCli, BoolMasksTravelAsBytes) {
+  // A bool input (KernelBench's masked cumsum) is carried as uint8 and viewed as bool on both
+  // sides: Model passes; a solution that ignores the mask fails numerics.
+  TempDir tmp;
+  const std::string model = "import torch\nimport torch.nn as nn\n\n\nclass {}(nn.Module):\n"
+                            "    def forward(self, x, mask):\n        return torch.cumsum({}, dim=1)\n\n\n";
+  write_file(tmp / "problem.py", fmt::format(fmt::runtime(model), "Model", "x * mask") +
+                                     "batch_size = 4\nn = 37\n\n\n"
+                                     "def get_inputs():\n"
+                                     "    return [torch.randn(batch_size, n), torch.randn(batch_size, n) > 0]\n\n\n"
+                                     "def get_init_inputs():\n    return []\n");
+  write_file(tmp / "ignores_mask.py", fmt::format(fmt::runtime(model), "ModelNew", "x"));
+  CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py", "--gates", "numerics,layout"},
+                        "", tmp.path());
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "ignores_mask.py", "--gates", "numerics"}, "",
+              tmp.path());
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+}
+
 TEST(KernelBenchCli, AFailingCaseReplaysExactly) {
   TempDir tmp;
   const std::string report = tmp / "report.json";
