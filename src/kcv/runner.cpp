@@ -36,10 +36,11 @@ namespace {
 /// The last non-empty line of a worker's log (a traceback ends with the exception), to say beside
 /// its death; empty when the log is.
 std::string last_words(const std::string& log) {
-  std::size_t end = log.find_last_not_of(" \t\r\n");
+  const std::size_t end = log.find_last_not_of(" \t\r\n");
   if (end == std::string::npos) return {};
-  const std::size_t start = log.rfind('\n', end);
-  std::string line = log.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  const std::size_t newline = log.rfind('\n', end);
+  const std::size_t start = newline == std::string::npos ? 0 : newline + 1;
+  std::string line = log.substr(start, end + 1 - start);
   if (line.size() > 300) line = line.substr(0, 300) + "...";
   return " (its log ends: " + line + ")";
 }

@@ -120,6 +120,20 @@ TEST(KernelBenchCli, BoolMasksTravelAsBytes) {
   EXPECT_EQ(r.rc, 1) << r.out << r.err;
 }
 
+TEST(KernelBenchCli, AWorkerThatDiesSaysItsLastLogLine) {
+  TempDir tmp;
+  write_file(tmp / "dies.py", "import os\nimport sys\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                              "    def forward(self, x):\n        print('the last words', file=sys.stderr, flush=True)\n"
+                              "        os._exit(7)\n");
+  const std::string report = tmp / "r.json";
+  const CliResult r = run_kcv({"verify", "--kernelbench", kRowsum + "/problem.py", tmp / "dies.py", "--gates", "numerics",
+                               "--json", report}, "", tmp.path());
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  const std::string evidence = nlohmann::json::parse(read_text(report))["gates"][0]["evidence"];
+  EXPECT_NE(evidence.find("exited with status 7 before finishing (its log ends: the last words)"), std::string::npos)
+      << evidence;
+}
+
 TEST(KernelBenchCli, AFailingCaseReplaysExactly) {
   TempDir tmp;
   const std::string report = tmp / "report.json";
