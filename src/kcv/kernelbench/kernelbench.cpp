@@ -186,6 +186,8 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
   k->server_ = std::make_unique<Server>();
   k->server_->start(setup);
   json r = k->server_->request({{"op", "describe"}, {"bindings", json::object()}}, {}, nullptr);
+  if (!r.value("ok", false) && r.value("not_a_function", false))
+    throw SetupError(fmt::format("problem '{}': {}", setup.problem, r.value("error", std::string("?"))));
   if (!r.value("ok", false))
     throw SetupError(fmt::format("problem '{}': Model does not run at its own sizes: {}", setup.problem,
                                  r.value("error", std::string("?"))));

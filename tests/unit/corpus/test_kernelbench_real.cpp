@@ -134,6 +134,23 @@ TEST(KernelBenchCli, AWorkerThatDiesSaysItsLastLogLine) {
       << evidence;
 }
 
+TEST(KernelBenchCli, AModelThatKeepsStateIsRefusedUpFront) {
+  // KernelBench's VanillaRNN keeps its hidden state between calls: the reference and the worker
+  // call their models different numbers of times, so no case could be judged.
+  TempDir tmp;
+  write_file(tmp / "problem.py", "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                                 "    def __init__(self):\n        super().__init__()\n"
+                                 "        self.hidden = torch.zeros(1, n)\n\n"
+                                 "    def forward(self, x):\n        self.hidden = torch.tanh(x + self.hidden.to(x.device))\n"
+                                 "        return self.hidden\n\n\nn = 5\n\n\n"
+                                 "def get_inputs():\n    return [torch.randn(1, n)]\n\n\n"
+                                 "def get_init_inputs():\n    return []\n");
+  const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("Model gives other outputs when called again on the same inputs"), std::string::npos) << r.err;
+}
+
 TEST(KernelBenchCli, AFailingCaseReplaysExactly) {
   TempDir tmp;
   const std::string report = tmp / "report.json";
