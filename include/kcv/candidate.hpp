@@ -1,6 +1,7 @@
 /// A candidate kernel ready to load: a shared object kcv built (from .c/.cpp/.cu) or was given.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -48,6 +49,9 @@ std::string kcv_adapters_dir();
 /// The Python interpreter for KernelBench candidates: given, else env KCV_PYTHON, else
 /// /usr/bin/python3 (where Debian's python3-torch lives), else python3 on PATH.
 std::string resolve_python(const std::string& given);
+/// The positive integer in env `name` (at most `max`), or `unset` when it is unset or empty; any
+/// other value is a SetupError "NAME='value' is not a positive integer".
+int64_t positive_integer_env(const char* name, int64_t unset, int64_t max = INT64_MAX);
 /// Runs argv, capturing stdout+stderr; returns the exit status (-1 if it could not start).
 int run_capture(const std::vector<std::string>& argv, std::string& output);
 

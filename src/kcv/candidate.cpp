@@ -16,6 +16,15 @@ namespace fs = std::filesystem;
 
 namespace kcv {
 
+int64_t positive_integer_env(const char* name, int64_t unset, int64_t max) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return unset;
+  char* end = nullptr;
+  const long long v = std::strtoll(e, &end, 10);
+  if (*end != '\0' || v <= 0 || v > max) throw SetupError(fmt::format("{}='{}' is not a positive integer", name, e));
+  return v;
+}
+
 std::string kcv_include_dir() {
   if (const char* e = std::getenv("KCV_INCLUDE_DIR"); e && *e) return e;
   // An installed kcv finds ../include beside its bin/; a build tree uses the source tree.

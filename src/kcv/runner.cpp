@@ -47,12 +47,7 @@ std::string last_words(const std::string& log) {
 }  // namespace
 
 int default_threads() {
-  const char* e = std::getenv("KCV_THREADS");
-  if (!e || !*e) return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  char* end = nullptr;
-  const long v = std::strtol(e, &end, 10);
-  if (*end != '\0' || v <= 0 || v > 4096) throw SetupError(fmt::format("KCV_THREADS='{}' is not a positive integer", e));
-  return static_cast<int>(v);
+  return static_cast<int>(positive_integer_env("KCV_THREADS", std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)), 4096));
 }
 
 std::string default_worker_path() {
@@ -314,10 +309,9 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     // NOTES: a venv's python keeps its tools (ninja, for load_inline) beside it.
     if (torch && fs::path(candidate_.python()).has_parent_path())
       path = fs::path(candidate_.python()).parent_path().string() + ":" + path;
-    std::vector<std::string> env = {
-        "PATH=" + path, "HOME=" + w.cwd, "TMPDIR=" + w.cwd,
-        "LANG=C", fmt::format("OMP_NUM_THREADS={}", wopts.threads > 0 ? wopts.threads : default_threads()),
-        fmt::format("KCV_THREADS={}", wopts.threads > 0 ? wopts.threads : default_threads())};
+    const int threads = wopts.threads > 0 ? wopts.threads : default_threads();
+    std::vector<std::string> env = {"PATH=" + path, "HOME=" + w.cwd, "TMPDIR=" + w.cwd, "LANG=C",
+                                    fmt::format("OMP_NUM_THREADS={}", threads), fmt::format("KCV_THREADS={}", threads)};
     for (const char* keep : {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CUDA_HOME"})
       if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
     if (torch) {

@@ -171,14 +171,7 @@ double double_at(const std::string& blob, std::size_t i) {
 
 KernelBenchContract::~KernelBenchContract() = default;
 
-int64_t max_elements_per_call() {
-  const char* e = std::getenv("KCV_MAX_ELEMENTS");
-  if (!e || !*e) return int64_t{1} << 26;
-  char* end = nullptr;
-  const long long v = std::strtoll(e, &end, 10);
-  if (*end != '\0' || v <= 0) throw SetupError(fmt::format("KCV_MAX_ELEMENTS='{}' is not a positive integer", e));
-  return v;
-}
+int64_t max_elements_per_call() { return positive_integer_env("KCV_MAX_ELEMENTS", int64_t{1} << 26); }
 
 std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBenchSetup& setup) {
   std::unique_ptr<KernelBenchContract> k(new KernelBenchContract());
