@@ -47,6 +47,14 @@ inline std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+/// A KernelBench problem file: the Model class (its source, after `import torch` and
+/// `import torch.nn as nn`), the module-level sizes, and what get_inputs() and get_init_inputs() return.
+inline std::string problem_file(const std::string& model, const std::string& sizes, const std::string& inputs,
+                                const std::string& init_inputs = "[]") {
+  return "import torch\nimport torch.nn as nn\n\n\n" + model + "\n\n" + sizes + "\n\n\ndef get_inputs():\n    return " +
+         inputs + "\n\n\ndef get_init_inputs():\n    return " + init_inputs + "\n";
+}
+
 /// Adds a pair to a corpus: dir/rel_dir/problem.py and dir/rel_dir/<solution> whose first line
 /// tells the stub verifier what to do ("pass", "fail 0.2", "segv", ...).
 inline void add_pair(const std::string& dir, const std::string& rel_dir, const std::string& solution,

@@ -64,9 +64,8 @@ TEST(KernelBenchCli, TheReferenceAndTheWorkerRunOnKcvThreadsThreads) {
   TempDir tmp;
   const std::string scaled = "import torch\nclass {}(torch.nn.Module):\n    def forward(self, x):\n"
                              "        return x * {}\n";
-  write_file(tmp / "problem.py", fmt::format(fmt::runtime(scaled), "Model", "float(torch.get_num_threads())") +
-                                     "def get_inputs():\n    return [torch.randn(2, 3)]\n"
-                                     "def get_init_inputs():\n    return []\n");
+  write_file(tmp / "problem.py", problem_file(fmt::format(fmt::runtime(scaled), "Model", "float(torch.get_num_threads())"),
+                                              "", "[torch.randn(2, 3)]"));
   write_file(tmp / "worker_threads.py", fmt::format(fmt::runtime(scaled), "ModelNew", "float(torch.get_num_threads())"));
   write_file(tmp / "three.py", fmt::format(fmt::runtime(scaled), "ModelNew", "3.0"));
   auto verdict = [&](const char* threads, const std::string& solution) {
@@ -86,15 +85,14 @@ TEST(KernelBenchCli, AModelKeepingItsInitialStateAsAPlainTensorRunsInFloat64) {
   // which Module.double() leaves in float32.
   TempDir tmp;
   write_file(tmp / "problem.py",
-             "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
-             "    def __init__(self, input_size, hidden_size):\n        super().__init__()\n"
-             "        self.h0 = torch.randn((1, batch_size, hidden_size))\n"
-             "        self.gru = nn.GRU(input_size, hidden_size, batch_first=True)\n\n"
-             "    def forward(self, x):\n        self.h0 = self.h0.to(x.device)\n"
-             "        return self.gru(x, self.h0)[0]\n\n\n"
-             "batch_size = 3\nseq_len = 5\ninput_size = 4\nhidden_size = 6\n\n\n"
-             "def get_inputs():\n    return [torch.randn(batch_size, seq_len, input_size)]\n\n\n"
-             "def get_init_inputs():\n    return [input_size, hidden_size]\n");
+             problem_file("class Model(nn.Module):\n"
+                          "    def __init__(self, input_size, hidden_size):\n        super().__init__()\n"
+                          "        self.h0 = torch.randn((1, batch_size, hidden_size))\n"
+                          "        self.gru = nn.GRU(input_size, hidden_size, batch_first=True)\n\n"
+                          "    def forward(self, x):\n        self.h0 = self.h0.to(x.device)\n"
+                          "        return self.gru(x, self.h0)[0]\n",
+                          "batch_size = 3\nseq_len = 5\ninput_size = 4\nhidden_size = 6",
+                          "[torch.randn(batch_size, seq_len, input_size)]", "[input_size, hidden_size]"));
   const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py", "--gates", "numerics"},
                               "", tmp.path());
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
@@ -104,14 +102,12 @@ TEST(KernelBenchCli, BoolMasksTravelAsBytes) {
   // A bool input (KernelBench's masked cumsum) is carried as uint8 and viewed as bool on both
   // sides: Model passes; a solution that ignores the mask fails numerics.
   TempDir tmp;
-  const std::string model = "import torch\nimport torch.nn as nn\n\n\nclass {}(nn.Module):\n"
-                            "    def forward(self, x, mask):\n        return torch.cumsum({}, dim=1)\n\n\n";
-  write_file(tmp / "problem.py", fmt::format(fmt::runtime(model), "Model", "x * mask") +
-                                     "batch_size = 4\nn = 37\n\n\n"
-                                     "def get_inputs():\n"
-                                     "    return [torch.randn(batch_size, n), torch.randn(batch_size, n) > 0]\n\n\n"
-                                     "def get_init_inputs():\n    return []\n");
-  write_file(tmp / "ignores_mask.py", fmt::format(fmt::runtime(model), "ModelNew", "x"));
+  const std::string model = "class {}(nn.Module):\n"
+                            "    def forward(self, x, mask):\n        return torch.cumsum({}, dim=1)\n";
+  write_file(tmp / "problem.py", problem_file(fmt::format(fmt::runtime(model), "Model", "x * mask"), "batch_size = 4\nn = 37",
+                                              "[torch.randn(batch_size, n), torch.randn(batch_size, n) > 0]"));
+  write_file(tmp / "ignores_mask.py", "import torch\nimport torch.nn as nn\n\n\n" +
+                                          fmt::format(fmt::runtime(model), "ModelNew", "x"));
   CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py", "--gates", "numerics,layout"},
                         "", tmp.path());
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
@@ -138,13 +134,13 @@ TEST(KernelBenchCli, AModelThatKeepsStateIsRefusedUpFront) {
   // KernelBench's VanillaRNN keeps its hidden state between calls: the reference and the worker
   // call their models different numbers of times, so no case could be judged.
   TempDir tmp;
-  write_file(tmp / "problem.py", "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
-                                 "    def __init__(self):\n        super().__init__()\n"
-                                 "        self.hidden = torch.zeros(1, n)\n\n"
-                                 "    def forward(self, x):\n        self.hidden = torch.tanh(x + self.hidden.to(x.device))\n"
-                                 "        return self.hidden\n\n\nn = 5\n\n\n"
-                                 "def get_inputs():\n    return [torch.randn(1, n)]\n\n\n"
-                                 "def get_init_inputs():\n    return []\n");
+  write_file(tmp / "problem.py",
+             problem_file("class Model(nn.Module):\n"
+                          "    def __init__(self):\n        super().__init__()\n"
+                          "        self.hidden = torch.zeros(1, n)\n\n"
+                          "    def forward(self, x):\n        self.hidden = torch.tanh(x + self.hidden.to(x.device))\n"
+                          "        return self.hidden\n",
+                          "n = 5", "[torch.randn(1, n)]"));
   const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py"}, "", tmp.path());
   EXPECT_EQ(r.rc, 2) << r.out << r.err;
   EXPECT_TRUE(one_line(r.err)) << r.err;
@@ -174,16 +170,12 @@ TEST(KernelBenchCli, AFailingCaseReplaysExactly) {
 
 TEST(KernelBenchCli, ShapesTheReferenceRejectsAreSkippedWithTheReason) {
   TempDir tmp;
-  write_file(tmp / "problem.py",
-             "import torch\n"
-             "class Model(torch.nn.Module):\n"
-             "    def forward(self, x):\n"
-             "        if x.shape[1] % 2:\n"
-             "            raise ValueError('width must be even')\n"
-             "        return x * 2\n"
-             "batch_size = 4\nwidth = 64\n"
-             "def get_inputs():\n    return [torch.randn(batch_size, width)]\n"
-             "def get_init_inputs():\n    return []\n");
+  write_file(tmp / "problem.py", problem_file("class Model(torch.nn.Module):\n"
+                                              "    def forward(self, x):\n"
+                                              "        if x.shape[1] % 2:\n"
+                                              "            raise ValueError('width must be even')\n"
+                                              "        return x * 2\n",
+                                              "batch_size = 4\nwidth = 64", "[torch.randn(batch_size, width)]"));
   const std::string report = tmp / "report.json";
   const CliResult v = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py", "--gates", "shapes",
                                "--json", report, "--quiet"}, "", tmp.path());

@@ -16,10 +16,10 @@ const std::string kRowsum = std::string(KCV_SOURCE_DIR) + "/controls/torch/rowsu
 /// rowsum's Model at sizes whose call moves 2·1030·1025 > 2^20 elements.
 std::string big_rowsum(const std::string& sizes = "batch_size = 1030\ndim = 1025\n",
                        const std::string& inputs = "torch.randn(batch_size, dim)") {
-  return "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
-         "    def forward(self, x):\n"
-         "        return torch.relu(x) * 2.0 + x.sum(dim=1, keepdim=True)\n\n\n" +
-         sizes + "\n\ndef get_inputs():\n    return [" + inputs + "]\n\n\ndef get_init_inputs():\n    return []\n";
+  return problem_file("class Model(nn.Module):\n"
+                      "    def forward(self, x):\n"
+                      "        return torch.relu(x) * 2.0 + x.sum(dim=1, keepdim=True)\n",
+                      sizes, "[" + inputs + "]");
 }
 
 std::unique_ptr<KernelBenchContract> contract_for(const TempDir& tmp, const std::string& text) {
