@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -99,6 +100,20 @@ struct CaseJudgement {
   std::optional<WorstElement> worst;  // judged against the error model: the worst element
 };
 
+/// A case not made yet. The engine makes a gate's cases a chunk at a time (runner.hpp,
+/// kBatchBytes), runs and judges the chunk, and frees it before making the next: a gate whose
+/// cases hold full-size tensors of a large problem never holds them all at once.
+struct CasePlan {
+  std::string label;
+  std::function<Case()> make;
+  int64_t staged_bytes = 0;  // what staging the made case takes (runner.hpp, staged_bytes), known ahead
+};
+
+/// Plans that make cases one by one: plan i makes cases[i] (each plan called at most once).
+std::vector<CasePlan> plans_of(std::vector<Case> cases);
+/// Every planned case made, in order.
+std::vector<Case> make_all(const std::vector<CasePlan>& plans);
+
 class Candidate;
 
 struct GateContext {
@@ -115,6 +130,9 @@ class Gate {
   virtual bool tolerance_independent() const = 0;
   /// Deterministic in (contract, backend, seed): replay regenerates the same cases.
   virtual std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const = 0;
+  /// The same cases, made only when the engine asks. Default: cases(), made at once. Gates whose
+  /// cases are full-size override it (and make cases() from it).
+  virtual std::vector<CasePlan> plan(const GateContext& ctx, uint64_t seed) const { return plans_of(cases(ctx, seed)); }
   /// What the gate left out and why (e.g. shapes the contract rejects), said beside its verdict.
   virtual std::string note(const GateContext&) const { return {}; }
   /// Why there are no cases here; reported as SKIPPED (never PASS).
@@ -123,8 +141,11 @@ class Gate {
   virtual CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const = 0;
   /// Judges a case whose worker crashed or timed out. Default: CRASH / TIMEOUT with the detail.
   virtual CaseJudgement judge_abnormal(const GateContext& ctx, const Case& c, const CaseRun& run) const;
+  /// True when the gate judges across cases: the engine then holds all of its cases and runs at
+  /// once (one chunk) and calls judge_across. Such a gate's cases should stay small.
+  virtual bool judges_across() const { return false; }
   /// Judges what only shows across cases (e.g. determinism across thread counts), after every case
-  /// ran to the end and passed on its own. Default: pass.
+  /// ran to the end and passed on its own; only called when judges_across(). Default: pass.
   virtual CaseJudgement judge_across(const GateContext& ctx, const std::vector<Case>& cases,
                                      const std::vector<CaseRun>& runs) const {
     return {};

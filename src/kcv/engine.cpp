@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "kcv/candidate.hpp"
+#include "kcv/gate_run.hpp"
 #include "kcv/kernelbench.hpp"
 #include "kcv/runner.hpp"
 
@@ -89,15 +90,10 @@ void probe_backend(const std::string& backend, const std::string& workdir, doubl
   Runner(nothing, runner_options(backend, workdir, timeout_s, 0)).probe();
 }
 
-struct GateRun {
-  GateReport report;
-  std::vector<Case> cases;
-  std::vector<CaseRun> runs;
-  std::vector<CaseJudgement> judgements;
-};
+}  // namespace
 
 GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint64_t seed,
-                 std::optional<int64_t> only_case) {
+                 std::optional<int64_t> only_case, int64_t chunk_bytes) {
   GateRun out;
   GateReport& rep = out.report;
   rep.id = std::string(gate.id());
@@ -107,66 +103,88 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
   auto finish = [&] {
     rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  {
-    out.cases = gate.cases(ctx, seed);
-    if (out.cases.empty()) {
-      rep.verdict = Verdict::skipped;
-      rep.evidence = gate.skip_reason(ctx);
-      finish();
-      return out;
-    }
-    if (only_case) {
-      if (*only_case < 0 || *only_case >= static_cast<int64_t>(out.cases.size()))
-        throw SetupError(fmt::format("gate {} has {} cases; no case {}", gate.id(), out.cases.size(), *only_case));
-      out.cases = {out.cases[static_cast<std::size_t>(*only_case)]};
-    }
-    out.runs = runner.run(out.cases);
-    int64_t failing = 0, passed_with_note = 0;
-    std::string first_note;
-    for (std::size_t i = 0; i < out.runs.size(); ++i) {
-      const CaseRun& run = out.runs[i];
-      CaseJudgement j = run.status == RunStatus::ok ? gate.judge(ctx, out.cases[i], run)
-                                                    : gate.judge_abnormal(ctx, out.cases[i], run);
+  std::vector<CasePlan> plans = gate.plan(ctx, seed);
+  if (plans.empty()) {
+    rep.verdict = Verdict::skipped;
+    rep.evidence = gate.skip_reason(ctx);
+    finish();
+    return out;
+  }
+  if (only_case) {
+    if (*only_case < 0 || *only_case >= static_cast<int64_t>(plans.size()))
+      throw SetupError(fmt::format("gate {} has {} cases; no case {}", gate.id(), plans.size(), *only_case));
+    plans = {plans[static_cast<std::size_t>(*only_case)]};
+  }
+  // NOTES: cases are made, run and judged a chunk (at most chunk_bytes of staging, or one case)
+  // at a time, and freed before the next chunk is made: the full-size cases of a large problem
+  // (numerics, shapes, values) are then on the host one at a time, not all at once. A gate that
+  // judges across cases keeps them all, in one chunk.
+  const bool across = gate.judges_across();
+  std::vector<Case> chunk, kept_cases;
+  std::vector<CaseRun> kept_runs;
+  int64_t failing = 0, passed_with_note = 0, ran = 0, staged = 0;
+  std::string first_note;
+  bool stopped = false;  // a worker crashed or hung: the gate's later cases do not run
+  auto run_chunk = [&] {
+    std::vector<CaseRun> runs = runner.run(chunk);
+    stopped = runs.size() < chunk.size() || (!runs.empty() && runs.back().status != RunStatus::ok);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const int64_t index = only_case ? *only_case : ran + static_cast<int64_t>(i);
+      const CaseRun& run = runs[i];
+      CaseJudgement j = run.status == RunStatus::ok ? gate.judge(ctx, chunk[i], run)
+                                                    : gate.judge_abnormal(ctx, chunk[i], run);
       if (j.worst && (!rep.worst || j.worst->ratio() > rep.worst->ratio())) rep.worst = j.worst;
       if (j.verdict != Verdict::pass) {
         if (rep.failing_case < 0) {
-          rep.failing_case = only_case ? *only_case : static_cast<int64_t>(i);
+          rep.failing_case = index;
           rep.verdict = j.verdict;
-          rep.evidence = fmt::format("case {} ({}): {}", rep.failing_case, out.cases[i].label, j.evidence);
+          rep.evidence = fmt::format("case {} ({}): {}", index, chunk[i].label, j.evidence);
         }
         ++failing;
       } else if (!j.evidence.empty() && passed_with_note++ == 0) {
-        first_note = fmt::format("case {} ({}): {}", i, out.cases[i].label, j.evidence);
+        first_note = fmt::format("case {} ({}): {}", index, chunk[i].label, j.evidence);
       }
+      out.labels.push_back(chunk[i].label);
       out.judgements.push_back(std::move(j));
     }
-    rep.cases = static_cast<int64_t>(out.runs.size());
-    if (rep.failing_case < 0 && !only_case) {
-      CaseJudgement across = gate.judge_across(ctx, out.cases, out.runs);
-      if (across.verdict != Verdict::pass) {
-        rep.verdict = across.verdict;
-        rep.evidence = across.evidence;
-      } else {
-        rep.verdict = Verdict::pass;
-      }
-    } else if (rep.failing_case < 0) {
-      rep.verdict = Verdict::pass;
-    } else if (failing > 1) {
-      rep.evidence += fmt::format(" [{} of {} cases failed]", failing, rep.cases);
+    ran += static_cast<int64_t>(runs.size());
+    if (across) {
+      for (auto& c : chunk) kept_cases.push_back(std::move(c));
+      for (auto& r : runs) kept_runs.push_back(std::move(r));
     }
-    // A pass that rests on clean refusals says so (layout: "handles strides" vs "refused them").
-    if (rep.verdict == Verdict::pass && passed_with_note > 0)
-      rep.evidence = fmt::format("{} of {} cases passed by clean refusal; {}", passed_with_note, rep.cases, first_note);
-    if (const std::string note = gate.note(ctx); !note.empty())
-      rep.evidence = rep.evidence.empty() ? note : rep.evidence + "; " + note;
-    if (out.runs.size() < out.cases.size())
-      rep.evidence += fmt::format(" [stopped after case {} of {}]", out.runs.size(), out.cases.size());
+    chunk.clear();
+    staged = 0;
+  };
+  for (std::size_t p = 0; p < plans.size() && !stopped; ++p) {
+    if (!across && !chunk.empty() && staged + plans[p].staged_bytes > chunk_bytes) {
+      run_chunk();
+      if (stopped) break;
+    }
+    chunk.push_back(plans[p].make());
+    staged += staged_bytes(chunk.back());
   }
+  if (!chunk.empty() && !stopped) run_chunk();
+
+  rep.cases = ran;
+  if (rep.failing_case < 0 && !only_case) {
+    CaseJudgement j = across ? gate.judge_across(ctx, kept_cases, kept_runs) : CaseJudgement{};
+    rep.verdict = j.verdict;
+    rep.evidence = j.evidence;
+  } else if (rep.failing_case < 0) {
+    rep.verdict = Verdict::pass;
+  } else if (failing > 1) {
+    rep.evidence += fmt::format(" [{} of {} cases failed]", failing, rep.cases);
+  }
+  // A pass that rests on clean refusals says so (layout: "handles strides" vs "refused them").
+  if (rep.verdict == Verdict::pass && passed_with_note > 0)
+    rep.evidence = fmt::format("{} of {} cases passed by clean refusal; {}", passed_with_note, rep.cases, first_note);
+  if (const std::string note = gate.note(ctx); !note.empty())
+    rep.evidence = rep.evidence.empty() ? note : rep.evidence + "; " + note;
+  if (ran < static_cast<int64_t>(plans.size()))
+    rep.evidence += fmt::format(" [stopped after case {} of {}]", ran, plans.size());
   finish();
   return out;
 }
-
-}  // namespace
 
 uint64_t gate_seed(uint64_t run_seed, std::string_view gate_id) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a of the id
@@ -275,8 +293,8 @@ ReplayResult replay_case(const Contract& contract, const Candidate& candidate, c
   const GateContext ctx{contract, backend, candidate};
   GateRun r = run_gate(*gate, ctx, runner, seed, case_index);
   ReplayResult out;
-  out.label = r.cases.empty() ? "" : r.cases[0].label;
-  if (r.report.verdict == Verdict::skipped && r.cases.empty()) {
+  out.label = r.labels.empty() ? "" : r.labels[0];
+  if (r.report.verdict == Verdict::skipped && r.labels.empty()) {
     out.judgement = {Verdict::skipped, r.report.evidence};
   } else if (!r.judgements.empty()) {
     out.judgement = r.judgements[0];

@@ -1,7 +1,10 @@
 // Gate base behaviour shared by every gate.
 #include "kcv/gate.hpp"
 
+#include <memory>
+
 #include "kcv/gates/common.hpp"
+#include "kcv/runner.hpp"
 
 namespace kcv {
 
@@ -15,6 +18,21 @@ const char* verdict_name(Verdict v) {
     case Verdict::skipped: return "SKIPPED";
   }
   return "?";
+}
+
+std::vector<CasePlan> plans_of(std::vector<Case> cases) {
+  auto made = std::make_shared<std::vector<Case>>(std::move(cases));
+  std::vector<CasePlan> out;
+  for (std::size_t i = 0; i < made->size(); ++i)
+    out.push_back({(*made)[i].label, [made, i] { return std::move((*made)[i]); }, staged_bytes((*made)[i])});
+  return out;
+}
+
+std::vector<Case> make_all(const std::vector<CasePlan>& plans) {
+  std::vector<Case> out;
+  out.reserve(plans.size());
+  for (const auto& p : plans) out.push_back(p.make());
+  return out;
 }
 
 CaseJudgement Gate::judge_abnormal(const GateContext& ctx, const Case& c, const CaseRun& run) const {

@@ -84,7 +84,6 @@ int Runner::end_worker(const Session& w, double grace_s) {
 namespace {
 
 constexpr std::size_t kMaxLog = 64 * 1024;
-constexpr int64_t kBatchBytes = int64_t(512) << 20;   // staging per worker before a new one starts
 
 int64_t align64(int64_t x) { return (x + 63) / 64 * 64; }
 
@@ -124,6 +123,15 @@ GuardReport check_guards(const unsigned char* pre, const unsigned char* post, in
 
 }  // namespace
 
+int64_t staged_bytes(const Case& c) {
+  int64_t bytes = 0;
+  for (const auto& call : c.calls) {
+    for (const auto& t : call.inputs) bytes += 2 * static_cast<int64_t>(t.span_bytes());
+    for (const auto& t : call.outputs) bytes += 2 * static_cast<int64_t>(t.span_bytes());
+  }
+  return bytes;
+}
+
 void Runner::probe() {
   Case empty;
   empty.label = "load";
@@ -141,10 +149,7 @@ std::vector<CaseRun> Runner::run(const std::vector<Case>& cases) {
     // move up to KCV_MAX_ELEMENTS elements each); a torch worker's session carries over to the
     // next batch, so small batches cost no new worker.
     while (i < cases.size() && cases[i].worker == opts && (batch.empty() || bytes < kBatchBytes)) {
-      for (const auto& c : cases[i].calls) {
-        for (const auto& t : c.inputs) bytes += 2 * static_cast<int64_t>(t.span_bytes());
-        for (const auto& t : c.outputs) bytes += 2 * static_cast<int64_t>(t.span_bytes());
-      }
+      bytes += staged_bytes(cases[i]);
       batch.push_back(&cases[i++]);
     }
     auto got = run_batch(batch, opts);

@@ -43,6 +43,14 @@ int default_threads();
 inline constexpr const char* kLibraryKernels =
     "at::native|at6native|cudnn|xmma|nvjet|cutlass_[0-9]+_|implicit_convolve|explicit_convolve|fft2d_|winograd";
 
+/// Host bytes a batch of cases may stage at once (each buffer twice: what goes in, and the
+/// snapshot that comes back). The runner starts a new batch past it; the engine makes, runs and
+/// judges a gate's cases in chunks of this size.
+inline constexpr int64_t kBatchBytes = int64_t(512) << 20;
+
+/// What staging a case takes: twice the bytes of every input and output of every call.
+int64_t staged_bytes(const Case& c);
+
 class Runner {
  public:
   Runner(const Candidate& candidate, RunnerOptions options);

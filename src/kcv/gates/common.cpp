@@ -33,6 +33,22 @@ Case single_call_case(std::string label, const Contract& contract, const Binding
   return c;
 }
 
+CasePlan single_call_plan(std::string label, const Contract& contract, Bindings b, uint64_t seed, int64_t index,
+                          std::string kind) {
+  // NOTES: single_call_case's tensors are contiguous: staging is twice their bytes.
+  int64_t bytes = 0;
+  for (std::size_t i = 0; i < contract.inputs.size(); ++i)
+    bytes += numel(contract.input_shape(i, b)) * static_cast<int64_t>(dtype_size(contract.inputs[i].dtype));
+  for (std::size_t o = 0; o < contract.outputs.size(); ++o)
+    bytes += numel(contract.output_shape(o, b)) * static_cast<int64_t>(dtype_size(contract.outputs[o].dtype));
+  return {label,
+          [label, &contract, b = std::move(b), seed, index, kind = std::move(kind)] {
+            Rng rng = case_rng(seed, index);
+            return single_call_case(label, contract, b, rng, kind);
+          },
+          2 * bytes};
+}
+
 std::vector<int64_t> boundary_sizes(const SymbolSpec& s) {
   // NOTES: 1 and 2; primes; 2^k-1 and 2^k+1; sizes divisible by 4 but not 8, 8 not 16, ...,
   // 64 not 128 — so that every tile width up to 128 leaves a tail somewhere.
@@ -68,13 +84,16 @@ std::vector<Bindings> nominal_and_uniform(const Contract& contract, std::initial
   return shapes;
 }
 
-std::vector<Case> one_call_per_shape(const Contract& contract, const std::vector<Bindings>& shapes, uint64_t seed) {
-  std::vector<Case> out;
-  for (const auto& b : shapes) {
-    Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));
-    out.push_back(single_call_case(bindings_string(b), contract, b, rng));
-  }
+std::vector<CasePlan> one_call_per_shape_plans(const Contract& contract, const std::vector<Bindings>& shapes,
+                                               uint64_t seed) {
+  std::vector<CasePlan> out;
+  for (const auto& b : shapes)
+    out.push_back(single_call_plan(bindings_string(b), contract, b, seed, static_cast<int64_t>(out.size())));
   return out;
+}
+
+std::vector<Case> one_call_per_shape(const Contract& contract, const std::vector<Bindings>& shapes, uint64_t seed) {
+  return make_all(one_call_per_shape_plans(contract, shapes, seed));
 }
 
 std::string structural_note(const Contract& contract) { return structural_note(contract, contract.structural_shape()); }

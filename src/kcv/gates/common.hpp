@@ -30,6 +30,11 @@ CallSpec make_call(const Contract& contract, const Bindings& b, Rng& rng,
 Case single_call_case(std::string label, const Contract& contract, const Bindings& b, Rng& rng,
                       const std::string& kind = "normal");
 
+/// A plan for single_call_case(label, contract, b, case_rng(seed, index), kind), made when asked.
+/// The contract must outlive the plan.
+CasePlan single_call_plan(std::string label, const Contract& contract, Bindings b, uint64_t seed, int64_t index,
+                          std::string kind = "normal");
+
 /// Every storage byte of t set to byte.
 void fill_bytes(HostTensor& t, std::byte byte);
 
@@ -45,6 +50,9 @@ std::optional<Bindings> uniform_shape(const Contract& contract, int64_t v);
 std::vector<Bindings> nominal_and_uniform(const Contract& contract, std::initializer_list<int64_t> sizes);
 
 /// One single-call case per shape, labelled with the shape, inputs drawn from (seed, case index).
+std::vector<CasePlan> one_call_per_shape_plans(const Contract& contract, const std::vector<Bindings>& shapes,
+                                               uint64_t seed);
+/// The same cases, made at once.
 std::vector<Case> one_call_per_shape(const Contract& contract, const std::vector<Bindings>& shapes, uint64_t seed);
 
 /// What a size-independent gate says when it ran at contract.structural_shape() (or at `ran`)

@@ -69,6 +69,8 @@ class DeterminismGate final : public Gate {
     return {};
   }
 
+  bool judges_across() const override { return true; }
+
   CaseJudgement judge_across(const GateContext& ctx, const std::vector<Case>& cases,
                              const std::vector<CaseRun>& runs) const override {
     for (std::size_t i = 1; i < runs.size(); ++i) {

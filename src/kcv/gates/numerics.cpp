@@ -13,15 +13,15 @@ class NumericsGate final : public Gate {
   std::string_view summary() const override { return "nominal shape, 5 seeds, fp64 reference, error model"; }
   bool tolerance_independent() const override { return false; }
 
-  std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
-    std::vector<Case> out;
+  std::vector<CasePlan> plan(const GateContext& ctx, uint64_t seed) const override {
+    std::vector<CasePlan> out;
     const Bindings b = ctx.contract.nominal();
-    for (int64_t i = 0; i < kSeeds; ++i) {
-      Rng rng = case_rng(seed, i);
-      out.push_back(single_call_case(fmt::format("{} seed {}", bindings_string(b), i), ctx.contract, b, rng));
-    }
+    for (int64_t i = 0; i < kSeeds; ++i)
+      out.push_back(single_call_plan(fmt::format("{} seed {}", bindings_string(b), i), ctx.contract, b, seed, i));
     return out;
   }
+
+  std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override { return make_all(plan(ctx, seed)); }
 
   CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
     return judge_all_calls(ctx.contract, c, run);

@@ -15,7 +15,7 @@ class ShapesGate final : public Gate {
   std::string_view summary() const override { return "boundary sweep of every shape symbol"; }
   bool tolerance_independent() const override { return false; }
 
-  std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
+  std::vector<CasePlan> plan(const GateContext& ctx, uint64_t seed) const override {
     std::vector<Bindings> shapes;
     for (const auto& s : ctx.contract.symbols) {
       for (int64_t v : boundary_sizes(s)) {
@@ -26,13 +26,19 @@ class ShapesGate final : public Gate {
     }
     for (int64_t v : {1, 3, 7, 13, 127})
       if (auto b = uniform_shape(ctx.contract, v)) shapes.push_back(*b);
-    std::vector<Case> out = one_call_per_shape(ctx.contract, shapes, seed);
+    std::vector<CasePlan> out = one_call_per_shape_plans(ctx.contract, shapes, seed);
     // NOTES: the large tier (element indices past 2^31) needs device memory: cuda only, and only
-    // for contracts that can judge a sampled element from a small sub-problem.
+    // for contracts that can judge a sampled element from a small sub-problem. Its tensors carry
+    // no storage, so it is made at once.
     if (ctx.backend == "cuda")
-      if (auto tier = ctx.contract.large_tier()) out.push_back(large_case(ctx.contract, *tier, seed));
+      if (auto tier = ctx.contract.large_tier()) {
+        std::vector<CasePlan> large = plans_of({large_case(ctx.contract, *tier, seed)});
+        out.push_back(std::move(large[0]));
+      }
     return out;
   }
+
+  std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override { return make_all(plan(ctx, seed)); }
 
   std::string note(const GateContext& ctx) const override {
     // NOTES: a size the contract rejects is not a case; say which and why (KernelBench: the
