@@ -29,9 +29,9 @@ struct KernelBenchSetup {
 inline constexpr double kKernelBenchK = 32;
 
 /// The most elements (inputs plus outputs, at the problem's own sizes) one call may move: env
-/// KCV_MAX_ELEMENTS, default 2^26 (about 4 GB of host memory per verification at ~60 bytes per
-/// element; an H200 host running 14 verifications at 2^27 ran out). Larger problems are a setup
-/// error, not an out-of-memory kill.
+/// KCV_MAX_ELEMENTS, default 2^27. kcv holds about 40 bytes per element of the case it is judging
+/// (5.1 GB at 2^27, measured on cpu), the torch reference server about 26. Larger problems are a
+/// setup error, not an out-of-memory kill.
 int64_t max_elements_per_call();
 
 /// The size-independent gates' budget per call (elements in plus out); see structural_shape().
