@@ -38,6 +38,12 @@ struct Shard {
 Shard parse_shard(const std::string& text);
 std::vector<CorpusPair> select_shard(const std::vector<CorpusPair>& pairs, const Shard& shard);
 
+/// The order a run starts its pairs in: one solution of every problem (in key order), then the
+/// second of every problem that has one, and so on. The solutions of one problem have the same
+/// sizes, so a problem's host memory and GPU load do not pile up in --jobs verifications at once,
+/// and a run cut short has reached more problems.
+std::vector<CorpusPair> spread_by_problem(const std::vector<CorpusPair>& pairs);
+
 // ---- the journal: OUT/journal.jsonl ----
 
 /// The records of a journal, one per complete line. A last line without '\n' (a write cut short

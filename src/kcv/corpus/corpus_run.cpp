@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -73,6 +74,21 @@ std::vector<CorpusPair> select_shard(const std::vector<CorpusPair>& pairs, const
   std::vector<CorpusPair> out;
   for (std::size_t i = 0; i < pairs.size(); ++i)
     if (i % static_cast<std::size_t>(shard.count) == static_cast<std::size_t>(shard.index)) out.push_back(pairs[i]);
+  return out;
+}
+
+std::vector<CorpusPair> spread_by_problem(const std::vector<CorpusPair>& pairs) {
+  std::vector<std::string> problems;               // in order of first appearance
+  std::map<std::string, std::vector<const CorpusPair*>> of;
+  for (const auto& p : pairs) {
+    auto& list = of[p.problem];
+    if (list.empty()) problems.push_back(p.problem);
+    list.push_back(&p);
+  }
+  std::vector<CorpusPair> out;
+  for (std::size_t round = 0; out.size() < pairs.size(); ++round)
+    for (const auto& problem : problems)
+      if (round < of[problem].size()) out.push_back(*of[problem][round]);
   return out;
 }
 
@@ -376,7 +392,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   for (const auto& r : journal.existing())
     if (r["kind"] == "result") done.insert(r["key"].get<std::string>());
   std::vector<CorpusPair> todo;
-  for (const auto& p : mine)
+  for (const auto& p : spread_by_problem(mine))
     if (!done.count(p.key)) todo.push_back(p);
 
   journal.append({{"kind", "run"}, {"started", corpus_detail::iso_now()},

@@ -95,6 +95,27 @@ TEST(CorpusDiscovery, ShardsPartitionThePairsExactly) {
   EXPECT_EQ(parse_shard("4/5").count, 5);
 }
 
+TEST(CorpusDiscovery, ARunStartsOneSolutionOfEveryProblemBeforeAnySecond) {
+  TempDir t;
+  const std::string d = t / "corpus";
+  for (const char* s : {"solution_a.py", "solution_b.py", "solution_c.py"}) add_pair(d, "big", s, "pass");
+  add_pair(d, "mid", "solution_a.py", "pass");
+  add_pair(d, "mid", "solution_b.py", "pass");
+  add_pair(d, "small", "solution_a.py", "pass");
+  const auto all = discover_pairs(d, false);
+  const std::vector<std::string> want = {"big/solution_a.py", "mid/solution_a.py", "small/solution_a.py",
+                                         "big/solution_b.py", "mid/solution_b.py", "big/solution_c.py"};
+  EXPECT_EQ(keys_of(spread_by_problem(all)), want);
+  EXPECT_TRUE(spread_by_problem({}).empty());
+
+  // A run with one job starts them in that order: the journal shows it.
+  const std::string out = t / "out";
+  run_corpus(stub_options(d, out, stub_verifier(t.path()), 1));
+  std::vector<std::string> order;
+  for (const auto& r : results_of(read_journal(out + "/journal.jsonl"))) order.push_back(r["key"].get<std::string>());
+  EXPECT_EQ(order, want);
+}
+
 // ---- one run, every kind of outcome ----
 
 TEST(CorpusRun, EachOutcomeBecomesItsRecordAndTheRunCompletes) {
