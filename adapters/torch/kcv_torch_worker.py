@@ -153,11 +153,18 @@ def main():
         return post_cache[span]
 
     models = {}
+    shared_sizes = {k: v for k, v in common.module_sizes(solution).items() if k in nominal}
+    # A problem whose Model keeps state between calls: both sides build a fresh model, from the
+    # same seed, for every call (docs/kernelbench.md, "A function of its inputs").
+    fresh_model = bool(kb.get("fresh_model"))
 
     def model_for(bindings):
         k = tuple(sorted(bindings.items()))
-        if k not in models:
+        if fresh_model or k not in models:
             common.set_sizes(problem, nominal, bindings)
+            # The solution's own copies of the problem's sizes follow them: a model built from
+            # module globals (rather than get_init_inputs) is built at the case's sizes.
+            common.set_sizes(solution, shared_sizes, bindings)
             init = list(problem.get_init_inputs())
             models.clear()
             models[k] = common.build_model(cls, init, init_seed, device)

@@ -56,8 +56,13 @@ class KernelBenchContract : public Contract {
 
   /// get_inputs() under torch.manual_seed(seed) at b, as contiguous tensors.
   std::vector<HostTensor> problem_inputs(const Bindings& b, uint64_t seed) const;
-  /// What the torch worker needs beside the calls: problem, init_seed, argument template.
+  /// What the torch worker needs beside the calls: problem, init_seed, argument template, and
+  /// whether to build a fresh model for every call.
   nlohmann::json worker_plan() const;
+  /// The problem's Model keeps state between calls (it gave other outputs when called again, and
+  /// the first call's outputs again as a fresh model from the same seed): both sides build a
+  /// fresh model for every call, so each call is judged one step from the initial state.
+  bool fresh_model() const { return fresh_model_; }
   /// Why the reference rejected b (empty when it did not).
   std::string rejection(const Bindings& b) const override;
   /// shape_within(kStructuralElements).
@@ -77,6 +82,7 @@ class KernelBenchContract : public Contract {
   std::unique_ptr<Server> server_;
   KernelBenchSetup setup_;
   nlohmann::json args_;
+  bool fresh_model_ = false;
 };
 
 /// KernelBench's own acceptance check (5 trials at the fixed shape, inputs from get_inputs()

@@ -256,7 +256,8 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
   if (kernelbench) {
     report.kernelbench = {{"problem", kb.candidate.problem()}, {"solution", kb.candidate.path()},
                           {"python", kb.candidate.python()},
-                          {"compile_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count()}};
+                          {"compile_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count()},
+                          {"fresh_model", kb.contract->fresh_model()}};
     if (o.baseline) report.kernelbench["baseline"] = kernelbench_baseline(*kb.contract, runner);
   }
 

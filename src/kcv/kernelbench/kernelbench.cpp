@@ -228,6 +228,7 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
     k->symbols.push_back(std::move(sym));
   }
   k->args_ = d["args"];
+  k->fresh_model_ = d.value("fresh_model", false);
   k->accumulate = DType::f32;
   k->c = 1;
   k->c_reasoning = fmt::format(
@@ -387,7 +388,7 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
 }
 
 json KernelBenchContract::worker_plan() const {
-  return {{"problem", setup_.problem}, {"init_seed", setup_.init_seed}, {"args", args_}};
+  return {{"problem", setup_.problem}, {"init_seed", setup_.init_seed}, {"args", args_}, {"fresh_model", fresh_model_}};
 }
 
 json kernelbench_baseline(const KernelBenchContract& k, Runner& runner) {

@@ -130,21 +130,67 @@ TEST(KernelBenchCli, AWorkerThatDiesSaysItsLastLogLine) {
       << evidence;
 }
 
-TEST(KernelBenchCli, AModelThatKeepsStateIsRefusedUpFront) {
-  // KernelBench's VanillaRNN keeps its hidden state between calls: the reference and the worker
-  // call their models different numbers of times, so no case could be judged.
+TEST(KernelBenchCli, AModelThatKeepsStateIsJudgedOneCallFromAFreshModel) {
+  // KernelBench's VanillaRNN keeps its hidden state between calls, and the reference and the
+  // worker call their models different numbers of times: both sides build a fresh model for
+  // every call.
+  TempDir tmp;
+  const std::string rnn = "class Model(nn.Module):\n"
+                          "    def __init__(self):\n        super().__init__()\n"
+                          "        self.hidden = torch.zeros(1, n)\n\n"
+                          "    def forward(self, x):\n        self.hidden = torch.tanh(x + self.hidden.to(x.device))\n"
+                          "        return self.hidden\n";
+  write_file(tmp / "problem.py", problem_file(rnn, "n = 5", "[torch.randn(1, n)]"));
+  // One step from the zero state, without keeping any: the same function of the inputs.
+  write_file(tmp / "one_step.py", "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                                  "    def forward(self, x):\n        return torch.tanh(x)\n");
+  write_file(tmp / "wrong.py", "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                               "    def forward(self, x):\n        return torch.tanh(x + 0.5)\n");
+  for (const std::string candidate : {"problem.py", "one_step.py"}) {
+    const std::string report = tmp / (candidate + ".json");
+    const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / candidate, "--json", report,
+                                 "--quiet"}, "", tmp.path());
+    EXPECT_EQ(r.rc, 0) << candidate << r.out << r.err;
+    EXPECT_EQ(nlohmann::json::parse(read_text(report))["kernelbench"]["fresh_model"], true) << candidate;
+  }
+  const CliResult w = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "wrong.py", "--gates", "numerics",
+                               "--quiet"}, "", tmp.path());
+  EXPECT_EQ(w.rc, 1) << w.out << w.err;
+
+  // A Model that is a function of its inputs keeps one model.
+  const std::string report = tmp / "rowsum.json";
+  const CliResult p = run_kcv({"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/problem.py", "--gates",
+                               "numerics", "--json", report, "--quiet"}, "", tmp.path());
+  EXPECT_EQ(p.rc, 0) << p.out << p.err;
+  EXPECT_EQ(nlohmann::json::parse(read_text(report))["kernelbench"]["fresh_model"], false);
+}
+
+TEST(KernelBenchCli, ASolutionBuiltFromItsOwnModuleSizesIsBuiltAtTheCaseSizes) {
+  // Model.__init__ reads the module-level n instead of taking it from get_init_inputs(): offered
+  // as its own candidate, the solution module's n follows the problem's through the shape sweep.
   TempDir tmp;
   write_file(tmp / "problem.py",
              problem_file("class Model(nn.Module):\n"
                           "    def __init__(self):\n        super().__init__()\n"
-                          "        self.hidden = torch.zeros(1, n)\n\n"
-                          "    def forward(self, x):\n        self.hidden = torch.tanh(x + self.hidden.to(x.device))\n"
-                          "        return self.hidden\n",
+                          "        self.w = nn.Parameter(torch.randn(n))\n\n"
+                          "    def forward(self, x):\n        return x * self.w\n",
+                          "n = 6", "[torch.randn(3, n)]"));
+  const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py", "--gates",
+                               "numerics,shapes", "--quiet"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+}
+
+TEST(KernelBenchCli, AModelThatDrawsRandomNumbersIsRefusedUpFront) {
+  TempDir tmp;
+  write_file(tmp / "problem.py",
+             problem_file("class Model(nn.Module):\n"
+                          "    def forward(self, x):\n        return x + torch.rand_like(x)\n",
                           "n = 5", "[torch.randn(1, n)]"));
   const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py"}, "", tmp.path());
   EXPECT_EQ(r.rc, 2) << r.out << r.err;
   EXPECT_TRUE(one_line(r.err)) << r.err;
-  EXPECT_NE(r.err.find("Model gives other outputs when called again on the same inputs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Model gives other outputs when called again on the same inputs, even as a fresh model"),
+            std::string::npos) << r.err;
 }
 
 TEST(KernelBenchCli, AFailingCaseReplaysExactly) {
