@@ -23,6 +23,7 @@
 #include "kcv/corpus/journal.hpp"
 #include "kcv/report.hpp"
 #include "kcv/runner.hpp"
+#include "kcv/stats.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -103,34 +104,33 @@ std::string default_corpus_verifier() {
 // ---- summary ----
 
 CorpusRunSummary summarize_results(const std::vector<json>& records, const std::vector<std::string>& keys) {
+  // NOTES: the report's counting (summarize_corpus) over the wanted keys' results, so that the run's
+  // summary and `kcv report` never count differently (the first result of a key counts).
   const std::set<std::string> wanted(keys.begin(), keys.end());
-  std::map<std::string, const json*> last;   // key -> its result (the last one, should a journal hold two)
+  std::vector<json> mine;
   for (const auto& r : records)
-    if (r.value("kind", "") == "result" && r.contains("key") && r["key"].is_string()) {
-      const std::string k = r["key"].get<std::string>();
-      if (wanted.empty() || wanted.count(k)) last[k] = &r;
-    }
+    if (r.value("kind", "") == "result" && r.contains("key") && r["key"].is_string() &&
+        (wanted.empty() || wanted.count(r["key"].get<std::string>())))
+      mine.push_back(r);
+  const CorpusSummary c = summarize_corpus(mine);
   CorpusRunSummary s;
-  s.pairs = wanted.empty() ? static_cast<int>(last.size()) : static_cast<int>(wanted.size());
-  std::map<std::string, std::size_t> gate_at;
-  for (const auto& [key, r] : last) {
-    const std::string status = r->value("status", "");
-    if (status == "setup_error") { ++s.setup_errors; continue; }
-    if (status == "timeout") { ++s.timeouts; continue; }
-    if (status != "verified" || !r->contains("report") || !(*r)["report"].is_object()) { ++s.crashes; continue; }
-    const json& rep = (*r)["report"];
-    if (rep.value("verdict", "") == "PASS") ++s.verified_pass;
+  s.pairs = wanted.empty() ? static_cast<int>(c.results) : static_cast<int>(wanted.size());
+  for (const KernelRow& k : c.kernels) {
+    if (k.status == "setup_error") ++s.setup_errors;
+    else if (k.status == "timeout") ++s.timeouts;
+    else if (k.status != "verified") ++s.crashes;
+    else if (k.strict_pass) ++s.verified_pass;
     else ++s.verified_fail;
-    if (!rep.contains("gates") || !rep["gates"].is_array()) continue;
-    for (const auto& g : rep["gates"]) {
-      const std::string id = g.value("id", ""), verdict = g.value("verdict", "");
-      auto [it, fresh] = gate_at.emplace(id, s.gates.size());
-      if (fresh) s.gates.push_back({id, {}, 0});
-      GateFailureCount& c = s.gates[it->second];
-      if (verdict == "PASS") continue;
-      ++c.by_verdict[verdict];
-      if (verdict != "SKIPPED") ++c.not_passed;
-    }
+  }
+  if (c.reports == 0) return s;
+  for (const GateSummary& g : c.gates) {
+    if (g.counts.pass + g.counts.failures() + g.counts.skipped == 0) continue;  // in no report
+    GateFailureCount f{g.id, {}, static_cast<int>(g.counts.failures())};
+    for (const auto& [name, n] : {std::pair{"FAIL", g.counts.fail}, {"CRASH", g.counts.crash},
+                                  {"TIMEOUT", g.counts.timeout}, {"REFUSED", g.counts.refused},
+                                  {"SKIPPED", g.counts.skipped}})
+      if (n > 0) f.by_verdict[name] = static_cast<int>(n);
+    s.gates.push_back(std::move(f));
   }
   return s;
 }

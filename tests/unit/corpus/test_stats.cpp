@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "kcv/corpus.hpp"
 #include "kcv/stats.hpp"
 #include "report_fixture.hpp"
 
@@ -134,6 +135,36 @@ TEST(CorpusSummary, CountsTheSyntheticJournal) {
   EXPECT_EQ(e.baseline, "fail");
   EXPECT_FALSE(e.compile_seconds.has_value());
   EXPECT_EQ(s.kernels[6].baseline, "missing");
+}
+
+TEST(CorpusSummary, TheRunSummaryCountsAsTheReportDoes) {
+  // The same journal: the first result of key a (a pass) counts in both, not its repeat.
+  const CorpusRunSummary r = summarize_results(synthetic_journal());
+  const CorpusSummary s = summarize_corpus(synthetic_journal());
+  EXPECT_EQ(r.pairs, 8);
+  EXPECT_EQ(r.verified_pass, 2);  // a, d
+  EXPECT_EQ(r.verified_fail, 4);  // b, c, g, h
+  EXPECT_EQ(r.setup_errors, 1);
+  EXPECT_EQ(r.timeouts, 1);
+  EXPECT_EQ(r.crashes, 0);
+  EXPECT_EQ(r.verified_pass + r.verified_fail, s.verified);
+  ASSERT_EQ(r.gates.size(), 12u);
+  EXPECT_EQ(r.gates[0].gate, "numerics");
+  EXPECT_EQ(r.gates[0].not_passed, 1);  // b only: a's repeat fails numerics but does not count
+  EXPECT_EQ(r.gates[0].by_verdict.at("FAIL"), 1);
+  const auto& sanitizer = r.gates[11];
+  EXPECT_EQ(sanitizer.gate, "sanitizer");
+  EXPECT_EQ(sanitizer.by_verdict.at("CRASH"), 1);
+  const auto& values = r.gates[2];
+  EXPECT_EQ(values.not_passed, 0);
+  EXPECT_EQ(values.by_verdict.at("SKIPPED"), 1);
+
+  // Only the keys asked for.
+  const CorpusRunSummary some = summarize_results(synthetic_journal(), {"e/solution_build.py", "z/missing.py"});
+  EXPECT_EQ(some.pairs, 2);
+  EXPECT_EQ(some.setup_errors, 1);
+  EXPECT_EQ(some.verified_pass + some.verified_fail, 0);
+  EXPECT_TRUE(some.gates.empty());
 }
 
 TEST(CorpusSummary, WithoutBaselineNothingCountsAgainstIt) {
