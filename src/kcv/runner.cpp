@@ -325,9 +325,10 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       env.push_back("TORCH_EXTENSIONS_DIR=" + (fs::absolute(opt_.workdir) / "torch-extensions").string());
       env.push_back("PYTHONDONTWRITEBYTECODE=1");
       if (const char* v = std::getenv("PYTHONPATH")) env.push_back(std::string("PYTHONPATH=") + v);
-      // cpu: freed memory stays in the heap (no trim, no mmap below 32 MiB), so the coverage
-      // gate's poison reaches the candidate's next allocation.
-      env.push_back("MALLOC_MMAP_THRESHOLD_=33554432");
+      // Freed memory stays in the heap (no trim, no fresh mapping below 4 GiB): on cpu the
+      // coverage gate's poison reaches the candidate's next allocation, and a large problem's
+      // tensors reuse pages instead of faulting in and zeroing new ones every case.
+      env.push_back("MALLOC_MMAP_THRESHOLD_=4294967296");
       env.push_back("MALLOC_TRIM_THRESHOLD_=17179869184");
     }
     // NOTES: under memcheck, torch's caching allocator is off (PYTORCH_NO_CUDA_MEMORY_CACHING): each

@@ -158,6 +158,15 @@ TEST(ErrorModel, AlternativeOrderDisagreementIsHonored) {
   const RefTensor ref2 = ref_of({NAN}, 1, 1), alt2 = ref_of({5.0}, 1, 1);
   EXPECT_TRUE(cmp(f32({5.0}), ref2, &alt2).ok());
   EXPECT_FALSE(cmp(f32({6.0}), ref2, &alt2).ok());
+  // Where both orders are finite, the value is judged against the first (the forward order):
+  // another order's value is not a second chance.
+  const RefTensor ref3 = ref_of({2.0}, 1, 1), alt3 = ref_of({5.0}, 1, 1);
+  EXPECT_TRUE(cmp(f32({2.0}), ref3, &alt3).ok());
+  EXPECT_FALSE(cmp(f32({5.0}), ref3, &alt3).ok());
+  // At the top of the range the value is still judged: FLT_MAX itself, and far from it.
+  const RefTensor top = ref_of({FLT_MAX}, 0, 0);
+  EXPECT_TRUE(cmp(f32({FLT_MAX}), top, &top).ok());
+  EXPECT_FALSE(cmp(f32({FLT_MAX / 2}), top, &top).ok());
 }
 
 TEST(ErrorModel, UnderflowIsNotARelativeError) {
