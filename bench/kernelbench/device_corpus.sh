@@ -3,6 +3,9 @@
 # that the journal (and a rerun, which resumes it) carries the rest.
 # Usage (repo root, GPU machine, build/ and bench/kernelbench/data carried):
 #   bench/kernelbench/device_corpus.sh SECONDS OUTDIR <kcv corpus run arguments...>
+# With $OUT set (the device tool's result folder), OUTDIR comes back as $OUT/<its name>.tgz.
+# Unpack it at the repo root (tar xzf .../<name>.tgz) before the next call carries the tree, or
+# the next call resumes from the old journal and redoes the pairs (session 5 did that once).
 set -uo pipefail
 limit="${1:?SECONDS}"; out="${2:?OUTDIR}"; shift 2
 export KCV_INCLUDE_DIR=$PWD/include KCV_ADAPTERS_DIR=$PWD/adapters PATH=/usr/local/cuda/bin:$PATH
@@ -14,3 +17,6 @@ timeout --signal=KILL "$limit" ./build/kcv corpus run "$@" --out "$out" --backen
 echo "corpus run rc=$? wall=$((SECONDS - t0))s"
 tail -5 "$out/run.stderr"
 ./build/kcv report "$out" && tail -30 "$out/run.stdout"
+if [ -n "${OUT:-}" ]; then
+  tar czf "$OUT/$(basename "$out").tgz" "$out" && echo "journal and report: \$OUT/$(basename "$out").tgz"
+fi
