@@ -454,15 +454,12 @@ json kernelbench_baseline(const KernelBenchContract& k, Runner& runner) {
   // would then all be on the host at once: past kBatchBytes of staging, each trial is a case of
   // its own, freed before the next is made.
   Case first = case_of(0);
-  if (kTrials * staged_bytes(first) <= kBatchBytes) {
+  if (kTrials * staged_bytes(first) <= kBatchBytes)
     for (int more = 1; more < kTrials; ++more) first.calls.push_back(trial(more));
-    if (!passes(first)) return out;
-  } else {
-    if (!passes(first)) return out;
-    first = Case{};
-    while (t < kTrials)
-      if (!passes(case_of(t))) return out;
-  }
+  if (!passes(first)) return out;
+  first = Case{};
+  while (t < kTrials)  // the trials that did not fit beside the first
+    if (!passes(case_of(t))) return out;
   out["verdict"] = "pass";
   out["max_abs_diff"] = max_diff;
   return out;
