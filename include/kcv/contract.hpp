@@ -123,6 +123,10 @@ class Contract {
   /// When positive, the sanitizer gate runs its nominal case at shape_within(this many elements
   /// per call): nominal sizes that are a benchmark's are too large to run instrumented.
   int64_t sanitizer_elements = 0;
+  /// When positive, the shapes gate sweeps every symbol with the others at shape_within(this many
+  /// elements per call) instead of nominal: each symbol's tails are swept, each case a fraction
+  /// of the problem's own call. numerics and values keep the nominal shape.
+  int64_t sweep_elements = 0;
 
   /// The fp64 reference. Inputs are read as the device sees them (already rounded to their dtype).
   virtual std::vector<RefTensor> reference(const std::vector<HostTensor>& inputs,
@@ -152,7 +156,8 @@ class Contract {
   /// Where the gates whose checks do not depend on size (nonfinite, bounds, inputs_intact,
   /// coverage, determinism, layout, stateless, concurrency, sanitizer) run their nominal cases.
   /// Default: nominal(). A KernelBench problem whose own call is large clips its symbols
-  /// (docs/kernelbench.md); numerics, shapes and values always run at nominal.
+  /// (docs/kernelbench.md); numerics and values always run at nominal, shapes sweeps around
+  /// nominal or within sweep_elements.
   virtual Bindings structural_shape() const { return nominal(); }
   /// Nominal with its symbols clipped so that one call moves at most max_elements elements
   /// (inputs plus outputs), for contracts that can count them; default nominal().

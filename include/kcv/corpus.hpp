@@ -44,6 +44,21 @@ std::vector<CorpusPair> select_shard(const std::vector<CorpusPair>& pairs, const
 /// and a run cut short has reached more problems.
 std::vector<CorpusPair> spread_by_problem(const std::vector<CorpusPair>& pairs);
 
+/// What a run knows of one problem when it picks its next pair: how many of its pairs are
+/// running, and the longest wall time among its pairs so far (finished ones, in this run or the
+/// journal's, and running ones until now).
+struct ProblemLoad {
+  int running = 0;
+  double longest_s = 0;
+};
+
+/// The index in `todo` (in spread_by_problem's order) of the pair a run starts next. First a
+/// pair of a problem none of whose pairs has started (todo's order); then, among problems with
+/// no pair running, the one whose pairs have taken longest, so that the long pairs do not start
+/// last and hold the run's end; only then problems with a pair running, again the longest first.
+/// Ties keep todo's order. `load` holds the problems that have started.
+std::size_t next_pair(const std::vector<CorpusPair>& todo, const std::map<std::string, ProblemLoad>& load);
+
 // ---- the journal: OUT/journal.jsonl ----
 
 /// The records of a journal, one per complete line. A last line without '\n' (a write cut short

@@ -38,6 +38,9 @@ int64_t max_elements_per_call();
 inline constexpr int64_t kStructuralElements = int64_t{1} << 20;
 /// The sanitizer gate's (Contract::sanitizer_elements): instrumented runs cost 10-1000x.
 inline constexpr int64_t kSanitizerElements = int64_t{1} << 16;
+/// The shapes gate's base shape (Contract::sweep_elements): a 1.3·10^8-element problem swept with
+/// its other symbols at their own sizes took over 240 s on an H200 host (14 verifications at once).
+inline constexpr int64_t kSweepElements = int64_t{1} << 24;
 
 class KernelBenchContract : public Contract {
  public:

@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -91,6 +92,20 @@ std::vector<CorpusPair> spread_by_problem(const std::vector<CorpusPair>& pairs) 
     for (const auto& problem : problems)
       if (round < of[problem].size()) out.push_back(*of[problem][round]);
   return out;
+}
+
+std::size_t next_pair(const std::vector<CorpusPair>& todo, const std::map<std::string, ProblemLoad>& load) {
+  // NOTES: the longest first (LPT) with estimates the run measured itself: the first pair of a
+  // problem is the estimate for the rest, which have the same sizes.
+  auto rank = [&](const CorpusPair& p) {
+    const auto it = load.find(p.problem);
+    if (it == load.end()) return std::tuple{2, 0.0};
+    return std::tuple{it->second.running == 0 ? 1 : 0, it->second.longest_s};
+  };
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < todo.size(); ++i)
+    if (rank(todo[i]) > rank(todo[best])) best = i;
+  return best;
 }
 
 std::string default_corpus_verifier() {
@@ -425,16 +440,29 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       }
     }
   } kill_on_unwind{running};
-  std::size_t next = 0;
+  std::map<std::string, ProblemLoad> load;
+  for (const auto& r : records)
+    if (r["kind"] == "result" && r.contains("problem") && r["problem"].is_string()) {
+      double& longest = load[r["problem"].get<std::string>()].longest_s;
+      longest = std::max(longest, r.value("wall_seconds", 0.0));
+    }
+  std::size_t started = 0;
   int ran = 0;
   double wall_sum = 0;
-  while (next < todo.size() || !running.empty()) {
-    while (running.size() < static_cast<std::size_t>(o.jobs) && next < todo.size()) {
+  while (!todo.empty() || !running.empty()) {
+    while (running.size() < static_cast<std::size_t>(o.jobs) && !todo.empty()) {
+      for (const Child& r : running) {
+        ProblemLoad& l = load[r.pair.problem];
+        l.longest_s = std::max(l.longest_s, std::chrono::duration<double>(Clock::now() - r.start).count());
+      }
+      const std::size_t pick = next_pair(todo, load);
       Child c;
-      c.pair = todo[next];
-      c.json_path = fmt::format("{}/pair-{}.json", scratch.path(), next);
-      c.err_path = fmt::format("{}/pair-{}.stderr", scratch.path(), next);
-      ++next;
+      c.pair = todo[pick];
+      todo.erase(todo.begin() + static_cast<std::ptrdiff_t>(pick));
+      ++load[c.pair.problem].running;
+      c.json_path = fmt::format("{}/pair-{}.json", scratch.path(), started);
+      c.err_path = fmt::format("{}/pair-{}.stderr", scratch.path(), started);
+      ++started;
       std::vector<std::string> argv = {verifier, "verify", "--kernelbench", c.pair.problem, c.pair.solution,
                                        "--backend", o.backend, "--json", c.json_path};
       if (!o.baseline.empty()) argv.insert(argv.end(), {"--baseline", o.baseline});
@@ -466,6 +494,9 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       const nlohmann::ordered_json rec = result_record(c, status, timed_out, lost, wall, o.pair_timeout_s);
       journal.append(rec);
       records.push_back(json::parse(rec.dump()));
+      ProblemLoad& l = load[c.pair.problem];
+      --l.running;
+      l.longest_s = std::max(l.longest_s, wall);
       std::error_code rm;
       fs::remove(c.json_path, rm);
       fs::remove(c.err_path, rm);

@@ -1,5 +1,6 @@
-// Gate 2 `shapes`: every shape symbol swept through boundary sizes (others nominal), plus every
-// symbol at once at a few awkward sizes. Catches dropped tails and hard-coded shapes.
+// Gate 2 `shapes`: every shape symbol swept through boundary sizes (others nominal, or within
+// Contract::sweep_elements), plus every symbol at once at a few awkward sizes. Catches dropped
+// tails and hard-coded shapes.
 #include <fmt/format.h>
 
 #include "kcv/gates/common.hpp"
@@ -17,13 +18,8 @@ class ShapesGate final : public Gate {
 
   std::vector<CasePlan> plan(const GateContext& ctx, uint64_t seed) const override {
     std::vector<Bindings> shapes;
-    for (const auto& s : ctx.contract.symbols) {
-      for (int64_t v : boundary_sizes(s)) {
-        Bindings b = ctx.contract.nominal();
-        b[s.name] = v;
-        if (ctx.contract.valid(b)) shapes.push_back(b);
-      }
-    }
+    for (const Bindings& b : swept(ctx.contract))
+      if (ctx.contract.valid(b)) shapes.push_back(b);
     for (int64_t v : {1, 3, 7, 13, 127})
       if (auto b = uniform_shape(ctx.contract, v)) shapes.push_back(*b);
     std::vector<CasePlan> out = one_call_per_shape_plans(ctx.contract, shapes, seed);
@@ -45,18 +41,21 @@ class ShapesGate final : public Gate {
     // problem's own Model raised at that size).
     int64_t rejected = 0;
     std::string first;
-    for (const auto& s : ctx.contract.symbols)
-      for (int64_t v : boundary_sizes(s)) {
-        Bindings b = ctx.contract.nominal();
-        b[s.name] = v;
-        if (ctx.contract.valid(b)) continue;
-        if (rejected++ == 0) {
-          const std::string why = ctx.contract.rejection(b);
-          first = bindings_string(b) + (why.empty() ? "" : ": " + why);
-        }
+    for (const Bindings& b : swept(ctx.contract)) {
+      if (ctx.contract.valid(b)) continue;
+      if (rejected++ == 0) {
+        const std::string why = ctx.contract.rejection(b);
+        first = bindings_string(b) + (why.empty() ? "" : ": " + why);
       }
-    if (rejected == 0) return {};
-    return fmt::format("{} swept shape(s) skipped, the contract rejects them (first {})", rejected, first);
+    }
+    std::string note;
+    if (const Bindings base = sweep_base(ctx.contract); base != ctx.contract.nominal())
+      note = fmt::format("each symbol swept with the others at {}, not the problem's own {} (a large problem)",
+                         bindings_string(base), bindings_string(ctx.contract.nominal()));
+    if (rejected > 0)
+      note += fmt::format("{}{} swept shape(s) skipped, the contract rejects them (first {})", note.empty() ? "" : "; ",
+                          rejected, first);
+    return note;
   }
 
   CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
@@ -65,6 +64,25 @@ class ShapesGate final : public Gate {
   }
 
  private:
+  /// Where the sweep holds the symbols it is not sweeping: nominal, or within the contract's
+  /// sweep budget.
+  static Bindings sweep_base(const Contract& k) {
+    return k.sweep_elements > 0 ? k.shape_within(k.sweep_elements) : k.nominal();
+  }
+
+  /// Every symbol through its boundary sizes, the others at sweep_base(), valid or not.
+  static std::vector<Bindings> swept(const Contract& k) {
+    const Bindings base = sweep_base(k);
+    std::vector<Bindings> out;
+    for (const auto& s : k.symbols)
+      for (int64_t v : boundary_sizes(s)) {
+        Bindings b = base;
+        b[s.name] = v;
+        out.push_back(std::move(b));
+      }
+    return out;
+  }
+
   static Case large_case(const Contract& k, const LargeTier& tier, uint64_t seed) {
     Case c;
     c.shape = tier.shape;

@@ -236,6 +236,7 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
       "problem's Model in fp32 eager on the same inputs and weights (docs/kernelbench.md)", kKernelBenchK);
   k->classes_in_two_orders = true;
   k->sanitizer_elements = kSanitizerElements;
+  k->sweep_elements = kSweepElements;
   return k;
 }
 

@@ -107,13 +107,78 @@ TEST(CorpusDiscovery, ARunStartsOneSolutionOfEveryProblemBeforeAnySecond) {
                                          "big/solution_b.py", "mid/solution_b.py", "big/solution_c.py"};
   EXPECT_EQ(keys_of(spread_by_problem(all)), want);
   EXPECT_TRUE(spread_by_problem({}).empty());
+}
 
-  // A run with one job starts them in that order: the journal shows it.
+TEST(CorpusDiscovery, NextPairStartsUnstartedProblemsThenTheLongestWithNothingRunning) {
+  TempDir t;
+  const std::string d = t / "corpus";
+  for (const char* p : {"a", "b", "c"})
+    for (const char* s : {"solution_1.py", "solution_2.py"}) add_pair(d, p, s, "pass");
+  const auto todo = spread_by_problem(discover_pairs(d, false));  // a/1 b/1 c/1 a/2 b/2 c/2
+  const auto problem = [&](const char* p) { return (fs::path(d) / p / "problem.py").string(); };
+  // Nothing started: todo's order.
+  EXPECT_EQ(todo[next_pair(todo, {})].key, "a/solution_1.py");
+  // a started: b's first, though a took long.
+  EXPECT_EQ(todo[next_pair(todo, {{problem("a"), {0, 90.0}}})].key, "b/solution_1.py");
+  // Every problem started (only the seconds are left): the longest with nothing running ...
+  const std::vector<CorpusPair> seconds(todo.begin() + 3, todo.end());
+  EXPECT_EQ(seconds[next_pair(seconds, {{problem("a"), {0, 10.0}}, {problem("b"), {0, 50.0}}, {problem("c"), {0, 20.0}}})].key,
+            "b/solution_2.py");
+  // ... even when a running problem has taken longer; with every problem running, the longest.
+  EXPECT_EQ(seconds[next_pair(seconds, {{problem("a"), {0, 10.0}}, {problem("b"), {1, 50.0}}, {problem("c"), {0, 20.0}}})].key,
+            "c/solution_2.py");
+  EXPECT_EQ(seconds[next_pair(seconds, {{problem("a"), {1, 10.0}}, {problem("b"), {1, 50.0}}, {problem("c"), {2, 20.0}}})].key,
+            "b/solution_2.py");
+  // Ties keep todo's order.
+  EXPECT_EQ(seconds[next_pair(seconds, {{problem("a"), {0, 5.0}}, {problem("b"), {0, 5.0}}, {problem("c"), {0, 5.0}}})].key,
+            "a/solution_2.py");
+}
+
+TEST(CorpusDiscovery, ARunStartsEveryProblemOnceThenTheProblemsThatTookLongestFirst) {
+  TempDir t;
+  const std::string d = t / "corpus";
+  for (const char* s : {"solution_a.py", "solution_b.py"}) {
+    add_pair(d, "fast", s, "pass");
+    add_pair(d, "mid", s, "pass 0.3");
+    add_pair(d, "slow", s, "pass 0.8");
+  }
+  // One job: the journal shows the order the pairs started in.
   const std::string out = t / "out";
   run_corpus(stub_options(d, out, stub_verifier(t.path()), 1));
   std::vector<std::string> order;
   for (const auto& r : results_of(read_journal(out + "/journal.jsonl"))) order.push_back(r["key"].get<std::string>());
+  const std::vector<std::string> want = {"fast/solution_a.py", "mid/solution_a.py", "slow/solution_a.py",
+                                         "slow/solution_b.py", "mid/solution_b.py", "fast/solution_b.py"};
   EXPECT_EQ(order, want);
+}
+
+TEST(CorpusDiscovery, AResumedRunTakesItsEstimatesFromTheJournal) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out";
+  for (const char* s : {"solution_a.py", "solution_b.py"}) {
+    add_pair(d, "fast", s, "pass");
+    add_pair(d, "slow", s, "pass 0.5");
+  }
+  // A whole run, whose journal is then cut back to the first solutions, as if the run had been
+  // killed there. Without the journal's walls, the rerun would start fast/b first (todo's order).
+  CorpusOptions first = stub_options(d, out, stub_verifier(t.path()), 1);
+  run_corpus(first);
+  auto records = read_journal(out + "/journal.jsonl");
+  std::ofstream rewrite(out + "/journal.jsonl", std::ios::trunc);
+  int results = 0;
+  for (const auto& r : records)
+    if (r["kind"] != "result" || r["key"].get<std::string>().find("solution_a") != std::string::npos) {
+      rewrite << r.dump() << "\n";
+      results += r["kind"] == "result";
+    }
+  rewrite.close();
+  ASSERT_EQ(results, 2);
+  run_corpus(first);
+  std::vector<std::string> order;
+  for (const auto& r : results_of(read_journal(out + "/journal.jsonl"))) order.push_back(r["key"].get<std::string>());
+  ASSERT_EQ(order.size(), 4u);
+  EXPECT_EQ(order[2], "slow/solution_b.py");
+  EXPECT_EQ(order[3], "fast/solution_b.py");
 }
 
 // ---- one run, every kind of outcome ----

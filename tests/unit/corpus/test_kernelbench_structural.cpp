@@ -1,6 +1,9 @@
 // Large KernelBench problems (docs/kernelbench.md, "Large problems"): the size-independent gates
-// run at a clipped shape under kStructuralElements, say so, and still catch what they catch;
-// numerics, shapes and values keep the problem's own sizes. Real torch, cpu backend.
+// run at a clipped shape under kStructuralElements, say so, and still catch what they catch; the
+// shapes gate sweeps each symbol with the others within kSweepElements; numerics and values keep
+// the problem's own sizes. Real torch, cpu backend.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "corpus_test_support.hpp"
@@ -95,6 +98,66 @@ TEST(KernelBenchStructural, TheClippedGatesSaySoAndStillCatchAStridedRead) {
       EXPECT_EQ(g["verdict"], "PASS");
       EXPECT_EQ(ev.find("ran at"), std::string::npos) << ev;
     }
+  }
+}
+
+/// rowsum over 2·4100·4097 > 2^24 elements: the sweep's base is clipped to 2048 (2·2048·2048 ≤ 2^24).
+std::string sweep_sized_rowsum() { return big_rowsum("batch_size = 4100\ndim = 4097\n"); }
+
+TEST(KernelBenchStructural, ALargeProblemSweepsEachSymbolWithTheOthersWithinTheSweepBudget) {
+  TempDir tmp;
+  const auto k = contract_for(tmp, sweep_sized_rowsum());
+  EXPECT_EQ(k->sweep_elements, kSweepElements);
+  EXPECT_GT(k->elements_at(k->nominal()), kSweepElements);
+  const Candidate cand = Candidate::kernelbench(tmp / "problem.py", tmp / "problem.py", resolve_python(""));
+  const GateContext ctx{*k, "cpu", cand};
+  const Gate* g = find_gate("shapes");
+  ASSERT_NE(g, nullptr);
+  std::vector<Bindings> shapes;
+  for (const CasePlan& p : g->plan(ctx, 7)) shapes.push_back(p.make().shape);
+  // Each symbol's sweep (1, 3, 13, 127 and both neighbours of its own size) holds the other at 2048.
+  for (int64_t v : {1, 3, 13, 127, 4099, 4101})
+    EXPECT_NE(std::find(shapes.begin(), shapes.end(), Bindings{{"batch_size", v}, {"dim", 2048}}), shapes.end()) << v;
+  for (int64_t v : {1, 3, 13, 127, 4096, 4098})
+    EXPECT_NE(std::find(shapes.begin(), shapes.end(), Bindings{{"batch_size", 2048}, {"dim", v}}), shapes.end()) << v;
+  for (const Bindings& b : shapes) EXPECT_FALSE(b.at("batch_size") > 2048 && b.at("dim") > 2048) << bindings_string(b);
+  EXPECT_NE(g->note(ctx).find("each symbol swept with the others at batch_size=2048, dim=2048, not the problem's own "
+                              "batch_size=4100, dim=4097"), std::string::npos) << g->note(ctx);
+}
+
+TEST(KernelBenchStructural, ASmallProblemSweepsEachSymbolWithTheOthersAtTheirOwnSizes) {
+  TempDir tmp;
+  const auto k = contract_for(tmp, big_rowsum("batch_size = 4\ndim = 33\n"));
+  const Candidate cand = Candidate::kernelbench(tmp / "problem.py", tmp / "problem.py", resolve_python(""));
+  const GateContext ctx{*k, "cpu", cand};
+  const Gate* g = find_gate("shapes");
+  std::vector<Bindings> shapes;
+  for (const CasePlan& p : g->plan(ctx, 7)) shapes.push_back(p.make().shape);
+  EXPECT_NE(std::find(shapes.begin(), shapes.end(), Bindings{{"batch_size", 4}, {"dim", 34}}), shapes.end());
+  EXPECT_NE(std::find(shapes.begin(), shapes.end(), Bindings{{"batch_size", 5}, {"dim", 33}}), shapes.end());
+  EXPECT_EQ(g->note(ctx).find("swept with the others"), std::string::npos) << g->note(ctx);
+}
+
+TEST(KernelBenchStructural, TheSweepWithinItsBudgetStillCatchesATailDroppedOnlyAtLargeSizes) {
+  // The solution drops the last dim % 32 columns once dim > 1024: only a case with dim a
+  // neighbour of its own 4097 sees it, and the sweep holds batch_size at 2048 there.
+  TempDir tmp;
+  write_file(tmp / "problem.py", sweep_sized_rowsum());
+  write_file(tmp / "solution.py",
+             "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+             "    def forward(self, x):\n"
+             "        n = x.shape[1] if x.shape[1] <= 1024 else x.shape[1] // 32 * 32\n"
+             "        return torch.relu(x) * 2.0 + x[:, :n].sum(dim=1, keepdim=True)\n");
+  const std::string report = tmp / "r.json";
+  const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "solution.py", "--gates", "shapes",
+                               "--json", report}, "", tmp.path());
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  const nlohmann::json j = nlohmann::json::parse(read_text(report));
+  for (const auto& g : j["gates"]) {
+    if (g["id"] != "shapes") continue;
+    EXPECT_EQ(g["verdict"], "FAIL");
+    const std::string ev = g["evidence"].get<std::string>();
+    EXPECT_NE(ev.find("batch_size=2048, dim=4098"), std::string::npos) << ev;
   }
 }
 
