@@ -36,13 +36,22 @@ namespace {
 /// The last non-empty line of a worker's log (a traceback ends with the exception), to say beside
 /// its death; empty when the log is.
 std::string last_words(const std::string& log) {
-  const std::size_t end = log.find_last_not_of(" \t\r\n");
-  if (end == std::string::npos) return {};
-  const std::size_t newline = log.rfind('\n', end);
-  const std::size_t start = newline == std::string::npos ? 0 : newline + 1;
-  std::string line = log.substr(start, end + 1 - start);
-  if (line.size() > 300) line = line.substr(0, 300) + "...";
-  return " (its log ends: " + line + ")";
+  // NOTES: the program's own last line: compute-sanitizer's lines ("========= ...") follow it.
+  std::size_t end = log.size();
+  while (true) {
+    end = log.find_last_not_of(" \t\r\n", end == 0 ? 0 : end - 1);
+    if (end == std::string::npos) return {};
+    const std::size_t newline = log.rfind('\n', end);
+    const std::size_t start = newline == std::string::npos ? 0 : newline + 1;
+    std::string line = log.substr(start, end + 1 - start);
+    if (line.starts_with("=========")) {
+      if (start == 0) return {};
+      end = start;
+      continue;
+    }
+    if (line.size() > 300) line = line.substr(0, 300) + "...";
+    return " (its log ends: " + line + ")";
+  }
 }
 }  // namespace
 
@@ -489,7 +498,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   else if (keep) death.clear();
   else if (WIFSIGNALED(status) && !bye) death = "killed by " + signal_text(WTERMSIG(status));
   else if (WIFEXITED(status) && !bye) death = fmt::format("exited with status {} before finishing{}", WEXITSTATUS(status), last_words(log_text));
-  else if (bye && WIFEXITED(status) && WEXITSTATUS(status) != 0) death = fmt::format("exited with status {} after its calls", WEXITSTATUS(status));
+  else if (bye && WIFEXITED(status) && WEXITSTATUS(status) != 0) death = fmt::format("exited with status {} after its calls{}", WEXITSTATUS(status), last_words(log_text));
   else if (bye && WIFSIGNALED(status) && !idle) death = "killed by " + signal_text(WTERMSIG(status)) + " after its calls";
 
   // ---- results per case ----

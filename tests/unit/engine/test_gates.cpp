@@ -138,5 +138,37 @@ TEST(Gates, ShapesAddsTheLargeTierOnlyOnCuda) {
   for (int64_t i : large.samples) EXPECT_LT(i, large.outputs[0].numel());
 }
 
+TEST(Gates, SanitizerCallsANonZeroExitWithNoReportACrashAndAReportAFailure) {
+  test::TempDir dir;
+  const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
+  const GateContext ctx{*find_contract("add"), "cuda", cand};
+  const Gate* g = find_gate("sanitizer");
+  ASSERT_NE(g, nullptr);
+  const std::vector<Case> cases = g->cases(ctx, 1);
+  ASSERT_FALSE(cases.empty());
+  // What compute-sanitizer printed for three KernelBench LSTM reference controls under racecheck
+  // (H200, 2026-11-30): the program exited non-zero after its calls, and no hazard.
+  const std::string exit_only =
+      "========= Error: process didn't terminate successfully\n"
+      "========= Target application returned an error\n"
+      "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n";
+  CaseRun run;
+  run.status = RunStatus::crash;
+  run.detail = "worker exited with status 1 after its calls (its log ends: RuntimeError: boom)";
+  run.log = "RuntimeError: boom\n" + exit_only;
+  CaseJudgement j = g->judge_abnormal(ctx, cases[0], run);
+  EXPECT_EQ(j.verdict, Verdict::crash) << j.evidence;
+  EXPECT_NE(j.evidence.find("after its calls (its log ends: RuntimeError: boom)"), std::string::npos) << j.evidence;
+  // A hazard is a report, whatever the exit.
+  run.log = "========= Error: Race reported between Write access at 0x10 in k(float*)\n"
+            "=========     and Read access at 0x20 in k(float*) [8 hazards]\n" + exit_only;
+  j = g->judge_abnormal(ctx, cases[0], run);
+  EXPECT_EQ(j.verdict, Verdict::fail);
+  EXPECT_NE(j.evidence.find("Race reported between Write access"), std::string::npos) << j.evidence;
+  // So is a non-zero summary.
+  run.log = "========= ERROR SUMMARY: 2 errors\n";
+  EXPECT_EQ(g->judge_abnormal(ctx, cases[0], run).verdict, Verdict::fail);
+}
+
 }  // namespace
 }  // namespace kcv
