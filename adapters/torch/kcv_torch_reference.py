@@ -14,7 +14,6 @@ each blob its "blobs" list gives the length of.
   quit
 """
 
-import copy
 import json
 import os
 import sys
@@ -77,7 +76,10 @@ class Server:
             common.set_sizes(self.mod, self.nominal, bindings)
             init = list(self.mod.get_init_inputs())
             m32 = common.build_model(self.mod.Model, init, self.init_seed, self.device)
-            m64 = double_everything(copy.deepcopy(m32))
+            # NOTES: built again, not deep-copied: a copy shares the Model's closures (KernelBench's
+            # MiniGPTBlock keeps its MLP as a lambda over self.mlp), which would still call the
+            # fp32 submodules.
+            m64 = double_everything(common.build_model(self.mod.Model, init, self.init_seed, self.device))
             self.models = {k: (m32, m64)}  # one shape at a time: memory stays bounded
         return self.models[k]
 

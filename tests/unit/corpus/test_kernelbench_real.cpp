@@ -98,6 +98,24 @@ TEST(KernelBenchCli, AModelKeepingItsInitialStateAsAPlainTensorRunsInFloat64) {
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
 }
 
+TEST(KernelBenchCli, AModelWhoseForwardIsAClosureOverItsSubmodulesRunsInFloat64) {
+  // KernelBench's MiniGPTBlock keeps its MLP as a lambda over self.mlp: a deep copy of the fp32
+  // Model shares the lambda, whose closure still holds the fp32 submodules (the reference failed
+  // on an H200 with "mat1 and mat2 must have the same dtype, but got Double and Float").
+  TempDir tmp;
+  write_file(tmp / "problem.py",
+             problem_file("class Model(nn.Module):\n"
+                          "    def __init__(self):\n        super().__init__()\n"
+                          "        self.mlp = nn.ModuleDict(dict(fc=nn.Linear(dim, dim)))\n"
+                          "        m = self.mlp\n"
+                          "        self.mlpf = lambda x: m.fc(x)\n\n"
+                          "    def forward(self, x):\n        return x + self.mlpf(x)\n",
+                          "batch_size = 3\ndim = 8", "[torch.randn(batch_size, dim)]"));
+  const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py", "--gates", "numerics"},
+                              "", tmp.path());
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+}
+
 TEST(KernelBenchCli, BoolMasksTravelAsBytes) {
   // A bool input (KernelBench's masked cumsum) is carried as uint8 and viewed as bool on both
   // sides: Model passes; a solution that ignores the mask fails numerics.
