@@ -180,6 +180,8 @@ int main(int argc, char** argv) {
   verify->add_option("--json", json_out, "write the kcv.report/1 JSON report here");
   verify->add_option("--junit", junit_out, "write a JUnit XML report here");
   verify->add_flag("--quiet", quiet, "print only the verdict line");
+  verify->add_option("--keep-workdir", vopts.workdir,
+                     "work in DIR (new or empty) and keep it: worker logs worker-N.log, extension builds");
 
   std::string show_op;
   auto* contracts = app.add_subcommand("contracts", "list the built-in op contracts");
@@ -220,6 +222,13 @@ int main(int argc, char** argv) {
       if (!baseline.empty() && baseline != "kernelbench")
         throw kcv::SetupError(fmt::format("unknown baseline '{}' (kernelbench)", baseline));
       vopts.baseline = baseline == "kernelbench";
+      if (!vopts.workdir.empty()) {
+        // NOTES: workers write worker-N.log and worker-N/ there: another run's files or the
+        // user's would be overwritten.
+        std::error_code ec;
+        if (fs::exists(vopts.workdir, ec) && !(fs::is_directory(vopts.workdir, ec) && fs::is_empty(vopts.workdir, ec)))
+          throw kcv::SetupError(fmt::format("--keep-workdir '{}' exists and is not an empty directory", vopts.workdir));
+      }
       return cmd_verify(vopts, json_out, junit_out, quiet);
     }
     if (*contracts) return cmd_contracts(*show ? show_op : "");

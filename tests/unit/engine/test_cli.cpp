@@ -32,6 +32,7 @@ TEST(Cli, UsageAndSetupErrorsExitTwoWithAReason) {
        "ABI version"},
       {{"verify", "--op", "softmax", "--candidate", ok, "--gates", "numerics,nosuchgate"}, "unknown gate"},
       {{"verify", "--op", "softmax", "--candidate", ok, "--backend", "tpu"}, "unknown backend"},
+      {{"verify", "--op", "softmax", "--candidate", ok, "--keep-workdir", dir.path()}, "not an empty directory"},
       {{"verify", "--op", "softmax", "--candidate", dir.file("x.txt", "hello")}, ".so"},
       {{"verify", "--op", "softmax"}, "candidate"},
       {{"contracts", "show", "nosuchop"}, "unknown op"},
@@ -42,6 +43,15 @@ TEST(Cli, UsageAndSetupErrorsExitTwoWithAReason) {
     EXPECT_EQ(test::run_kcv(b.args, out), 2) << b.args.back() << "\n" << out;
     EXPECT_NE(out.find(b.reason), std::string::npos) << "expected '" << b.reason << "' in: " << out;
   }
+}
+
+TEST(Cli, KeepWorkdirKeepsTheWorkerLogs) {
+  test::TempDir dir;
+  const std::string keep = dir.path() + "/work";
+  std::string out;
+  ASSERT_EQ(test::run_kcv({"verify", "--op", "softmax", "--candidate", kSrc + "/controls/cpu/softmax/softmax_ok.c",
+                           "--gates", "numerics", "--keep-workdir", keep, "--quiet"}, out), 0) << out;
+  EXPECT_TRUE(std::filesystem::exists(keep + "/worker-0.log")) << out;
 }
 
 TEST(Cli, ContractsListAndShow) {
