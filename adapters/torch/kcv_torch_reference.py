@@ -11,6 +11,8 @@ each blob its "blobs" list gives the length of.
   inputs    {bindings, seed}    -> get_inputs() under torch.manual_seed(seed), one blob per tensor
   reference {bindings} + blobs  -> per output: Model in float64 and Model in float32 (eager), both
                                    as float64 blobs, on the same inputs and weights
+  eager     {bindings} + blobs  -> per output: Model in float32 (eager) alone, as a float64 blob
+                                   (KernelBench's own check)
   quit
 """
 
@@ -160,14 +162,18 @@ class Server:
         args = self.args_at(bindings, seed)
         return [common.tensor_bytes(a) for a in args if isinstance(a, torch.Tensor)]
 
-    def reference(self, bindings, blobs):
+    def args_from(self, bindings, blobs):
+        """The Model's arguments, its tensors from kcv's blobs, on the device."""
         d = self.describe(bindings)
         tensors = []
         bools = {a["tensor"] for a in d["args"] if a.get("bool")}
         for n, (spec, blob) in enumerate(zip(d["inputs"], blobs)):
             t = common.tensor_from_bytes(blob, common.DTYPES[spec["dtype"]], spec["shape"])
             tensors.append((t.view(torch.bool) if n in bools else t).to(self.device))
-        args32 = [tensors[a["tensor"]] if "tensor" in a else a["const"] for a in d["args"]]
+        return [tensors[a["tensor"]] if "tensor" in a else a["const"] for a in d["args"]]
+
+    def reference(self, bindings, blobs):
+        args32 = self.args_from(bindings, blobs)
         args64 = [x.double() if isinstance(x, torch.Tensor) and x.dtype.is_floating_point else x for x in args32]
         m32, m64 = self.models_at(bindings)
         with torch.no_grad():
@@ -178,6 +184,13 @@ class Server:
             out.append(common.tensor_bytes(a.double()))
             out.append(common.tensor_bytes(b.double()))
         return out
+
+    def eager(self, bindings, blobs):
+        """The fp32 Model alone: the reference of KernelBench's own check."""
+        args32 = self.args_from(bindings, blobs)
+        m32, _ = self.models_at(bindings)
+        with torch.no_grad():
+            return [common.tensor_bytes(b.double()) for b in common.as_tuple(m32(*args32))]
 
 
 def read_message(inp):
@@ -232,6 +245,8 @@ def main():
                 write_message(proto_out, {"ok": True}, server.inputs(bindings, int(msg["seed"])))
             elif msg["op"] == "reference":
                 write_message(proto_out, {"ok": True}, server.reference(bindings, blobs))
+            elif msg["op"] == "eager":
+                write_message(proto_out, {"ok": True}, server.eager(bindings, blobs))
             else:
                 write_message(proto_out, {"ok": False, "error": f"unknown request {msg['op']!r}"})
         except NotAFunction as e:

@@ -59,6 +59,9 @@ class KernelBenchContract : public Contract {
 
   /// get_inputs() under torch.manual_seed(seed) at b, as contiguous tensors.
   std::vector<HostTensor> problem_inputs(const Bindings& b, uint64_t seed) const;
+  /// The problem's Model in float32 eager on these inputs, one float64 vector per output: the
+  /// reference of KernelBench's own check (no float64 Model run, no bound).
+  std::vector<std::vector<double>> eager(const std::vector<HostTensor>& inputs, const Bindings& shape) const;
   /// What the torch worker needs beside the calls: problem, init_seed, argument template, and
   /// whether to build a fresh model for every call.
   nlohmann::json worker_plan() const;
