@@ -59,9 +59,10 @@ class KernelBenchContract : public Contract {
 
   /// get_inputs() under torch.manual_seed(seed) at b, as contiguous tensors.
   std::vector<HostTensor> problem_inputs(const Bindings& b, uint64_t seed) const;
-  /// The problem's Model in float32 eager on these inputs, one float64 vector per output: the
-  /// reference of KernelBench's own check (no float64 Model run, no bound).
-  std::vector<std::vector<double>> eager(const std::vector<HostTensor>& inputs, const Bindings& shape) const;
+  /// The problem's Model in float32 eager on these inputs, one blob of float64 values per output
+  /// (unaligned: read with std::memcpy): the reference of KernelBench's own check (no float64
+  /// Model run, no bound).
+  std::vector<std::string> eager(const std::vector<HostTensor>& inputs, const Bindings& shape) const;
   /// What the torch worker needs beside the calls: problem, init_seed, argument template, and
   /// whether to build a fresh model for every call.
   nlohmann::json worker_plan() const;
@@ -85,6 +86,10 @@ class KernelBenchContract : public Contract {
   struct Server;
   struct Described;
   const Described& describe(const Bindings& b) const;
+  /// The server's answer to `op` ("reference", "eager") on these inputs at shape: its blobs.
+  /// Throws, naming `what` ran, when the Model failed.
+  std::vector<std::string> run_model(const char* op, const char* what, const std::vector<HostTensor>& inputs,
+                                     const Bindings& shape) const;
   std::unique_ptr<Server> server_;
   KernelBenchSetup setup_;
   nlohmann::json args_;

@@ -37,21 +37,17 @@ namespace {
 /// its death; empty when the log is.
 std::string last_words(const std::string& log) {
   // NOTES: the program's own last line: compute-sanitizer's lines ("========= ...") follow it.
-  std::size_t end = log.size();
-  while (true) {
-    end = log.find_last_not_of(" \t\r\n", end == 0 ? 0 : end - 1);
-    if (end == std::string::npos) return {};
-    const std::size_t newline = log.rfind('\n', end);
+  for (std::size_t end = log.size(); end > 0;) {
+    const std::size_t newline = log.rfind('\n', end - 1);
     const std::size_t start = newline == std::string::npos ? 0 : newline + 1;
-    std::string line = log.substr(start, end + 1 - start);
-    if (line.starts_with("=========")) {
-      if (start == 0) return {};
-      end = start;
-      continue;
-    }
+    std::string line = log.substr(start, end - start);
+    end = newline == std::string::npos ? 0 : newline;
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    if (line.empty() || line.starts_with("=========")) continue;
     if (line.size() > 300) line = line.substr(0, 300) + "...";
     return " (its log ends: " + line + ")";
   }
+  return {};
 }
 }  // namespace
 

@@ -333,13 +333,7 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
     if (server_->last_reference.first == key) answer = server_->last_reference.second;
   }
   if (!answer) {
-    std::vector<std::string> blobs_out, got;
-    for (const auto& t : in) blobs_out.push_back(contiguous_bytes(t));
-    json r = server_->request({{"op", "reference"}, {"bindings", shape}}, blobs_out, &got);
-    if (!r.value("ok", false))
-      throw std::runtime_error(fmt::format("kcv: {}: the reference failed at {}: {}", name, bindings_string(shape),
-                                           r.value("error", std::string("?"))));
-    answer = std::make_shared<const std::vector<std::string>>(std::move(got));
+    answer = std::make_shared<const std::vector<std::string>>(run_model("reference", "the reference", in, shape));
     std::lock_guard<std::mutex> lock(server_->cache_mu);
     server_->last_reference = {key, answer};
   }
@@ -388,22 +382,21 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
   return refs;
 }
 
-std::vector<std::vector<double>> KernelBenchContract::eager(const std::vector<HostTensor>& in,
-                                                           const Bindings& shape) const {
+std::vector<std::string> KernelBenchContract::run_model(const char* op, const char* what,
+                                                       const std::vector<HostTensor>& in, const Bindings& shape) const {
   std::vector<std::string> blobs_out, got;
   for (const auto& t : in) blobs_out.push_back(contiguous_bytes(t));
-  json r = server_->request({{"op", "eager"}, {"bindings", shape}}, blobs_out, &got);
+  json r = server_->request({{"op", op}, {"bindings", shape}}, blobs_out, &got);
   if (!r.value("ok", false))
-    throw std::runtime_error(fmt::format("kcv: {}: the float32 Model failed at {}: {}", name, bindings_string(shape),
+    throw std::runtime_error(fmt::format("kcv: {}: {} failed at {}: {}", name, what, bindings_string(shape),
                                          r.value("error", std::string("?"))));
-  if (got.size() != outputs.size()) throw std::runtime_error("kcv: the reference returned another number of outputs");
-  std::vector<std::vector<double>> out;
-  for (const std::string& b : got) {
-    std::vector<double> v(b.size() / sizeof(double));
-    std::memcpy(v.data(), b.data(), v.size() * sizeof(double));
-    out.push_back(std::move(v));
-  }
-  return out;
+  return got;
+}
+
+std::vector<std::string> KernelBenchContract::eager(const std::vector<HostTensor>& in, const Bindings& shape) const {
+  std::vector<std::string> blobs = run_model("eager", "the float32 Model", in, shape);
+  if (blobs.size() != outputs.size()) throw std::runtime_error("kcv: the reference returned another number of outputs");
+  return blobs;
 }
 
 json KernelBenchContract::worker_plan() const {
@@ -451,9 +444,10 @@ json kernelbench_baseline(const KernelBenchContract& k, Runner& runner) {
       const auto ref = k.eager(c.calls[call].inputs, nominal);
       for (std::size_t o = 0; o < ref.size(); ++o) {
         const std::vector<double> got = r.outputs[o].values();
-        if (got.size() != ref[o].size()) throw std::runtime_error("kcv: the float32 Model's output has another size");
+        if (got.size() != ref[o].size() / sizeof(double))
+          throw std::runtime_error("kcv: the float32 Model's output has another size");
         for (std::size_t i = 0; i < got.size(); ++i) {
-          const double g = got[i], e = ref[o][i];
+          const double g = got[i], e = double_at(ref[o], i);
           const bool close = (std::isinf(g) || std::isinf(e)) ? g == e
                              : std::isnan(g) || std::isnan(e) ? false
                              : std::abs(g - e) <= kAtol + kRtol * std::abs(e);
