@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,10 @@ struct GateReport {
   int64_t failing_case = -1;  // index of the first case that did not pass
   /// Over the cases judged against the error model: the element with the largest error/bound.
   std::optional<WorstElement> worst;
+  /// A case that did not pass ran out of device or host memory (its worker log, or the
+  /// judgement's evidence, says so; mentions_out_of_memory): the verdict may depend on what else
+  /// ran on the machine at the time.
+  bool out_of_memory = false;
 };
 
 struct Report {
@@ -67,6 +72,14 @@ ReplayResult replay(const std::string& op, const std::string& candidate, const s
 ReplayResult replay_kernelbench(const std::string& problem, const std::string& solution, const std::string& python,
                                 const std::string& backend, const std::string& gate, uint64_t gate_seed,
                                 int64_t case_index, double timeout_s);
+
+/// Whether text (a worker log, a judgement's evidence, a verifier's error) says the device or the
+/// host ran out of memory: torch's "CUDA out of memory" (torch.OutOfMemoryError), the runtime's
+/// "CUDA error: out of memory", "cudaErrorMemoryAllocation" (e.g. compute-sanitizer's report of a
+/// failed cudaMalloc), cuBLAS/cuDNN's "_STATUS_ALLOC_FAILED", and kUnsentSigkill (runner.hpp: the
+/// kernel's out-of-memory killer). Plain case-sensitive substring searches, linear in the text
+/// (fine on multi-MB logs).
+bool mentions_out_of_memory(std::string_view text);
 
 /// The seed of a gate within a run.
 uint64_t gate_seed(uint64_t run_seed, std::string_view gate_id);

@@ -135,6 +135,8 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
                                                     : gate.judge_abnormal(ctx, chunk[i], run);
       if (j.worst && (!rep.worst || j.worst->ratio() > rep.worst->ratio())) rep.worst = j.worst;
       if (j.verdict != Verdict::pass) {
+        if (mentions_out_of_memory(run.log) || mentions_out_of_memory(j.evidence))
+          rep.out_of_memory = true;
         if (rep.failing_case < 0) {
           rep.failing_case = index;
           rep.verdict = j.verdict;
@@ -184,6 +186,22 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
     rep.evidence += fmt::format(" [stopped after case {} of {}]", ran, plans.size());
   finish();
   return out;
+}
+
+bool mentions_out_of_memory(std::string_view text) {
+  // NOTES: what the allocators print when the GPU is full (seen on an H200 shared by 14
+  // verifications): torch "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate ...",
+  // "RuntimeError: CUDA error: out of memory", compute-sanitizer "Program hit
+  // cudaErrorMemoryAllocation (error 2) due to "out of memory" ...", and the libraries'
+  // CUBLAS_STATUS_ALLOC_FAILED / CUDNN_STATUS_ALLOC_FAILED.
+  // The host: the kernel's out-of-memory killer, whose SIGKILL the runner names (session 7: two
+  // racecheck workers of KernelBench's LSTMs held 33 GB each; dmesg showed the kill).
+  static constexpr std::string_view kPhrases[] = {"CUDA out of memory", "CUDA error: out of memory",
+                                                  "cudaErrorMemoryAllocation", "_STATUS_ALLOC_FAILED",
+                                                  kUnsentSigkill};
+  for (std::string_view p : kPhrases)
+    if (text.find(p) != std::string_view::npos) return true;
+  return false;
 }
 
 uint64_t gate_seed(uint64_t run_seed, std::string_view gate_id) {

@@ -51,6 +51,15 @@ std::string last_words(const std::string& log) {
 }
 }  // namespace
 
+bool killed_by_sigkill(int status, bool under_compute_sanitizer, const std::string& log) {
+  // NOTES: compute-sanitizer exits with the signal's number when its program is killed, after
+  // "Error: process didn't terminate successfully"; a program's own exit(9) does not print that
+  // line (both checked on the H200, session 7).
+  if (WIFSIGNALED(status)) return WTERMSIG(status) == SIGKILL;
+  return under_compute_sanitizer && WIFEXITED(status) && WEXITSTATUS(status) == SIGKILL &&
+         log.find("========= Error: process didn't terminate successfully") != std::string::npos;
+}
+
 int default_threads() {
   return static_cast<int>(positive_integer_env("KCV_THREADS", std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)), 4096));
 }
@@ -69,7 +78,7 @@ Runner::~Runner() {
   for (auto& s : sessions_) end_worker(s, 1);  // end of file on fd 5: a session worker exits by itself
 }
 
-int Runner::end_worker(const Session& w, double grace_s) {
+int Runner::end_worker(const Session& w, double grace_s, bool* outstayed) {
   close(w.result_fd);
   if (w.ctl_fd >= 0) close(w.ctl_fd);
   int status = 0;
@@ -81,6 +90,7 @@ int Runner::end_worker(const Session& w, double grace_s) {
   }
   kill(-w.pid, SIGKILL);
   if (!reaped) waitpid(w.pid, &status, 0);
+  if (outstayed) *outstayed = !reaped;
   std::error_code ec;
   fs::remove_all(w.cwd, ec);
   return status;
@@ -461,10 +471,11 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   // A session worker that finished its batch waits for the next one; anything else ends here.
   const bool keep = idle && pending.empty() && fatal.empty() && device_error.empty() && session_capable;
   int status = 0;
+  bool outstayed = false;
   if (!keep) {
     // Let a worker that is done exit by itself (valgrind and ASan report at exit), then kill the
     // whole group: nothing the candidate started outlives the batch.
-    status = end_worker(w, timed_out ? 0 : bye || idle ? 60 : 5);
+    status = end_worker(w, timed_out ? 0 : bye || idle ? 60 : 5, &outstayed);
     // A session worker's exit after `idle` is normal: judge it as after `bye`.
     bye = bye || idle;
   }
@@ -488,12 +499,16 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     throw SetupError(fatal);
   }
 
+  const bool unsent_sigkill =
+      !timed_out && !outstayed && killed_by_sigkill(status, sanitized && opt_.backend == "cuda", log_text);
   std::string death;
   if (!device_error.empty()) death = "hit a device error: " + device_error;
   else if (timed_out) death = fmt::format("no progress for {:.0f} s", ready ? timeout : load_timeout);
   else if (keep) death.clear();
+  else if (unsent_sigkill && !bye) death = fmt::format("killed by {} before finishing{}", kUnsentSigkill, last_words(log_text));
   else if (WIFSIGNALED(status) && !bye) death = "killed by " + signal_text(WTERMSIG(status));
   else if (WIFEXITED(status) && !bye) death = fmt::format("exited with status {} before finishing{}", WEXITSTATUS(status), last_words(log_text));
+  else if (unsent_sigkill && !idle) death = fmt::format("killed by {} after its calls{}", kUnsentSigkill, last_words(log_text));
   else if (bye && WIFEXITED(status) && WEXITSTATUS(status) != 0) death = fmt::format("exited with status {} after its calls{}", WEXITSTATUS(status), last_words(log_text));
   else if (bye && WIFSIGNALED(status) && !idle) death = "killed by " + signal_text(WTERMSIG(status)) + " after its calls";
 

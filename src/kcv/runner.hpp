@@ -43,6 +43,16 @@ int default_threads();
 inline constexpr const char* kLibraryKernels =
     "at::native|at6native|cudnn|xmma|nvjet|cutlass_[0-9]+_|implicit_convolve|explicit_convolve|fft2d_|winograd";
 
+/// How a worker's (or verifier's) death by a SIGKILL that kcv did not send is worded. On Linux
+/// that signal comes from the kernel's out-of-memory killer (or an operator); kcv sends SIGKILL
+/// only at timeouts and to workers that outstay their grace, and says so then.
+inline constexpr const char* kUnsentSigkill =
+    "a SIGKILL kcv did not send (the kernel's out-of-memory killer sends it when host memory runs out)";
+
+/// Whether a worker's wait status (and, under compute-sanitizer, its log) says SIGKILL ended it.
+/// The runner words it as kUnsentSigkill unless it timed the worker out or killed it itself.
+bool killed_by_sigkill(int status, bool under_compute_sanitizer, const std::string& log);
+
 /// Host bytes a batch of cases may stage at once (each buffer twice: what goes in, and the
 /// snapshot that comes back). The runner starts a new batch past it; the engine makes, runs and
 /// judges a gate's cases in chunks of this size.
@@ -81,8 +91,9 @@ class Runner {
   };
   std::vector<CaseRun> run_batch(const std::vector<const Case*>& batch, const WorkerOptions& opts);
   /// Closes a worker's pipes, gives it grace_s to exit by itself, kills its whole group and
-  /// removes its cwd. Returns its wait status.
-  int end_worker(const Session& w, double grace_s);
+  /// removes its cwd. Returns its wait status; *outstayed: it had not exited by itself within
+  /// grace_s (so a SIGKILL in the status may be kcv's).
+  int end_worker(const Session& w, double grace_s, bool* outstayed = nullptr);
   const Candidate& candidate_;
   RunnerOptions opt_;
   int serial_ = 0;

@@ -24,6 +24,8 @@ nlohmann::json report_to_json(const Report& r) {
     // NOTES: JSON has no Inf: a worst element with an infinite or NaN ratio is left out.
     if (g.worst && std::isfinite(g.worst->error) && std::isfinite(g.worst->bound))
       gates.back()["worst"] = {{"error", g.worst->error}, {"bound", g.worst->bound}};
+    // NOTES: written only when set, so reports without it read the same as before.
+    if (g.out_of_memory) gates.back()["out_of_memory"] = true;
   }
   nlohmann::json j = {{"schema", r.schema}, {"op", r.op}, {"candidate", r.candidate}, {"backend", r.backend},
                       {"seed", std::to_string(r.seed)}, {"verdict", verdict_name(r.verdict)}, {"gates", gates}};
@@ -51,6 +53,7 @@ Report report_from_json(const nlohmann::json& j) {
       gr.evidence = g.at("evidence").get<std::string>();
       gr.seed = std::stoull(g.at("seed").get<std::string>());
       gr.failing_case = g.value("failing_case", int64_t{-1});
+      gr.out_of_memory = g.value("out_of_memory", false);
       if (g.contains("worst")) gr.worst = WorstElement{g["worst"].at("error").get<double>(), g["worst"].at("bound").get<double>()};
       r.gates.push_back(std::move(gr));
     }

@@ -43,8 +43,9 @@ std::string report_to_junit(const Report& r) {
                    xml_escape(r.candidate), xml_escape(r.backend), r.seed);
   for (const auto& g : r.gates) {
     x += fmt::format("  <testcase classname=\"kcv.{}\" name=\"{}\" time=\"{:.3f}\">", xml_escape(r.op), g.id, g.seconds);
-    const std::string body = xml_escape(fmt::format("{} (seed {}, {} cases): {}", verdict_name(g.verdict), g.seed,
-                                                    g.cases, g.evidence));
+    const std::string body = xml_escape(fmt::format("{} (seed {}, {} cases): {}{}", verdict_name(g.verdict), g.seed,
+                                                    g.cases, g.evidence,
+                                                    g.out_of_memory ? " [out of memory]" : ""));
     switch (g.verdict) {
       case Verdict::pass: break;
       case Verdict::fail:
