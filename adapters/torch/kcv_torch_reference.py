@@ -254,6 +254,13 @@ def main():
         except Exception as e:  # noqa: BLE001 - the reference rejecting a shape is an answer
             traceback.print_exc(file=sys.stderr)
             write_message(proto_out, {"ok": False, "error": f"{type(e).__name__}: {e}".splitlines()[0][:500]})
+        if server.device.type == "cuda" and msg["op"] in ("reference", "eager"):
+            # NOTES: a float64 Model's activations can take tens of GB; kept in torch's cache, they
+            # starve the other verifications of a `kcv corpus run --jobs N` on the same GPU
+            # (session 7: one process held 57 GB while pairs beside it ran out of memory). Given
+            # back after every request that ran a Model: a cudaFree/cudaMalloc pair per request,
+            # small beside the float64 forward itself.
+            torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":

@@ -359,6 +359,11 @@ def main():
         # NOTES: every view of this batch's memfd goes before the next one is mapped.
         del shm, state, calls
         mm = None
+        if cuda:
+            # NOTES: an idle worker gives its cached blocks back: `kcv corpus run --jobs N` puts
+            # N verifications (2-3 torch processes each) on one GPU, and cached-but-free memory of
+            # one starved the others (session 7: reference controls out of memory at --jobs 14).
+            torch.cuda.empty_cache()
         sys.stdout.flush()
         sys.stderr.flush()
         emit("idle")
@@ -368,7 +373,10 @@ def main():
         mm, plan = map_plan(fd)
         os.close(fd)
         emit("ready")
-    emit("bye")
+    try:
+        emit("bye")
+    except BrokenPipeError:
+        pass  # kcv had all it wanted and closed the pipe first: nothing left to say
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
