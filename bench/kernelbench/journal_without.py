@@ -9,7 +9,8 @@ A result record goes when it matches any of the given selectors:
   --key-regex        its key (re.search)
   --refused-at-most  a cap refusal of a problem that moves at most N elements per call (the
                      refusals a raised cap now admits)
-The old journal is kept beside it as JOURNAL.<UTC time>.bak; the kept lines are written unchanged.
+A dropped result's "retry" records go with it. The old journal is kept beside it as
+JOURNAL.<UTC time>.bak; the kept lines are written unchanged.
 """
 import argparse
 import datetime
@@ -63,6 +64,11 @@ def main():
         except json.JSONDecodeError:
             sys.exit(f"journal_without.py: {a.journal}: a line is not JSON; not changed")
         (dropped if goes(r) else kept).append((raw, r))
+    # A "retry" record (the pair ran out of GPU memory beside others) goes with its key's result:
+    # the rerun is a fresh one, not a retry alone.
+    gone = {r.get("key") for _, r in dropped}
+    dropped += [(raw, r) for raw, r in kept if r.get("kind") == "retry" and r.get("key") in gone]
+    kept = [(raw, r) for raw, r in kept if not (r.get("kind") == "retry" and r.get("key") in gone)]
     backup = f"{a.journal}.{datetime.datetime.now(datetime.timezone.utc):%Y%m%dT%H%M%SZ}.bak"
     shutil.copy2(a.journal, backup)
     tmp = a.journal + ".tmp"
@@ -73,7 +79,7 @@ def main():
         os.fsync(f.fileno())
     os.replace(tmp, a.journal)
     for _, r in dropped:
-        print(f"dropped {r.get('key')} ({r.get('status')})")
+        print(f"dropped {r.get('key')} ({r.get('status') or r.get('kind')})")
     print(f"{len(dropped)} records dropped, {len(kept)} kept; the old journal is {backup}")
 
 

@@ -120,6 +120,8 @@ struct CorpusRunSummary {
   int ran = 0;                   // verified by this invocation
   int verified_pass = 0, verified_fail = 0;
   int setup_errors = 0, timeouts = 0, crashes = 0;
+  /// Results of pairs that ran out of GPU memory beside other pairs and were run again, alone.
+  int retried_alone = 0;
   std::vector<GateFailureCount> gates;   // in the reports' gate order
 };
 
@@ -139,7 +141,9 @@ using CorpusProgressCallback = std::function<void(const CorpusProgress&)>;
 
 /// Runs (or resumes) a corpus run: appends a "run" record, then one "result" record per pair of
 /// the shard that the journal does not hold yet. A pair's failure (setup error, timeout, crash) is
-/// its record, never the run's. Throws SetupError for usage and setup problems.
+/// its record, never the run's. A pair that ran out of GPU memory while other pairs ran gets a
+/// "retry" record instead and runs again after all the others, alone; that result is final and
+/// says why (retried_alone). Throws SetupError for usage and setup problems.
 CorpusRunSummary run_corpus(const CorpusOptions& options, const CorpusProgressCallback& on_pair = {});
 
 /// Writes out/journal.jsonl from the journals of dirs: one "run" record naming them, then every

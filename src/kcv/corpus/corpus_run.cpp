@@ -130,6 +130,8 @@ CorpusRunSummary summarize_results(const std::vector<json>& records, const std::
   const CorpusSummary c = summarize_corpus(mine);
   CorpusRunSummary s;
   s.pairs = wanted.empty() ? static_cast<int>(c.results) : static_cast<int>(wanted.size());
+  for (const auto& r : mine)
+    if (r.contains("retried_alone")) ++s.retried_alone;
   for (const KernelRow& k : c.kernels) {
     if (k.status == "setup_error") ++s.setup_errors;
     else if (k.status == "timeout") ++s.timeouts;
@@ -234,6 +236,8 @@ void kill_tree(pid_t root) {
 
 struct Child {
   CorpusPair pair;
+  bool alone = false;   // a retry: nothing else runs beside it
+  int beside = 0;       // the most other pairs running at once while it ran
   pid_t pid = -1;
   Clock::time_point start;
   std::string json_path, err_path;
@@ -309,7 +313,8 @@ nlohmann::ordered_json result_record(const Child& c, int status, bool timed_out,
     error = fmt::format("no result within {:g} s; the verifier and its processes were killed", pair_timeout);
   } else if (WIFSIGNALED(status)) {
     st = "verifier_crash";
-    error = "verifier killed by " + signal_text(WTERMSIG(status)) + tail;
+    // Not timed out, so not this run's SIGKILL: the kernel's out-of-memory killer's.
+    error = "verifier killed by " + (WTERMSIG(status) == SIGKILL ? std::string(kUnsentSigkill) : signal_text(WTERMSIG(status))) + tail;
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
     st = "setup_error";
     exit_code = 2;
@@ -351,6 +356,18 @@ nlohmann::ordered_json result_record(const Child& c, int status, bool timed_out,
   r["wall_seconds"] = wall;
   r["report"] = std::move(report);
   return r;
+}
+
+/// Why a pair's result may be the GPU's, not the candidate's: it ran out of device memory (a gate
+/// flagged out_of_memory, or the verifier's error says so). "" when not.
+std::string out_of_memory_reason(const nlohmann::ordered_json& rec) {
+  if (rec.contains("error") && rec["error"].is_string() && mentions_out_of_memory(rec["error"].get<std::string>()))
+    return fmt::format("{}: {}", rec["status"].get<std::string>(), rec["error"].get<std::string>());
+  if (!rec["report"].is_object() || !rec["report"].contains("gates") || !rec["report"]["gates"].is_array()) return "";
+  for (const auto& g : rec["report"]["gates"])
+    if (g.is_object() && g.value("out_of_memory", false))
+      return fmt::format("gate {} {}: {}", g.value("id", "?"), g.value("verdict", "?"), g.value("evidence", ""));
+  return "";
 }
 
 /// A scratch directory for the children's reports and stderr, removed at scope end.
@@ -403,11 +420,17 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
                                      r[field].dump(), value.dump()));
   }
   std::set<std::string> done;
-  for (const auto& r : journal.existing())
+  std::map<std::string, std::string> retry_reason;   // key -> why it runs again alone
+  for (const auto& r : journal.existing()) {
     if (r["kind"] == "result") done.insert(r["key"].get<std::string>());
-  std::vector<CorpusPair> todo;
+    if (r["kind"] == "retry") retry_reason[r["key"].get<std::string>()] = r.value("reason", "");
+  }
+  // NOTES: a pair that ran out of GPU memory beside other pairs runs again once, alone, after all
+  // the others (docs/kernelbench.md "Pairs"): its first result may be the other pairs' doing. A
+  // resumed run keeps that order: its "retry" record sends it to the end.
+  std::vector<CorpusPair> todo, alone;
   for (const auto& p : spread_by_problem(mine))
-    if (!done.count(p.key)) todo.push_back(p);
+    if (!done.count(p.key)) (retry_reason.count(p.key) ? alone : todo).push_back(p);
 
   journal.append({{"kind", "run"}, {"started", corpus_detail::iso_now()},
                   {"corpus", fs::absolute(o.dir).lexically_normal().string()}, {"backend", o.backend},
@@ -449,7 +472,29 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   std::size_t started = 0;
   int ran = 0;
   double wall_sum = 0;
-  while (!todo.empty() || !running.empty()) {
+  auto start = [&](Child c) {
+    ++load[c.pair.problem].running;
+    c.json_path = fmt::format("{}/pair-{}.json", scratch.path(), started);
+    c.err_path = fmt::format("{}/pair-{}.stderr", scratch.path(), started);
+    ++started;
+    std::vector<std::string> argv = {verifier, "verify", "--kernelbench", c.pair.problem, c.pair.solution,
+                                     "--backend", o.backend, "--json", c.json_path};
+    if (!o.baseline.empty()) argv.insert(argv.end(), {"--baseline", o.baseline});
+    if (o.timeout_s > 0) argv.insert(argv.end(), {"--timeout", fmt::format("{:g}", o.timeout_s)});
+    if (!o.python.empty()) argv.insert(argv.end(), {"--python", o.python});
+    argv.push_back("--quiet");
+    c.start = Clock::now();
+    c.pid = spawn(argv, environment, c.err_path);
+    running.push_back(std::move(c));
+  };
+  while (!todo.empty() || !running.empty() || !alone.empty()) {
+    if (todo.empty() && running.empty() && !alone.empty()) {
+      Child c;
+      c.pair = alone.front();
+      c.alone = true;
+      alone.erase(alone.begin());
+      start(std::move(c));
+    }
     while (running.size() < static_cast<std::size_t>(o.jobs) && !todo.empty()) {
       for (const Child& r : running) {
         ProblemLoad& l = load[r.pair.problem];
@@ -459,20 +504,9 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       Child c;
       c.pair = todo[pick];
       todo.erase(todo.begin() + static_cast<std::ptrdiff_t>(pick));
-      ++load[c.pair.problem].running;
-      c.json_path = fmt::format("{}/pair-{}.json", scratch.path(), started);
-      c.err_path = fmt::format("{}/pair-{}.stderr", scratch.path(), started);
-      ++started;
-      std::vector<std::string> argv = {verifier, "verify", "--kernelbench", c.pair.problem, c.pair.solution,
-                                       "--backend", o.backend, "--json", c.json_path};
-      if (!o.baseline.empty()) argv.insert(argv.end(), {"--baseline", o.baseline});
-      if (o.timeout_s > 0) argv.insert(argv.end(), {"--timeout", fmt::format("{:g}", o.timeout_s)});
-      if (!o.python.empty()) argv.insert(argv.end(), {"--python", o.python});
-      argv.push_back("--quiet");
-      c.start = Clock::now();
-      c.pid = spawn(argv, environment, c.err_path);
-      running.push_back(std::move(c));
+      start(std::move(c));
     }
+    for (Child& c : running) c.beside = std::max(c.beside, static_cast<int>(running.size()) - 1);
     bool finished_any = false;
     for (std::size_t i = 0; i < running.size();) {
       Child& c = running[i];
@@ -491,15 +525,27 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       pid_t got;
       while ((got = waitpid(c.pid, &status, 0)) < 0 && errno == EINTR) {}
       const std::string lost = got < 0 ? fmt::format("cannot wait for the verifier: {}", std::strerror(errno)) : "";
-      const nlohmann::ordered_json rec = result_record(c, status, timed_out, lost, wall, o.pair_timeout_s);
-      journal.append(rec);
-      records.push_back(json::parse(rec.dump()));
+      nlohmann::ordered_json rec = result_record(c, status, timed_out, lost, wall, o.pair_timeout_s);
       ProblemLoad& l = load[c.pair.problem];
       --l.running;
       l.longest_s = std::max(l.longest_s, wall);
       std::error_code rm;
       fs::remove(c.json_path, rm);
       fs::remove(c.err_path, rm);
+      if (const std::string why = out_of_memory_reason(rec); !why.empty() && !c.alone && c.beside > 0) {
+        const std::string reason = one_line(
+            fmt::format("ran out of GPU memory beside {} other pair{} ({})", c.beside, c.beside == 1 ? "" : "s", why), 600);
+        journal.append({{"kind", "retry"}, {"key", c.pair.key}, {"problem", c.pair.problem},
+                        {"solution", c.pair.solution}, {"reason", reason}, {"wall_seconds", wall}});
+        retry_reason[c.pair.key] = reason;
+        alone.push_back(c.pair);
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+        finished_any = true;
+        continue;
+      }
+      if (c.alone) rec["retried_alone"] = retry_reason[c.pair.key];
+      journal.append(rec);
+      records.push_back(json::parse(rec.dump()));
 
       ++ran;
       wall_sum += wall;

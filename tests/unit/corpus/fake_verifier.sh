@@ -8,8 +8,13 @@
 #   nojson       exit 0 without writing the report
 #   badjson      write a report that is not JSON, exit 1
 #   hang         start a `sleep 1000` in a session of its own (pid in S.pid), then sleep 1000
+#   oom          a FAIL report whose numerics CRASHed out of GPU memory (out_of_memory: true), exit 1
+#   oomonce      oom the first time (leaves S.oom), pass after
+#   killonce     the first time (leaves S.oom) kill itself with SIGKILL, as the kernel's OOM killer would; pass after
+#   oomsetup     the first time (leaves S.oom) say "kcv: ... CUDA out of memory ..." and exit 2; pass after
 # SECONDS: sleep that long first. FAKE_ARGS_LOG: append the arguments to that file. FAKE_ENV_LOG:
-# append "KCV_THREADS=<its value>" to that file.
+# append "KCV_THREADS=<its value>" to that file. FAKE_EVENT_LOG: append "start S" first and
+# "end S" at exit (killonce writes it just before its SIGKILL; segv and hang write none).
 json=""; sol=""; prob=""
 [ -n "$FAKE_ARGS_LOG" ] && echo "$*" >> "$FAKE_ARGS_LOG"
 [ -n "$FAKE_ENV_LOG" ] && echo "KCV_THREADS=$KCV_THREADS" >> "$FAKE_ENV_LOG"
@@ -20,13 +25,17 @@ while [ $# -gt 0 ]; do
     *) shift ;;
   esac
 done
+if [ -n "$FAKE_EVENT_LOG" ]; then
+  echo "start $sol" >> "$FAKE_EVENT_LOG"
+  trap 'echo "end $sol" >> "$FAKE_EVENT_LOG"' EXIT
+fi
 set -- $(sed -n '1s/^# fake: //p' "$sol")
 mode="${1:-pass}"; secs="${2:-0}"
 [ "$secs" != 0 ] && sleep "$secs"
-report() {  # $1 verdict, $2 numerics verdict
+report() {  # $1 verdict, $2 numerics verdict, $3 numerics' out_of_memory (default false)
   cat > "$json" <<JSON
 {"schema":"kcv.report/1","op":"kernelbench","candidate":"$sol","backend":"cpu","seed":"7","verdict":"$1",
- "gates":[{"id":"numerics","verdict":"$2","tolerance_independent":false,"cases":3,"seconds":0.1,"evidence":"","seed":"1","failing_case":-1},
+ "gates":[{"id":"numerics","verdict":"$2","tolerance_independent":false,"cases":3,"seconds":0.1,"evidence":"","seed":"1","failing_case":-1,"out_of_memory":${3:-false}},
           {"id":"layout","verdict":"PASS","tolerance_independent":true,"cases":2,"seconds":0.1,"evidence":"","seed":"2","failing_case":-1}],
  "kernelbench":{"compile_seconds":0.5,"baseline":{"verdict":"pass","trials":5,"atol":0.01,"rtol":0.01,"max_abs_diff":0.0,"detail":""}}}
 JSON
@@ -39,6 +48,12 @@ case "$mode" in
   exit3) echo "something odd" >&2; exit 3 ;;
   nojson) exit 0 ;;
   badjson) echo "{not json" > "$json"; exit 1 ;;
+  oom) report FAIL CRASH true; exit 1 ;;
+  oomonce) [ -e "$sol.oom" ] && { report PASS PASS; exit 0; }; : > "$sol.oom"; report FAIL CRASH true; exit 1 ;;
+  oomsetup) [ -e "$sol.oom" ] && { report PASS PASS; exit 0; }; : > "$sol.oom"
+    echo "kcv: the reference failed at n=4: OutOfMemoryError: CUDA out of memory. Tried to allocate 1 GiB." >&2; exit 2 ;;
+  killonce) [ -e "$sol.oom" ] && { report PASS PASS; exit 0; }; : > "$sol.oom"
+    [ -n "$FAKE_EVENT_LOG" ] && echo "end $sol" >> "$FAKE_EVENT_LOG"; kill -KILL $$ ;;
   hang) setsid sleep 1000 & echo $! > "$sol.pid"; sleep 1000 ;;
 esac
 exit 0

@@ -8,12 +8,14 @@
 #include <chrono>
 #include <map>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "corpus_test_support.hpp"
 #include "kcv/candidate.hpp"
+#include "kcv/runner.hpp"
 
 using namespace kcv;
 using namespace kcv::corpus_test;
@@ -407,6 +409,135 @@ TEST(CorpusRun, ARerunSkipsKeysThatHaveAResult) {
   const CorpusRunSummary third = run_corpus(stub_options(d, out, v));
   EXPECT_EQ(third.ran, 0);
   EXPECT_EQ(results_of(read_journal(out + "/journal.jsonl")).size(), 6u);
+}
+
+namespace {
+
+/// FAKE_EVENT_LOG's lines as (start|end, solution path).
+std::vector<std::pair<std::string, std::string>> events_of(const std::string& path) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(read_text(path));
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t sp = line.find(' ');
+    out.emplace_back(line.substr(0, sp), line.substr(sp + 1));
+  }
+  return out;
+}
+
+/// For each start in the event log, how many verifiers were running when it started.
+std::vector<int> running_at_starts(const std::vector<std::pair<std::string, std::string>>& events) {
+  std::vector<int> out;
+  int running = 0;
+  for (const auto& [what, sol] : events) {
+    if (what == "start") out.push_back(running++);
+    else --running;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(CorpusRun, APairThatRanOutOfGpuMemoryBesideOthersRunsAgainAloneAfterTheRest) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out", log = t / "events.log";
+  const std::string v = stub_verifier(t.path());
+  add_pair(d, "p0", "solution.py", "oomonce");
+  add_pair(d, "p1", "solution.py", "oomsetup");
+  add_pair(d, "p2", "solution.py", "pass 0.3");
+  add_pair(d, "p3", "solution.py", "fail 0.3");
+  add_pair(d, "p25", "solution.py", "killonce 0.1");  // starts beside p2
+  setenv("FAKE_EVENT_LOG", log.c_str(), 1);
+  const CorpusRunSummary s = run_corpus(stub_options(d, out, v, 2));
+  unsetenv("FAKE_EVENT_LOG");
+  EXPECT_EQ(s.ran, 5);
+  EXPECT_EQ(s.verified_pass, 4);   // p0, p1 and p25 pass alone
+  EXPECT_EQ(s.verified_fail, 1);
+  EXPECT_EQ(s.setup_errors, 0);
+  EXPECT_EQ(s.crashes, 0);
+  EXPECT_EQ(s.retried_alone, 3);
+
+  const auto records = read_journal(out + "/journal.jsonl");
+  std::map<std::string, std::string> retry;
+  for (const auto& r : records)
+    if (r["kind"] == "retry") retry[r["key"].get<std::string>()] = r["reason"].get<std::string>();
+  ASSERT_EQ(retry.size(), 3u);
+  EXPECT_NE(retry["p0/solution.py"].find("ran out of GPU memory beside 1 other pair (gate numerics CRASH"),
+            std::string::npos) << retry["p0/solution.py"];
+  EXPECT_NE(retry["p1/solution.py"].find("(setup_error: kcv: the reference failed at n=4: OutOfMemoryError"),
+            std::string::npos) << retry["p1/solution.py"];
+  EXPECT_NE(retry["p25/solution.py"].find(std::string("(verifier_crash: verifier killed by ") + kUnsentSigkill),
+            std::string::npos) << retry["p25/solution.py"];
+  const auto results = by_key(records);
+  ASSERT_EQ(results.size(), 5u);
+  for (const char* k : {"p0/solution.py", "p1/solution.py", "p25/solution.py"}) {
+    EXPECT_EQ(results.at(k)["status"], "verified") << k;
+    EXPECT_EQ(results.at(k)["retried_alone"], retry[k]) << k;
+  }
+  for (const char* k : {"p2/solution.py", "p3/solution.py"}) EXPECT_FALSE(results.at(k).contains("retried_alone")) << k;
+
+  // Eight verifier runs: five, then the three retries, each started with nothing else running and
+  // after every other pair had ended.
+  const auto events = events_of(log);
+  const std::vector<int> at = running_at_starts(events);
+  ASSERT_EQ(at.size(), 8u);
+  EXPECT_EQ(at[5], 0);
+  EXPECT_EQ(at[6], 0);
+  EXPECT_EQ(at[7], 0);
+  int starts = 0;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (events[i].first != "start" || ++starts <= 5) continue;
+    EXPECT_TRUE(events[i].second.find("/p0/") != std::string::npos || events[i].second.find("/p1/") != std::string::npos ||
+                events[i].second.find("/p25/") != std::string::npos);
+    for (std::size_t j = i + 1; j < events.size() && events[j].first != "end"; ++j) ADD_FAILURE() << "started beside a retry";
+  }
+}
+
+TEST(CorpusRun, OutOfGpuMemoryAloneIsTheResult) {
+  TempDir t;
+  const std::string d = t / "corpus", log = t / "events.log";
+  const std::string v = stub_verifier(t.path());
+  add_pair(d, "p0", "solution.py", "oom");
+  add_pair(d, "p1", "solution.py", "pass 0.2");
+  setenv("FAKE_EVENT_LOG", log.c_str(), 1);
+  // One job: nothing ran beside it, so its result stands.
+  const CorpusRunSummary one = run_corpus(stub_options(d, t / "one", v, 1));
+  EXPECT_EQ(one.retried_alone, 0);
+  EXPECT_EQ(one.verified_fail, 1);
+  for (const auto& r : read_journal(t / "one/journal.jsonl")) EXPECT_NE(r["kind"], "retry");
+  // Two jobs: it runs again alone once, and that result stands, whatever it is.
+  const CorpusRunSummary two = run_corpus(stub_options(d, t / "two", v, 2));
+  unsetenv("FAKE_EVENT_LOG");
+  EXPECT_EQ(two.retried_alone, 1);
+  EXPECT_EQ(two.verified_fail, 1);
+  const auto results = by_key(read_journal(t / "two/journal.jsonl"));
+  EXPECT_EQ(results.at("p0/solution.py")["report"]["verdict"], "FAIL");
+  EXPECT_TRUE(results.at("p0/solution.py").contains("retried_alone"));
+  EXPECT_EQ(running_at_starts(events_of(log)).size(), 2u + 3u);
+}
+
+TEST(CorpusRun, AResumedRunRunsAPairWithARetryRecordAloneAfterTheRest) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out", log = t / "events.log";
+  const std::string v = stub_verifier(t.path());
+  add_pair(d, "p0", "solution.py", "pass");
+  add_pair(d, "p1", "solution.py", "pass 0.3");
+  add_pair(d, "p2", "solution.py", "pass 0.3");
+  {
+    fs::create_directories(out);
+    Journal j(out + "/journal.jsonl");
+    j.append({{"kind", "retry"}, {"key", "p0/solution.py"}, {"reason", "ran out of GPU memory beside 3 other pairs (x)"}});
+  }
+  setenv("FAKE_EVENT_LOG", log.c_str(), 1);
+  const CorpusRunSummary s = run_corpus(stub_options(d, out, v, 3));
+  unsetenv("FAKE_EVENT_LOG");
+  EXPECT_EQ(s.ran, 3);
+  EXPECT_EQ(s.retried_alone, 1);
+  const auto events = events_of(log);
+  ASSERT_EQ(events.size(), 6u);
+  EXPECT_EQ(events[4], (std::pair<std::string, std::string>{"start", d + "/p0/solution.py"}));
+  EXPECT_EQ(running_at_starts(events).back(), 0);
+  EXPECT_EQ(by_key(read_journal(out + "/journal.jsonl")).at("p0/solution.py")["retried_alone"],
+            "ran out of GPU memory beside 3 other pairs (x)");
 }
 
 TEST(CorpusRun, ACutLastLineIsDroppedAndItsPairRunsAgain) {
