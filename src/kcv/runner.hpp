@@ -40,8 +40,11 @@ int default_threads();
 /// Kernels of the libraries a torch solution runs on (ATen, cuDNN, cuBLAS/cuBLASLt), as a regular
 /// expression over kernel names, mangled or not: compute-sanitizer's memcheck, racecheck and
 /// synccheck leave them uninstrumented for torch candidates (initcheck sees every kernel).
+/// cuDNN's RNN kernels (RNN_blockPersist_*, elemWiseRNNcell) carry no "cudnn" in their names;
+/// instrumented by racecheck, two KernelBench LSTM workers held 32-34 GB of host memory each.
 inline constexpr const char* kLibraryKernels =
-    "at::native|at6native|cudnn|xmma|nvjet|cutlass_[0-9]+_|implicit_convolve|explicit_convolve|fft2d_|winograd";
+    "at::native|at6native|cudnn|xmma|nvjet|cutlass_[0-9]+_|implicit_convolve|explicit_convolve|fft2d_|winograd|"
+    "RNN_blockPersist|elemWiseRNNcell";
 
 /// How a worker's (or verifier's) death by a SIGKILL that kcv did not send is worded. On Linux
 /// that signal comes from the kernel's out-of-memory killer (or an operator); kcv sends SIGKILL
