@@ -42,6 +42,7 @@ struct GateSummary {
 struct KernelRow {
   std::string key;
   std::string status;      // verified | setup_error | timeout | verifier_crash
+  std::string retried_alone;  // why the pair ran again alone ("" when it did not; corpus.hpp)
   bool strict_pass = false;
   std::string baseline;    // pass | fail | error | missing
   int64_t failing_gates = 0;       // gates that did not pass and were not skipped

@@ -108,6 +108,16 @@ TEST(CorpusReportHtml, EscapesHostileStrings) {
   EXPECT_TRUE(has(html, "&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
 }
 
+TEST(CorpusReportHtml, APairRunAgainAloneSaysSoAndWhy) {
+  nlohmann::json retried = result("a.py", "verified", make_report({{"numerics", "pass"}}, "pass", std::nullopt));
+  retried["retried_alone"] = "ran out of GPU memory beside 13 other pairs (gate values CRASH: <OOM>)";
+  const std::string html = corpus_report_html(
+      {retried, result("b.py", "verified", make_report({{"numerics", "pass"}}, "pass", std::nullopt))});
+  EXPECT_TRUE(has(html, "verified <span title=\"ran out of GPU memory beside 13 other pairs (gate values CRASH: "
+                        "&lt;OOM&gt;)\">(retried alone)</span>")) << html;
+  EXPECT_EQ(html.find("(retried alone)"), html.rfind("(retried alone)"));   // b.py was not
+}
+
 TEST(CorpusReportHtml, IsSelfContained) {
   const std::string html = corpus_report_html(synthetic_journal());
   for (const char* ref : {"http://", "https://", "<script", "<link", "@import", "url(", " src=", " href="})
