@@ -60,6 +60,7 @@ struct CorpusSummary {
   std::vector<nlohmann::json> runs;  // the "kind":"run" records, as written
   int64_t results = 0;               // distinct keys
   int64_t duplicates = 0;            // later records of a key already seen (not counted)
+  int64_t retries = 0;               // "retry" records: a pair to run again alone (corpus.hpp)
   int64_t other_records = 0;         // records of another kind
   int64_t verified = 0, setup_error = 0, timeout = 0, verifier_crash = 0, other_status = 0;
   int64_t reports = 0;               // results that carry a report: the gate counts cover these

@@ -220,6 +220,10 @@ std::string runs_section(const CorpusSummary& s) {
   if (s.duplicates > 0)
     o += fmt::format("<p class=\"note\">{} later records repeat a key already in the journal; only the first of each "
                      "key is counted.</p>\n", s.duplicates);
+  if (s.retries > 0)
+    o += fmt::format("<p class=\"note\">{} time{} a pair ran out of memory beside other pairs and was set to run again "
+                     "alone; the kernels table marks the results of those reruns.</p>\n",
+                     s.retries, s.retries == 1 ? "" : "s");
   if (s.other_records > 0) o += fmt::format("<p class=\"note\">{} records of an unknown kind were ignored.</p>\n", s.other_records);
   if (s.runs.empty()) return o;
   constexpr size_t kMaxRuns = 64;

@@ -105,6 +105,8 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
       if (str_field(r, "baseline") == "kernelbench") s.baseline_in_use = true;
     } else if (kind == "result") {
       if (!results.emplace(str_field(r, "key"), &r).second) ++s.duplicates;
+    } else if (kind == "retry") {
+      ++s.retries;
     } else {
       ++s.other_records;
     }
