@@ -120,7 +120,7 @@ struct CorpusRunSummary {
   int ran = 0;                   // verified by this invocation
   int verified_pass = 0, verified_fail = 0;
   int setup_errors = 0, timeouts = 0, crashes = 0;
-  /// Results of pairs that ran out of GPU memory beside other pairs and were run again, alone.
+  /// Results of pairs that ran out of memory beside other pairs and were run again, alone.
   int retried_alone = 0;
   std::vector<GateFailureCount> gates;   // in the reports' gate order
 };

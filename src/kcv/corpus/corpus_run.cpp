@@ -425,7 +425,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     if (r["kind"] == "result") done.insert(r["key"].get<std::string>());
     if (r["kind"] == "retry") retry_reason[r["key"].get<std::string>()] = r.value("reason", "");
   }
-  // NOTES: a pair that ran out of GPU memory beside other pairs runs again once, alone, after all
+  // NOTES: a pair that ran out of memory beside other pairs runs again once, alone, after all
   // the others (docs/kernelbench.md "Pairs"): its first result may be the other pairs' doing. A
   // resumed run keeps that order: its "retry" record sends it to the end.
   std::vector<CorpusPair> todo, alone;
@@ -534,7 +534,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       fs::remove(c.err_path, rm);
       if (const std::string why = out_of_memory_reason(rec); !why.empty() && !c.alone && c.beside > 0) {
         const std::string reason = one_line(
-            fmt::format("ran out of GPU memory beside {} other pair{} ({})", c.beside, c.beside == 1 ? "" : "s", why), 600);
+            fmt::format("ran out of memory beside {} other pair{} ({})", c.beside, c.beside == 1 ? "" : "s", why), 600);
         journal.append({{"kind", "retry"}, {"key", c.pair.key}, {"problem", c.pair.problem},
                         {"solution", c.pair.solution}, {"reason", reason}, {"wall_seconds", wall}});
         retry_reason[c.pair.key] = reason;

@@ -461,7 +461,7 @@ TEST(CorpusRun, APairThatRanOutOfGpuMemoryBesideOthersRunsAgainAloneAfterTheRest
   for (const auto& r : records)
     if (r["kind"] == "retry") retry[r["key"].get<std::string>()] = r["reason"].get<std::string>();
   ASSERT_EQ(retry.size(), 3u);
-  EXPECT_NE(retry["p0/solution.py"].find("ran out of GPU memory beside 1 other pair (gate numerics CRASH"),
+  EXPECT_NE(retry["p0/solution.py"].find("ran out of memory beside 1 other pair (gate numerics CRASH"),
             std::string::npos) << retry["p0/solution.py"];
   EXPECT_NE(retry["p1/solution.py"].find("(setup_error: kcv: the reference failed at n=4: OutOfMemoryError"),
             std::string::npos) << retry["p1/solution.py"];
@@ -525,7 +525,7 @@ TEST(CorpusRun, AResumedRunRunsAPairWithARetryRecordAloneAfterTheRest) {
   {
     fs::create_directories(out);
     Journal j(out + "/journal.jsonl");
-    j.append({{"kind", "retry"}, {"key", "p0/solution.py"}, {"reason", "ran out of GPU memory beside 3 other pairs (x)"}});
+    j.append({{"kind", "retry"}, {"key", "p0/solution.py"}, {"reason", "ran out of memory beside 3 other pairs (x)"}});
   }
   setenv("FAKE_EVENT_LOG", log.c_str(), 1);
   const CorpusRunSummary s = run_corpus(stub_options(d, out, v, 3));
@@ -537,7 +537,7 @@ TEST(CorpusRun, AResumedRunRunsAPairWithARetryRecordAloneAfterTheRest) {
   EXPECT_EQ(events[4], (std::pair<std::string, std::string>{"start", d + "/p0/solution.py"}));
   EXPECT_EQ(running_at_starts(events).back(), 0);
   EXPECT_EQ(by_key(read_journal(out + "/journal.jsonl")).at("p0/solution.py")["retried_alone"],
-            "ran out of GPU memory beside 3 other pairs (x)");
+            "ran out of memory beside 3 other pairs (x)");
 }
 
 TEST(CorpusRun, ACutLastLineIsDroppedAndItsPairRunsAgain) {
@@ -602,6 +602,21 @@ TEST(CorpusCli, RunCompletesWithExitZeroWhenPairsFailAndPrintsASummary) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
   EXPECT_NE(r.err.find("[3/3] ok 1 fail 1 err 1"), std::string::npos) << r.err;
   EXPECT_EQ(results_of(read_journal(out + "/journal.jsonl")).size(), 3u);
+}
+
+TEST(CorpusCli, TheSummarySaysHowManyPairsRanAgainAlone) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out";
+  add_pair(d, "a", "solution.py", "oomonce");
+  add_pair(d, "b", "solution.py", "pass 0.3");
+  const CliResult r = run_kcv({"corpus", "run", d, "--out", out, "--jobs", "2"}, stub_verifier(t.path()), t.path());
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("(pass 2, fail 0)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("retried alone        1  (ran out of memory beside other pairs; run again alone)"),
+            std::string::npos) << r.out;
+  // Without retries the line is absent.
+  const CliResult plain = run_kcv({"corpus", "run", d, "--out", t / "out2", "--jobs", "1"}, stub_verifier(t.path()), t.path());
+  EXPECT_EQ(plain.out.find("retried alone"), std::string::npos) << plain.out;
 }
 
 TEST(CorpusCli, UsageAndSetupErrorsExitTwoWithOneLine) {

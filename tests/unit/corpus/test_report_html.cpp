@@ -110,13 +110,13 @@ TEST(CorpusReportHtml, EscapesHostileStrings) {
 
 TEST(CorpusReportHtml, APairRunAgainAloneSaysSoAndWhy) {
   nlohmann::json retried = result("a.py", "verified", make_report({{"numerics", "pass"}}, "pass", std::nullopt));
-  retried["retried_alone"] = "ran out of GPU memory beside 13 other pairs (gate values CRASH: <OOM>)";
-  const nlohmann::json retry = {{"kind", "retry"}, {"key", "a.py"}, {"reason", "ran out of GPU memory beside 13 other pairs"}};
+  retried["retried_alone"] = "ran out of memory beside 13 other pairs (gate values CRASH: <OOM>)";
+  const nlohmann::json retry = {{"kind", "retry"}, {"key", "a.py"}, {"reason", "ran out of memory beside 13 other pairs"}};
   const std::string html = corpus_report_html(
       {retry, retried, result("b.py", "verified", make_report({{"numerics", "pass"}}, "pass", std::nullopt))});
   EXPECT_TRUE(has(html, "1 time a pair ran out of memory beside other pairs")) << html;
   EXPECT_FALSE(has(html, "unknown kind")) << html;
-  EXPECT_TRUE(has(html, "verified <span title=\"ran out of GPU memory beside 13 other pairs (gate values CRASH: "
+  EXPECT_TRUE(has(html, "verified <span title=\"ran out of memory beside 13 other pairs (gate values CRASH: "
                         "&lt;OOM&gt;)\">(retried alone)</span>")) << html;
   EXPECT_EQ(html.find("(retried alone)"), html.rfind("(retried alone)"));   // b.py was not
 }
