@@ -358,8 +358,8 @@ nlohmann::ordered_json result_record(const Child& c, int status, bool timed_out,
   return r;
 }
 
-/// Why a pair's result may be the GPU's, not the candidate's: it ran out of device memory (a gate
-/// flagged out_of_memory, or the verifier's error says so). "" when not.
+/// Why a pair's result may be the machine's, not the candidate's: it ran out of GPU or host memory
+/// (a gate flagged out_of_memory, or the verifier's error says so). "" when not.
 std::string out_of_memory_reason(const nlohmann::ordered_json& rec) {
   if (rec.contains("error") && rec["error"].is_string() && mentions_out_of_memory(rec["error"].get<std::string>()))
     return fmt::format("{}: {}", rec["status"].get<std::string>(), rec["error"].get<std::string>());
@@ -423,7 +423,8 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   std::map<std::string, std::string> retry_reason;   // key -> why it runs again alone
   for (const auto& r : journal.existing()) {
     if (r["kind"] == "result") done.insert(r["key"].get<std::string>());
-    if (r["kind"] == "retry") retry_reason[r["key"].get<std::string>()] = r.value("reason", "");
+    if (r["kind"] == "retry" && r.contains("key") && r["key"].is_string())
+      retry_reason[r["key"].get<std::string>()] = r.contains("reason") && r["reason"].is_string() ? r["reason"].get<std::string>() : "";
   }
   // NOTES: a pair that ran out of memory beside other pairs runs again once, alone, after all
   // the others (docs/kernelbench.md "Pairs"): its first result may be the other pairs' doing. A
