@@ -2,6 +2,7 @@
 problem or solution file as a module, its module-level sizes, dtype codes of the kcv ABI, and
 building a model the same way on both sides (same seed, on the CPU, then moved)."""
 
+import ctypes
 import importlib.util
 import os
 import sys
@@ -64,6 +65,35 @@ def as_tuple(out):
     if isinstance(out, (tuple, list)):
         return tuple(out)
     return (out,)
+
+
+CU_CTX_SCHED_BLOCKING_SYNC = 0x04  # cuda.h
+
+
+def sleep_while_waiting_for_the_gpu():
+    """Makes this process's threads sleep, not spin, while they wait for the GPU: the primary
+    context of every device gets CU_CTX_SCHED_BLOCKING_SYNC. Call before anything creates a
+    context. Returns whether every device took it (False without a CUDA driver)."""
+    # NOTES: CUDA's default (auto) spins when a process has fewer contexts than the host has
+    # cores, so every torch process of a `kcv corpus run --jobs N` held a core at 100% while its
+    # GPU work ran: the reference server through each float64 forward, a sanitized worker through
+    # each instrumented kernel. With 14 verifications on 16 cores the host's CPU was saturated
+    # (session 7, vmstat). torch never sets the flag itself (pytorch issue 28224). Waiting by
+    # blocking changes when the host wakes, not what the GPU computes.
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    count = ctypes.c_int(0)
+    if driver.cuInit(0) != 0 or driver.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return False
+    set_flags = getattr(driver, "cuDevicePrimaryCtxSetFlags_v2", None) or driver.cuDevicePrimaryCtxSetFlags
+    every = True
+    for ordinal in range(count.value):
+        device = ctypes.c_int(0)
+        every = (driver.cuDeviceGet(ctypes.byref(device), ordinal) == 0
+                 and set_flags(device, ctypes.c_uint(CU_CTX_SCHED_BLOCKING_SYNC)) == 0) and every
+    return every
 
 
 def library_settings():

@@ -226,6 +226,8 @@ def main():
     os.dup2(2, 1)
     proto_in = sys.stdin.buffer
     problem, device, init_seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if device.startswith("cuda"):
+        common.sleep_while_waiting_for_the_gpu()  # before the problem or torch makes a context
     common.library_settings()
     try:
         server = Server(problem, device, init_seed)

@@ -86,6 +86,8 @@ def main():
     cuda = backend == "cuda"
     if cuda and not torch.cuda.is_available():
         fatal("backend 'cuda': torch in this interpreter sees no CUDA device")
+    if cuda:
+        common.sleep_while_waiting_for_the_gpu()  # before the solution or torch makes a context
     device = torch.device("cuda" if cuda else "cpu")
     key = int(plan["canary_key"])
     kb = plan.get("kernelbench", {})

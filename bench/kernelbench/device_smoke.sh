@@ -10,20 +10,23 @@ export KCV_INCLUDE_DIR=$PWD/include KCV_ADAPTERS_DIR=$PWD/adapters PATH=/usr/loc
 py="${KCV_PYTHON:-$(command -v python3)}"
 "$py" -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"
 c=controls/torch/rowsum
-run() {  # name, expected "rc gate-verdicts...", verify args...
-  local name=$1 want=$2; shift 2
+run() {  # name, expected "rc gate-verdicts...", problem, verify args...
+  local name=$1 want=$2 problem=$3; shift 3
   local t0=$SECONDS
   ./build/kcv verify --backend cuda --python "$py" --baseline kernelbench --json "$out/$name.json" \
-    --kernelbench $c/problem.py "$@" > "$out/$name.txt" 2>&1
+    --kernelbench $problem "$@" > "$out/$name.txt" 2>&1
   local rc=$?
   local got="$rc $("$py" -c "import json; r = json.load(open('$out/$name.json')); print(r['kernelbench']['baseline']['verdict'], ' '.join(g['id'] + '=' + g['verdict'] for g in r['gates'] if g['verdict'] not in ('PASS', 'SKIPPED')))" 2>/dev/null)"
   local ok=MISMATCH; [ "$got" = "$want" ] && ok=as-expected
   echo "== $name: $ok (got '$got', want '$want') wall=$((SECONDS - t0))s"
   [ $ok = as-expected ] || tail -20 "$out/$name.txt"
 }
-run rowsum.reference "0 pass " $c/problem.py &
-run rowsum.cuda_ok "0 pass " $c/solution_cuda_ok.py &
-run rowsum.cuda_default_stream "1 pass concurrency=FAIL" $c/solution_cuda_default_stream.py --gates concurrency,numerics &
-run rowsum.cuda_shared_race "1 pass sanitizer=FAIL" $c/solution_cuda_shared_race.py --gates sanitizer,numerics &
-run rowsum.cuda_tail_overrun "1 pass sanitizer=FAIL" $c/solution_cuda_tail_overrun.py --gates sanitizer,numerics &
+p=$c/problem.py
+run rowsum.reference "0 pass " $p $c/problem.py &
+run rowsum.cuda_ok "0 pass " $p $c/solution_cuda_ok.py &
+run rowsum.cuda_default_stream "1 pass concurrency=FAIL" $p $c/solution_cuda_default_stream.py --gates concurrency,numerics &
+run rowsum.cuda_shared_race "1 pass sanitizer=FAIL" $p $c/solution_cuda_shared_race.py --gates sanitizer,numerics &
+run rowsum.cuda_tail_overrun "1 pass sanitizer=FAIL" $p $c/solution_cuda_tail_overrun.py --gates sanitizer,numerics &
+run rowsum.cuda_worker_waits "0 pass " $p $c/solution_cuda_waits.py --gates numerics &
+run rowsum.cuda_reference_waits "0 pass " $c/problem_waits.py $c/solution_cuda_ok.py --gates numerics &
 wait

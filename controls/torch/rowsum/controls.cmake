@@ -44,3 +44,10 @@ kcv_torch_control(NAME rowsum.cuda_shared_race PROBLEM ${p} SOLUTION ${CONTROL_D
                   EXPECT FAIL FAILS sanitizer BASELINE pass BACKEND cuda ARGS --gates sanitizer,numerics)
 kcv_torch_control(NAME rowsum.cuda_tail_overrun PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_cuda_tail_overrun.py
                   EXPECT FAIL FAILS sanitizer BASELINE pass BACKEND cuda ARGS --gates sanitizer,numerics)
+# cuda, kcv's own torch processes: the worker and the reference server wait for the GPU by blocking,
+# not spinning (kcv_torch_common.sleep_while_waiting_for_the_gpu). Each control adds 1 to its outputs
+# when its process spins (gpu_waits.py), so numerics fails if kcv forgets.
+kcv_torch_control(NAME rowsum.cuda_worker_waits PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_cuda_waits.py EXPECT PASS
+                  BASELINE pass BACKEND cuda ARGS --gates numerics)
+kcv_torch_control(NAME rowsum.cuda_reference_waits PROBLEM ${CONTROL_DIR}/problem_waits.py
+                  SOLUTION ${CONTROL_DIR}/solution_cuda_ok.py EXPECT PASS BASELINE pass BACKEND cuda ARGS --gates numerics)
