@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kcv/candidate.hpp"
 #include "kcv/tensor.hpp"
 
 namespace kcv {
@@ -102,6 +103,14 @@ struct LargeTier {
   std::function<SubProblem(int64_t out_index)> slice;
 };
 
+/// The reference itself fails on a case's inputs: the problem's own code raised (KernelBench: a
+/// Model that rejects inputs outside its domain). Such a case cannot be judged. Not thrown for a
+/// failure of the machine (out of memory): that stays a SetupError.
+class ReferenceRejects : public SetupError {
+ public:
+  using SetupError::SetupError;
+};
+
 class Contract {
  public:
   virtual ~Contract() = default;
@@ -127,6 +136,9 @@ class Contract {
   /// elements per call) instead of nominal: each symbol's tails are swept, each case a fraction
   /// of the problem's own call. numerics and values keep the nominal shape.
   int64_t sweep_elements = 0;
+
+  /// Whether reference() may throw ReferenceRejects (KernelBench). Builtin references never do.
+  bool reference_may_reject = false;
 
   /// The fp64 reference. Inputs are read as the device sees them (already rounded to their dtype).
   virtual std::vector<RefTensor> reference(const std::vector<HostTensor>& inputs,

@@ -116,9 +116,23 @@ CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const 
     if (opts.refusal_ok && result.message.empty())
       return {Verdict::fail, fmt::format("returned {} with no message: not a clean refusal", result.rc)};
     if (opts.refusal_ok) return {Verdict::pass, fmt::format("refused cleanly: {}", result.message)};
+    // NOTES: a candidate that refuses inputs its reference rejects too does what the reference
+    // does (a KernelBench Model raising outside its domain, offered as its own candidate).
+    if (contract.reference_may_reject) {
+      try {
+        (void)contract.reference(spec.inputs, spec.scalars, shape, SumOrder::forward);
+      } catch (const ReferenceRejects& e) {
+        return {Verdict::pass, fmt::format("refused inputs the reference rejects too ({})", e.what())};
+      }
+    }
     return refusal(result);
   }
-  const auto ref = contract.reference(spec.inputs, spec.scalars, shape, SumOrder::forward);
+  std::vector<RefTensor> ref;
+  try {
+    ref = contract.reference(spec.inputs, spec.scalars, shape, SumOrder::forward);
+  } catch (const ReferenceRejects& e) {
+    return {Verdict::pass, fmt::format("not judged: the reference rejects these inputs ({})", e.what())};
+  }
   const bool two_orders = opts.two_orders || contract.classes_in_two_orders;
   std::vector<RefTensor> alt;
   if (two_orders) alt = contract.reference(spec.inputs, spec.scalars, shape, SumOrder::reverse);

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "kcv/candidate.hpp"
+#include "kcv/engine.hpp"
 #include "kcv/gates/common.hpp"
 #include "kcv/runner.hpp"
 
@@ -235,6 +236,7 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
       "calibrated, not derived: allowed_i = {}*max(max_j |r32_j - r_j|, u*max_j |r_j|) + 2u*|r_i| with r32 the "
       "problem's Model in fp32 eager on the same inputs and weights (docs/kernelbench.md)", kKernelBenchK);
   k->classes_in_two_orders = true;
+  k->reference_may_reject = true;
   k->sanitizer_elements = kSanitizerElements;
   k->sweep_elements = kSweepElements;
   return k;
@@ -303,8 +305,8 @@ std::vector<HostTensor> KernelBenchContract::problem_inputs(const Bindings& b, u
   // NOTES: torch.manual_seed takes < 2^63; the low 62 bits keep every case distinct enough.
   json r = server_->request({{"op", "inputs"}, {"bindings", b}, {"seed", seed & ((uint64_t{1} << 62) - 1)}}, {}, &blobs);
   if (!r.value("ok", false))
-    throw std::runtime_error(fmt::format("kcv: {}: get_inputs() failed at {}: {}", name, bindings_string(b),
-                                         r.value("error", std::string("?"))));
+    throw SetupError(fmt::format("{}: get_inputs() failed at {}: {}", name, bindings_string(b),
+                                 r.value("error", std::string("?"))));
   if (blobs.size() != inputs.size()) throw std::runtime_error("kcv: get_inputs() returned another number of tensors");
   std::vector<HostTensor> out;
   for (std::size_t i = 0; i < blobs.size(); ++i) {
@@ -387,9 +389,15 @@ std::vector<std::string> KernelBenchContract::run_model(const char* op, const ch
   std::vector<std::string> blobs_out, got;
   for (const auto& t : in) blobs_out.push_back(contiguous_bytes(t));
   json r = server_->request({{"op", op}, {"bindings", shape}}, blobs_out, &got);
-  if (!r.value("ok", false))
-    throw std::runtime_error(fmt::format("kcv: {}: {} failed at {}: {}", name, what, bindings_string(shape),
-                                         r.value("error", std::string("?"))));
+  // NOTES: the problem's own code failed. Out of memory is the machine's: a setup error of this
+  // verification. Anything else is the Model rejecting these inputs: the gates do not judge the
+  // case (judge_call).
+  if (!r.value("ok", false)) {
+    const std::string error = r.value("error", std::string("?"));
+    const std::string text = fmt::format("{}: {} failed at {}: {}", name, what, bindings_string(shape), error);
+    if (mentions_out_of_memory(error)) throw SetupError(text);
+    throw ReferenceRejects(text);
+  }
   return got;
 }
 

@@ -39,6 +39,49 @@ TEST(KernelBenchCli, SetupErrorsExitTwoWithOneLine) {
   EXPECT_NE(r.err.find("this solution does not build"), std::string::npos) << r.err;
 }
 
+TEST(KernelBenchCli, CasesWhoseInputsTheReferenceRejectsAreNotJudged) {
+  // Model raises on inputs the values gate makes (scaled by 1e4), not at the nominal ones.
+  TempDir tmp;
+  const std::string problem = tmp / "problem.py", solution = tmp / "solution.py";
+  write_file(problem, problem_file("class Model(nn.Module):\n    def forward(self, x):\n"
+                                   "        if x.abs().max() > 1e3:\n            raise ValueError('input out of domain')\n"
+                                   "        return x * 2.0\n",
+                                   "n = 8", "[torch.randn(n)]"));
+  // Offered as its own candidate, it refuses what its reference rejects: that is no failure.
+  CliResult r = run_kcv({"verify", "--kernelbench", problem, problem, "--gates", "values,numerics", "--json",
+                         tmp / "self.json"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("passed without a comparison"), std::string::npos) << r.out;
+  const std::string self = read_text(tmp / "self.json");
+  EXPECT_NE(self.find("refused inputs the reference rejects too"), std::string::npos) << self;
+  EXPECT_NE(self.find("ValueError: input out of domain"), std::string::npos) << self;
+  // A solution that computes anyway is not judged on those inputs; on the others it is.
+  write_file(solution, "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                       "    def forward(self, x):\n        return x * 2.0\n");
+  r = run_kcv({"verify", "--kernelbench", problem, solution, "--gates", "values,numerics", "--json", tmp / "sol.json"},
+              "", tmp.path());
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(read_text(tmp / "sol.json").find("not judged: the reference rejects these inputs"), std::string::npos);
+  // A wrong solution still fails on the inputs the reference accepts.
+  write_file(solution, "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                       "    def forward(self, x):\n        return x * 2.5\n");
+  r = run_kcv({"verify", "--kernelbench", problem, solution, "--gates", "values,numerics"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+}
+
+TEST(KernelBenchCli, AReferenceThatFailsAtItsOwnSizesIsASetupErrorNotAnInternalOne) {
+  TempDir tmp;
+  const std::string problem = tmp / "problem.py";
+  write_file(problem, problem_file("class Model(nn.Module):\n    def forward(self, x):\n"
+                                   "        raise ValueError('never runs')\n",
+                                   "n = 8", "[torch.randn(n)]"));
+  const CliResult r = run_kcv({"verify", "--kernelbench", problem, problem, "--gates", "numerics"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("never runs"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+}
+
 TEST(KernelBenchCli, AProblemOverTheElementCapIsRefusedUpFront) {
   TempDir tmp;
   const std::vector<std::string> args = {"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/solution_ok.py"};
