@@ -130,9 +130,8 @@ CorpusRunSummary summarize_results(const std::vector<json>& records, const std::
   const CorpusSummary c = summarize_corpus(mine);
   CorpusRunSummary s;
   s.pairs = wanted.empty() ? static_cast<int>(c.results) : static_cast<int>(wanted.size());
-  for (const auto& r : mine)
-    if (r.contains("retried_alone")) ++s.retried_alone;
   for (const KernelRow& k : c.kernels) {
+    if (!k.retried_alone.empty()) ++s.retried_alone;
     if (k.status == "setup_error") ++s.setup_errors;
     else if (k.status == "timeout") ++s.timeouts;
     else if (k.status != "verified") ++s.crashes;
