@@ -14,7 +14,14 @@ out="${1:?OUTDIR}"; problem="${2:?PROBLEM.py}"; solution="${3:?SOLUTION.py}"
 export KCV_INCLUDE_DIR=$PWD/include KCV_ADAPTERS_DIR=$PWD/adapters PATH=/usr/local/cuda/bin:$PATH
 py="${KCV_PYTHON:-$(command -v python3)}"
 mkdir -p "$out"
-exclude=$(sed -n 's/^ *"\(at::native[^"]*\)"$/\1/p; s/^ *"\(RNN_blockPersist[^"]*\)";$/\1/p' src/kcv/runner.hpp | tr -d '\n')
+# kLibraryKernels exactly as the runner passes it: every string literal of its definition, joined.
+exclude=$("$py" - <<'PY'
+import re
+text = open("src/kcv/runner.hpp").read()
+m = re.search(r'kLibraryKernels\s*=\s*((?:"[^"]*"\s*)+);', text)
+print("".join(re.findall(r'"([^"]*)"', m.group(1))) if m else "")
+PY
+)
 [ -n "$exclude" ] || { echo "cannot read kLibraryKernels from src/kcv/runner.hpp"; exit 2; }
 program="import torch; x = torch.randn(1024, 1024, device='cuda'); (x @ x).sum().item(); torch.softmax(x, 1).sum().item()"
 t() { local what=$1; shift; /usr/bin/time -f "$what: wall %e s, user %U s, sys %S s, peak RSS %M KB" "$@" > /dev/null 2> "$out/time.tmp"; grep -E "^$what:" "$out/time.tmp"; }
