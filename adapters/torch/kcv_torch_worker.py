@@ -78,7 +78,13 @@ def main():
     os.environ.pop("LD_PRELOAD", None)
     mm, plan = map_plan(3)
 
-    import torch  # noqa: E402 - after the plan: a broken torch is a fatal, not a hang
+    # After the plan: a broken torch is a fatal, not a hang. A fatal is kcv's setup error: an
+    # interpreter without torch is the machine's fault, never a CRASH of the candidate.
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001
+        fatal(f"the torch worker's interpreter {sys.executable} cannot import torch: {type(e).__name__}: {e}"
+              .splitlines()[0][:800])
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import kcv_torch_common as common
 

@@ -46,8 +46,9 @@ class Candidate {
 std::string kcv_include_dir();
 /// The directory holding torch/kcv_torch_worker.py (env KCV_ADAPTERS_DIR overrides).
 std::string kcv_adapters_dir();
-/// The Python interpreter for KernelBench candidates: given, else env KCV_PYTHON, else
-/// /usr/bin/python3 (where Debian's python3-torch lives), else python3 on PATH.
+/// The Python interpreter for KernelBench candidates, as an absolute path: given, else env
+/// KCV_PYTHON, else /usr/bin/python3 (where Debian's python3-torch lives), else python3; a bare
+/// name is looked up on kcv's PATH. SetupError when there is no such executable.
 std::string resolve_python(const std::string& given);
 /// The positive integer in env `name` (at most `max`), or `unset` when it is unset or empty; any
 /// other value is a SetupError "NAME='value' is not a positive integer".

@@ -49,10 +49,32 @@ std::string kcv_adapters_dir() {
 }
 
 std::string resolve_python(const std::string& given) {
-  if (!given.empty()) return given;
-  if (const char* e = std::getenv("KCV_PYTHON"); e && *e) return e;
-  if (fs::exists("/usr/bin/python3")) return "/usr/bin/python3";
-  return "python3";
+  std::string name = given;
+  if (name.empty())
+    if (const char* e = std::getenv("KCV_PYTHON"); e && *e) name = e;
+  if (name.empty()) name = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  // NOTES: one interpreter for the reference server and every worker, named by an absolute path.
+  // A python finds its venv by looking its own name up on its own PATH, and a worker runs with a
+  // PATH of kcv's making: a bare `python3` was the shell's venv for the reference and
+  // /usr/bin/python3 for the workers (session 8, H200: every gate CRASHed for want of torch).
+  // Symlinks stay: a venv's python is a link, and its venv is where the link lies.
+  auto runnable = [](const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) {
+    const fs::path p = fs::absolute(name);
+    if (!runnable(p)) throw SetupError(fmt::format("python interpreter '{}' is not an executable file", name));
+    return p.string();
+  }
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const fs::path p = fs::absolute(fs::path(dir.empty() ? "." : dir) / name);
+    if (runnable(p)) return p.string();
+  }
+  throw SetupError(fmt::format("python interpreter '{}' not found on PATH (--python or KCV_PYTHON names one with torch)",
+                               name));
 }
 
 int run_capture(const std::vector<std::string>& argv, std::string& output) {

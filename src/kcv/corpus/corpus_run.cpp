@@ -394,6 +394,8 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   if (!o.baseline.empty() && o.baseline != "kernelbench")
     throw SetupError(fmt::format("--baseline '{}': the only baseline is kernelbench", o.baseline));
   if (o.out.empty()) throw SetupError("--out is required");
+  // A bad --python is one error now, not a setup error per pair; and every pair runs the same one.
+  const std::string python = o.python.empty() ? std::string() : resolve_python(o.python);
   const std::string verifier = o.verifier.empty() ? default_corpus_verifier() : o.verifier;
   if (access(verifier.c_str(), X_OK) != 0)
     throw SetupError(fmt::format("verifier '{}' is not an executable file", verifier));
@@ -481,7 +483,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
                                      "--backend", o.backend, "--json", c.json_path};
     if (!o.baseline.empty()) argv.insert(argv.end(), {"--baseline", o.baseline});
     if (o.timeout_s > 0) argv.insert(argv.end(), {"--timeout", fmt::format("{:g}", o.timeout_s)});
-    if (!o.python.empty()) argv.insert(argv.end(), {"--python", o.python});
+    if (!python.empty()) argv.insert(argv.end(), {"--python", python});
     argv.push_back("--quiet");
     c.start = Clock::now();
     c.pid = spawn(argv, environment, c.err_path);

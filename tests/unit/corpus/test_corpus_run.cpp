@@ -632,6 +632,10 @@ TEST(CorpusCli, UsageAndSetupErrorsExitTwoWithOneLine) {
   EXPECT_EQ(run_kcv({"corpus", "run", d}, v, t.path()).rc, 2);                              // no --out
   EXPECT_EQ(run_kcv({"corpus", "run", t / "missing", "--out", out}, v, t.path()).rc, 2);
   EXPECT_EQ(run_kcv({"corpus", "run", d, "--out", out, "--baseline", "other"}, v, t.path()).rc, 2);
+  const CliResult no_python = run_kcv({"corpus", "run", d, "--out", out, "--python", "kcv-no-such-python"}, v, t.path());
+  EXPECT_EQ(no_python.rc, 2);
+  EXPECT_NE(no_python.err.find("python interpreter 'kcv-no-such-python' not found"), std::string::npos) << no_python.err;
+  EXPECT_FALSE(fs::exists(out + "/journal.jsonl"));  // refused before the run began
 
   // A complete line that is not JSON: exit 2 naming the line, journal untouched.
   write_file(out + "/journal.jsonl", "{\"kind\":\"run\"}\n{\"kind\":\"result\",\"ke\n{\"kind\":\"run\"}\n");

@@ -101,6 +101,62 @@ TEST(KernelBenchCli, AProblemOverTheElementCapIsRefusedUpFront) {
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
 }
 
+/// An interpreter, tmp/bin/python3, that runs /usr/bin/python3 without site-packages (so without
+/// torch) for a script whose name contains `script`, and as it is for any other.
+std::string python_without_torch_for(const TempDir& tmp, const std::string& script) {
+  const std::string python = tmp / "bin/python3";
+  fs::create_directories(tmp / "bin");
+  write_file(python, fmt::format("#!/bin/sh\ncase \"$*\" in\n  *{}*) exec /usr/bin/python3 -S \"$@\" ;;\nesac\n"
+                                 "exec /usr/bin/python3 \"$@\"\n", script));
+  fs::permissions(python, fs::perms::owner_all);
+  return python;
+}
+
+TEST(KernelBenchCli, ABareInterpreterNameIsOneInterpreterForTheReferenceAndTheWorkers) {
+  // Session 8 on the H200: `--python python3` ran the reference server in the shell's python3, a
+  // venv with torch, and the workers in /usr/bin/python3 without it: a python finds its venv from
+  // its own name looked up on its own PATH, and a worker's PATH is kcv's own. Every gate CRASHed:
+  // a FAIL for the problem's own Model. Here the venv holds the system's torch, and the Model
+  // tells the two apart: it doubles outside the venv.
+  TempDir tmp;
+  const std::string venv = tmp / "venv";
+  fs::create_directories(venv + "/bin");
+  fs::create_symlink("/usr/bin/python3", venv + "/bin/python3");
+  write_file(venv + "/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = true\n");
+  write_file(tmp / "problem.py", problem_file("import sys\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+                                              "        return x * (1.0 if sys.prefix != sys.base_prefix else 2.0)\n",
+                                              "", "[torch.randn(2, 3)]"));
+  const std::string old_path = std::getenv("PATH");
+  setenv("PATH", (venv + "/bin:" + old_path).c_str(), 1);
+  const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py", "--gates",
+                               "numerics", "--python", "python3"}, "", tmp.path());
+  setenv("PATH", old_path.c_str(), 1);
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+}
+
+TEST(KernelBenchCli, AnInterpreterThatIsNotThereIsASetupError) {
+  TempDir tmp;
+  const std::string p = kRowsum + "/problem.py";
+  for (const std::string& python : {std::string("kcv-no-such-python"), tmp / "missing/python3"}) {
+    const CliResult r = run_kcv({"verify", "--kernelbench", p, p, "--python", python}, "", tmp.path());
+    EXPECT_EQ(r.rc, 2) << r.out << r.err;
+    EXPECT_TRUE(one_line(r.err)) << r.err;
+    EXPECT_NE(r.err.find("python interpreter '" + python + "'"), std::string::npos) << r.err;
+  }
+}
+
+TEST(KernelBenchCli, AWorkerWhoseInterpreterCannotImportTorchIsASetupErrorNotACrash) {
+  // The candidate is not to blame for the machine: no gate may CRASH or FAIL for it.
+  TempDir tmp;
+  const std::string python = python_without_torch_for(tmp, "kcv_torch_worker.py");
+  const CliResult r = run_kcv({"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/problem.py", "--gates",
+                               "numerics", "--python", python}, "", tmp.path());
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("cannot import torch"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("/usr/bin/python3"), std::string::npos) << r.err;  // the interpreter that ran
+}
+
 TEST(KernelBenchCli, TheReferenceAndTheWorkerRunOnKcvThreadsThreads) {
   // Model scales by the reference server's torch thread count and ModelNew by the worker's: they
   // agree exactly when both run on KCV_THREADS threads.
