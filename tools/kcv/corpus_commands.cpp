@@ -32,7 +32,7 @@ void print_summary(const CorpusRunSummary& s, const std::string& out) {
   std::cout << fmt::format("  setup errors    {:>6}\n  timeouts        {:>6}\n  verifier crashes{:>6}\n", s.setup_errors,
                            s.timeouts, s.crashes);
   if (s.retried_alone > 0)
-    std::cout << fmt::format("  retried alone   {:>6}  (ran out of memory beside other pairs; run again alone)\n",
+    std::cout << fmt::format("  retried alone   {:>6}  (ran out of memory or time beside other pairs; run again alone)\n",
                              s.retried_alone);
   if (!s.gates.empty()) {
     std::cout << "  per-gate failures over the verified pairs:\n";

@@ -427,9 +427,9 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     if (r["kind"] == "retry" && r.contains("key") && r["key"].is_string())
       retry_reason[r["key"].get<std::string>()] = r.contains("reason") && r["reason"].is_string() ? r["reason"].get<std::string>() : "";
   }
-  // NOTES: a pair that ran out of memory beside other pairs runs again once, alone, after all
-  // the others (docs/kernelbench.md "Pairs"): its first result may be the other pairs' doing. A
-  // resumed run keeps that order: its "retry" record sends it to the end.
+  // NOTES: a pair that ran out of memory or time beside other pairs runs again once, alone, after
+  // all the others (docs/kernelbench.md "Pairs"): its first result may be the other pairs' doing.
+  // A resumed run keeps that order: its "retry" record sends it to the end.
   std::vector<CorpusPair> todo, alone;
   for (const auto& p : spread_by_problem(mine))
     if (!done.count(p.key)) (retry_reason.count(p.key) ? alone : todo).push_back(p);
@@ -534,9 +534,11 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       std::error_code rm;
       fs::remove(c.json_path, rm);
       fs::remove(c.err_path, rm);
-      if (const std::string why = out_of_memory_reason(rec); !why.empty() && !c.alone && c.beside > 0) {
+      const std::string oom = out_of_memory_reason(rec);
+      if ((!oom.empty() || timed_out) && !c.alone && c.beside > 0) {
         const std::string reason = one_line(
-            fmt::format("ran out of memory beside {} other pair{} ({})", c.beside, c.beside == 1 ? "" : "s", why), 600);
+            fmt::format("ran out of {} beside {} other pair{} ({})", timed_out ? "time" : "memory", c.beside,
+                        c.beside == 1 ? "" : "s", timed_out ? rec.value("error", std::string()) : oom), 600);
         journal.append({{"kind", "retry"}, {"key", c.pair.key}, {"problem", c.pair.problem},
                         {"solution", c.pair.solution}, {"reason", reason}, {"wall_seconds", wall}});
         retry_reason[c.pair.key] = reason;

@@ -221,8 +221,8 @@ std::string runs_section(const CorpusSummary& s) {
     o += fmt::format("<p class=\"note\">{} later records repeat a key already in the journal; only the first of each "
                      "key is counted.</p>\n", s.duplicates);
   if (s.retries > 0)
-    o += fmt::format("<p class=\"note\">{} time{} a pair ran out of memory beside other pairs and was set to run again "
-                     "alone; the kernels table marks the results of those reruns.</p>\n",
+    o += fmt::format("<p class=\"note\">{} time{} a pair ran out of memory or time beside other pairs and was set to run "
+                     "again alone; the kernels table marks the results of those reruns.</p>\n",
                      s.retries, s.retries == 1 ? "" : "s");
   if (s.other_records > 0) o += fmt::format("<p class=\"note\">{} records of an unknown kind were ignored.</p>\n", s.other_records);
   if (s.runs.empty()) return o;
@@ -306,7 +306,7 @@ std::string kernels_section(const CorpusSummary& s) {
                   "<th class=\"l\">first failing gate</th><th class=\"l\">evidence</th><th>compile s</th>"
                   "<th>gates s</th><th>wall s</th></tr>\n";
   for (const auto& k : s.kernels) {
-    // A pair run again alone after running out of memory beside others says so, and why.
+    // A pair run again alone after running out of memory or time beside others says so, and why.
     const std::string status = k.retried_alone.empty()
                                    ? esc(k.status)
                                    : fmt::format("{} <span title=\"{}\">(retried alone)</span>", esc(k.status),

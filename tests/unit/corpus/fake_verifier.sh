@@ -8,6 +8,7 @@
 #   nojson       exit 0 without writing the report
 #   badjson      write a report that is not JSON, exit 1
 #   hang         start a `sleep 1000` in a session of its own (pid in S.pid), then sleep 1000
+#   slowonce     the first time (leaves S.slow) sleep 1000, past any pair timeout; pass after
 #   oom          a FAIL report whose numerics CRASHed out of GPU memory (out_of_memory: true), exit 1
 #   oomonce      oom the first time (leaves S.oom), pass after
 #   killonce     the first time (leaves S.oom) kill itself with SIGKILL, as the kernel's OOM killer would; pass after
@@ -55,5 +56,6 @@ case "$mode" in
   killonce) [ -e "$sol.oom" ] && { report PASS PASS; exit 0; }; : > "$sol.oom"
     [ -n "$FAKE_EVENT_LOG" ] && echo "end $sol" >> "$FAKE_EVENT_LOG"; kill -KILL $$ ;;
   hang) setsid sleep 1000 & echo $! > "$sol.pid"; sleep 1000 ;;
+  slowonce) [ -e "$sol.slow" ] && { report PASS PASS; exit 0; }; : > "$sol.slow"; sleep 1000 ;;
 esac
 exit 0

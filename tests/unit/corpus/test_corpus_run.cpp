@@ -311,15 +311,22 @@ TEST(CorpusRun, OptionsArePassedToTheVerifier) {
   o.backend = "cuda";
   o.baseline = "kernelbench";
   o.timeout_s = 7.5;
-  o.python = "/opt/py/bin/python3";
+  // A bare interpreter name reaches every pair as the path it has on this PATH.
+  const std::string python = t / "py/bin/python3";
+  write_file(python, "#!/bin/sh\n");
+  fs::permissions(python, fs::perms::owner_all);
+  o.python = "python3";
+  const std::string old_path = std::getenv("PATH");
+  setenv("PATH", (t / "py/bin:" + old_path).c_str(), 1);
   setenv("FAKE_ARGS_LOG", log.c_str(), 1);
   run_corpus(o);
   unsetenv("FAKE_ARGS_LOG");
+  setenv("PATH", old_path.c_str(), 1);
   const std::string args = read_text(log);
   const std::string pair = fmt::format("verify --kernelbench {}/a/problem.py {}/a/solution.py --backend cuda --json ",
                                        fs::path(d).string(), fs::path(d).string());
   EXPECT_EQ(args.rfind(pair, 0), 0u) << args;
-  EXPECT_NE(args.find(" --baseline kernelbench --timeout 7.5 --python /opt/py/bin/python3 --quiet\n"), std::string::npos)
+  EXPECT_NE(args.find(" --baseline kernelbench --timeout 7.5 --python " + python + " --quiet\n"), std::string::npos)
       << args;
   EXPECT_EQ(read_journal(out + "/journal.jsonl")[0]["backend"], "cuda");
 }
@@ -492,6 +499,33 @@ TEST(CorpusRun, APairThatRanOutOfGpuMemoryBesideOthersRunsAgainAloneAfterTheRest
   }
 }
 
+TEST(CorpusRun, APairThatTimedOutBesideOthersRunsAgainAloneAfterTheRest) {
+  // Session 8 on the H200: level3/21_EfficientNetMBConv, the problem's own Model, took about 300 s
+  // alone and ran past the 400 s pair timeout beside 13 other pairs on a saturated host.
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out";
+  add_pair(d, "a_slow", "solution.py", "slowonce");
+  add_pair(d, "b_hang", "solution.py", "hang");
+  add_pair(d, "c_pass", "solution.py", "pass 1.5");  // beside both
+  CorpusOptions o = stub_options(d, out, stub_verifier(t.path()), 3);
+  o.pair_timeout_s = 2;
+  const CorpusRunSummary s = run_corpus(o);
+  EXPECT_EQ(s.verified_pass, 2);  // c, and a alone
+  EXPECT_EQ(s.timeouts, 1);       // a hang alone is still a timeout
+  EXPECT_EQ(s.retried_alone, 2);
+  const auto records = read_journal(out + "/journal.jsonl");
+  const auto r = by_key(records);
+  EXPECT_EQ(r.at("a_slow/solution.py")["status"], "verified");
+  EXPECT_EQ(r.at("b_hang/solution.py")["status"], "timeout");
+  const std::string why = r.at("a_slow/solution.py")["retried_alone"];
+  EXPECT_NE(why.find("ran out of time beside 2 other pairs (no result within 2 s"), std::string::npos) << why;
+  EXPECT_TRUE(r.at("b_hang/solution.py").contains("retried_alone"));
+  EXPECT_FALSE(r.at("c_pass/solution.py").contains("retried_alone"));
+  int retries = 0;
+  for (const auto& rec : records) retries += rec["kind"] == "retry";
+  EXPECT_EQ(retries, 2);
+}
+
 TEST(CorpusRun, OutOfGpuMemoryAloneIsTheResult) {
   TempDir t;
   const std::string d = t / "corpus", log = t / "events.log";
@@ -612,7 +646,7 @@ TEST(CorpusCli, TheSummarySaysHowManyPairsRanAgainAlone) {
   const CliResult r = run_kcv({"corpus", "run", d, "--out", out, "--jobs", "2"}, stub_verifier(t.path()), t.path());
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("(pass 2, fail 0)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("retried alone        1  (ran out of memory beside other pairs; run again alone)"),
+  EXPECT_NE(r.out.find("retried alone        1  (ran out of memory or time beside other pairs; run again alone)"),
             std::string::npos) << r.out;
   // Without retries the line is absent.
   const CliResult plain = run_kcv({"corpus", "run", d, "--out", t / "out2", "--jobs", "1"}, stub_verifier(t.path()), t.path());
