@@ -70,6 +70,10 @@ class KernelBenchContract : public Contract {
   /// the first call's outputs again as a fresh model from the same seed): both sides build a
   /// fresh model for every call, so each call is judged one step from the initial state.
   bool fresh_model() const { return fresh_model_; }
+  /// Empty, or why every gate and the baseline run at smaller sizes than the problem's own: its
+  /// call moves more elements than kcv's cap for host-side judging (KCV_MAX_ELEMENTS), so its
+  /// symbols were clipped as shape_within(cap) clips them.
+  const std::string& reduced_sizes() const { return reduced_sizes_; }
   /// Why the reference rejected b (empty when it did not).
   std::string rejection(const Bindings& b) const override;
   /// shape_within(kStructuralElements).
@@ -94,6 +98,7 @@ class KernelBenchContract : public Contract {
   KernelBenchSetup setup_;
   nlohmann::json args_;
   bool fresh_model_ = false;
+  std::string reduced_sizes_;
 };
 
 /// KernelBench's own acceptance check (5 trials at the fixed shape, inputs from get_inputs()

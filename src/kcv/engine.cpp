@@ -278,6 +278,7 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
                           {"python", kb.candidate.python()},
                           {"compile_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count()},
                           {"fresh_model", kb.contract->fresh_model()}};
+    if (!kb.contract->reduced_sizes().empty()) report.kernelbench["reduced_sizes"] = kb.contract->reduced_sizes();
     if (o.baseline) report.kernelbench["baseline"] = kernelbench_baseline(*kb.contract, runner);
   }
 

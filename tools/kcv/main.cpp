@@ -68,6 +68,8 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
   if (!junit_out.empty()) write_file_atomically(junit_out, kcv::report_to_junit(report));
   int failed = 0;
   for (const auto& g : report.gates) failed += g.verdict != kcv::Verdict::pass && g.evidence != "not selected (--gates)";
+  if (!report.kernelbench.is_null() && report.kernelbench.contains("reduced_sizes"))
+    std::cout << "kernelbench sizes: " << report.kernelbench["reduced_sizes"].get<std::string>() << "\n";
   if (!report.kernelbench.is_null() && report.kernelbench.contains("baseline")) {
     const auto& b = report.kernelbench["baseline"];
     std::cout << fmt::format("kernelbench baseline (5 trials, allclose atol=rtol=1e-2): {}{}{}\n",

@@ -207,17 +207,9 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
   for (const auto& out : d["outputs"])
     k->outputs.push_back({fmt::format("out{}", n++), static_cast<DType>(out["dtype"].get<int>()),
                           literal_dims(out["shape"]), Domain::real});
-  // NOTES: the case being judged holds its inputs and outputs on the host several times over
-  // (staging, snapshots, the float64 reference and its bound): past the cap a problem is refused
-  // up front instead of running the machine out of memory halfway through.
   int64_t elements = 0;
   for (const auto& io : {d["inputs"], d["outputs"]})
     for (const auto& t : io) elements += numel(t["shape"].get<Shape>());
-  const int64_t cap = max_elements_per_call();
-  if (elements > cap)
-    throw SetupError(fmt::format("problem '{}' moves {} elements per call (inputs and outputs at its own sizes), over "
-                                 "kcv's cap of {} for host-side judging (set KCV_MAX_ELEMENTS to raise it)",
-                                 setup.problem, elements, cap));
   const json sizes = d["sizes"];
   for (const auto& s : d["symbols"]) {
     const std::string name = s.get<std::string>();
@@ -227,6 +219,29 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
     // scale the kernel was written for, without a dense sweep of sizes like 16384.
     sym.sweep = {1, 3, 13, 127, nominal - 1, nominal + 1};
     k->symbols.push_back(std::move(sym));
+  }
+  // NOTES: the case being judged holds its inputs and outputs on the host several times over
+  // (staging, snapshots, the float64 reference and its bound). Past the cap, the problem is
+  // judged at the largest clipped sizes under it, and says so; with no such sizes (no module-level
+  // symbol, or none the Model accepts smaller) it is refused up front, instead of running the
+  // machine out of memory halfway through.
+  if (const int64_t cap = max_elements_per_call(); elements > cap) {
+    const std::string why = fmt::format("moves {} elements per call (inputs and outputs at its own sizes), over kcv's "
+                                        "cap of {} for host-side judging (set KCV_MAX_ELEMENTS to raise it)",
+                                        elements, cap);
+    const Bindings own = k->nominal(), within = k->shape_within(cap);
+    if (within == own)
+      throw SetupError(fmt::format("problem '{}' {}, and no smaller sizes of its module-level symbols fit", setup.problem,
+                                   why));
+    for (SymbolSpec& sym : k->symbols) {
+      const int64_t v = within.at(sym.name);
+      sym.nominal = v;
+      sym.max = v + 1;
+      sym.sweep_max = v + 1;
+      sym.sweep = {1, 3, 13, 127, v - 1, v + 1};
+    }
+    k->reduced_sizes_ = fmt::format("judged at {}, not the problem's own {}: it {}", bindings_string(within),
+                                    bindings_string(own), why);
   }
   k->args_ = d["args"];
   k->fresh_model_ = d.value("fresh_model", false);

@@ -82,23 +82,50 @@ TEST(KernelBenchCli, AReferenceThatFailsAtItsOwnSizesIsASetupErrorNotAnInternalO
   EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
 }
 
-TEST(KernelBenchCli, AProblemOverTheElementCapIsRefusedUpFront) {
+TEST(KernelBenchCli, AProblemOverTheElementCapIsJudgedAtClippedSizesAndSaysSo) {
+  // Session 8: 22 of KernelBench's 250 problems move more than the cap per call. Refused, their
+  // own Models could not pass; judged at the largest clipped sizes under the cap, they can.
   TempDir tmp;
-  const std::vector<std::string> args = {"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/solution_ok.py"};
+  const std::string p = kRowsum + "/problem.py";
   setenv("KCV_MAX_ELEMENTS", "263", 1);  // rowsum moves 4x33 in and 4x33 out
-  CliResult r = run_kcv(args, "", tmp.path());
-  EXPECT_EQ(r.rc, 2) << r.err;
+  CliResult r = run_kcv({"verify", "--kernelbench", p, kRowsum + "/solution_ok.py", "--baseline", "kernelbench",
+                         "--json", tmp / "r.json"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  const std::string why = "judged at batch_size=4, dim=32, not the problem's own batch_size=4, dim=33: it moves 264 "
+                          "elements per call";
+  EXPECT_NE(r.out.find("kernelbench sizes: " + why), std::string::npos) << r.out;
+  const auto report = nlohmann::json::parse(read_text(tmp / "r.json"));
+  EXPECT_NE(report["kernelbench"]["reduced_sizes"].get<std::string>().find(why), std::string::npos) << report.dump();
+  EXPECT_EQ(report["kernelbench"]["baseline"]["verdict"], "pass");
+  // A solution that sums only the first 32 columns is right at the clipped sizes alone: the
+  // shapes gate still sweeps past them (dim = 33) and fails it.
+  write_file(tmp / "first_32.py", "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                                  "    def forward(self, x):\n"
+                                  "        return torch.relu(x) * 2.0 + x[:, :32].sum(dim=1, keepdim=True)\n");
+  r = run_kcv({"verify", "--kernelbench", p, tmp / "first_32.py", "--gates", "numerics,shapes", "--json",
+               tmp / "first_32.json"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  const auto first_32 = nlohmann::json::parse(read_text(tmp / "first_32.json"));
+  EXPECT_EQ(first_32["gates"][0]["verdict"], "PASS");
+  EXPECT_EQ(first_32["gates"][1]["verdict"], "FAIL");
+  // Sizes that are no module-level symbols cannot be clipped: refused up front, one line, exit 2.
+  write_file(tmp / "literal.py", problem_file("class Model(nn.Module):\n    def forward(self, x):\n"
+                                              "        return x * 2.0\n", "", "[torch.randn(4, 33)]"));
+  r = run_kcv({"verify", "--kernelbench", tmp / "literal.py", tmp / "literal.py"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
   EXPECT_TRUE(one_line(r.err)) << r.err;
   EXPECT_NE(r.err.find("moves 264 elements per call"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no smaller sizes of its module-level symbols fit"), std::string::npos) << r.err;
   setenv("KCV_MAX_ELEMENTS", "-5", 1);
-  r = run_kcv(args, "", tmp.path());
+  r = run_kcv({"verify", "--kernelbench", p, kRowsum + "/solution_ok.py"}, "", tmp.path());
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_NE(r.err.find("KCV_MAX_ELEMENTS='-5' is not a positive integer"), std::string::npos) << r.err;
-  setenv("KCV_MAX_ELEMENTS", "264", 1);  // at the cap: runs
-  r = run_kcv({"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/solution_ok.py", "--gates", "numerics"},
+  setenv("KCV_MAX_ELEMENTS", "264", 1);  // at the cap: the problem's own sizes
+  r = run_kcv({"verify", "--kernelbench", p, kRowsum + "/solution_ok.py", "--gates", "numerics", "--json", tmp / "own.json"},
               "", tmp.path());
   unsetenv("KCV_MAX_ELEMENTS");
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(read_text(tmp / "own.json"))["kernelbench"].contains("reduced_sizes"));
 }
 
 /// An interpreter, tmp/bin/python3, that runs /usr/bin/python3 without site-packages (so without
