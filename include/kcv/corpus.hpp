@@ -122,6 +122,9 @@ struct CorpusRunSummary {
   int setup_errors = 0, timeouts = 0, crashes = 0;
   /// Results of pairs that ran out of memory beside other pairs and were run again, alone.
   int retried_alone = 0;
+  /// CPU seconds of this invocation's verifiers and every process each waited for (first runs of
+  /// retried pairs included).
+  double cpu_seconds = 0;
   std::vector<GateFailureCount> gates;   // in the reports' gate order
 };
 

@@ -52,6 +52,7 @@ struct KernelRow {
   std::optional<double> compile_seconds;
   double gate_seconds = 0;         // sum over the gates
   double wall_seconds = 0;
+  std::optional<double> cpu_seconds;  // the verifier's and its processes' (journals before session 8 lack it)
   std::optional<std::string> numerics_verdict;
   std::optional<double> worst_error, worst_bound;  // the numerics gate's "worst", when it has one
 };

@@ -34,6 +34,9 @@ void print_summary(const CorpusRunSummary& s, const std::string& out) {
   if (s.retried_alone > 0)
     std::cout << fmt::format("  retried alone   {:>6}  (ran out of memory or time beside other pairs; run again alone)\n",
                              s.retried_alone);
+  if (s.ran > 0)
+    std::cout << fmt::format("  CPU             {:>6.0f} s  ({:.1f} s per pair run now: each verifier and the processes it "
+                             "waited for)\n", s.cpu_seconds, s.cpu_seconds / s.ran);
   if (!s.gates.empty()) {
     std::cout << "  per-gate failures over the verified pairs:\n";
     std::cout << fmt::format("    {:<14} {:>10} {:>6} {:>6} {:>8} {:>8} {:>8}\n", "gate", "not passed", "FAIL", "CRASH",

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -296,7 +297,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
 /// The journal record of a finished pair.
 /// lost: why the child's status is unknown ("" when it is known).
 nlohmann::ordered_json result_record(const Child& c, int status, bool timed_out, const std::string& lost, double wall,
-                                     double pair_timeout) {
+                                     double cpu, double pair_timeout) {
   nlohmann::ordered_json r = {{"kind", "result"}, {"key", c.pair.key}, {"problem", c.pair.problem},
                               {"solution", c.pair.solution}};
   std::string st, error;
@@ -353,6 +354,7 @@ nlohmann::ordered_json result_record(const Child& c, int status, bool timed_out,
   r["exit_code"] = exit_code;
   if (st != "verified") r["error"] = one_line(error);
   r["wall_seconds"] = wall;
+  r["cpu_seconds"] = cpu;
   r["report"] = std::move(report);
   return r;
 }
@@ -473,7 +475,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     }
   std::size_t started = 0;
   int ran = 0;
-  double wall_sum = 0;
+  double wall_sum = 0, cpu_sum = 0;
   auto start = [&](Child c) {
     ++load[c.pair.problem].running;
     c.json_path = fmt::format("{}/pair-{}.json", scratch.path(), started);
@@ -525,9 +527,17 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       else kill(-c.pid, SIGKILL);
       int status = 0;
       pid_t got;
-      while ((got = waitpid(c.pid, &status, 0)) < 0 && errno == EINTR) {}
+      // NOTES: wait4's usage is the verifier's CPU plus that of every process it waited for (its
+      // torch processes, the compilers under them): the pair's cost in cores, beside its wall
+      // time, on a host where 14 pairs share 16 cores.
+      struct rusage usage {};
+      while ((got = wait4(c.pid, &status, 0, &usage)) < 0 && errno == EINTR) {}
+      const double cpu = got < 0 ? 0.0
+                                 : static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                                       static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
       const std::string lost = got < 0 ? fmt::format("cannot wait for the verifier: {}", std::strerror(errno)) : "";
-      nlohmann::ordered_json rec = result_record(c, status, timed_out, lost, wall, o.pair_timeout_s);
+      nlohmann::ordered_json rec = result_record(c, status, timed_out, lost, wall, cpu, o.pair_timeout_s);
+      cpu_sum += cpu;
       ProblemLoad& l = load[c.pair.problem];
       --l.running;
       l.longest_s = std::max(l.longest_s, wall);
@@ -540,7 +550,8 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
             fmt::format("ran out of {} beside {} other pair{} ({})", timed_out ? "time" : "memory", c.beside,
                         c.beside == 1 ? "" : "s", timed_out ? rec.value("error", std::string()) : oom), 600);
         journal.append({{"kind", "retry"}, {"key", c.pair.key}, {"problem", c.pair.problem},
-                        {"solution", c.pair.solution}, {"reason", reason}, {"wall_seconds", wall}});
+                        {"solution", c.pair.solution}, {"reason", reason}, {"wall_seconds", wall},
+                        {"cpu_seconds", cpu}});
         retry_reason[c.pair.key] = reason;
         alone.push_back(c.pair);
         running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
@@ -574,6 +585,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   CorpusRunSummary s = summarize_results(records, keys);
   s.from_journal = from_journal;
   s.ran = ran;
+  s.cpu_seconds = cpu_sum;
   return s;
 }
 

@@ -304,7 +304,7 @@ std::string kernels_section(const CorpusSummary& s) {
   std::string o = "<h2>Kernels</h2>\n<table id=\"kernels\"><tr><th class=\"l\">key</th><th class=\"l\">status</th>"
                   "<th class=\"l\">strict</th><th class=\"l\">baseline</th><th>failing gates</th>"
                   "<th class=\"l\">first failing gate</th><th class=\"l\">evidence</th><th>compile s</th>"
-                  "<th>gates s</th><th>wall s</th></tr>\n";
+                  "<th>gates s</th><th>wall s</th><th>CPU s</th></tr>\n";
   for (const auto& k : s.kernels) {
     // A pair run again alone after running out of memory or time beside others says so, and why.
     const std::string status = k.retried_alone.empty()
@@ -313,10 +313,10 @@ std::string kernels_section(const CorpusSummary& s) {
                                                  esc(truncate(k.retried_alone, 300)));
     o += fmt::format("<tr class=\"{}\"><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l v\">{}</td>"
                      "<td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"ev\">{}</td><td>{}</td>"
-                     "<td>{:.2f}</td><td>{:.2f}</td></tr>\n",
+                     "<td>{:.2f}</td><td>{:.2f}</td><td>{}</td></tr>\n",
                      k.strict_pass ? "sp" : "sf", esc(k.key), status, k.strict_pass ? "pass" : "fail",
                      esc(k.baseline), k.failing_gates, esc(k.first_failing_gate), esc(truncate(k.evidence, 200)),
-                     seconds(k.compile_seconds), k.gate_seconds, k.wall_seconds);
+                     seconds(k.compile_seconds), k.gate_seconds, k.wall_seconds, seconds(k.cpu_seconds));
   }
   return o + "</table>\n";
 }

@@ -121,6 +121,7 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
     row.status = str_field(*r, "status");
     row.retried_alone = str_field(*r, "retried_alone");
     row.wall_seconds = num_field(*r, "wall_seconds").value_or(0);
+    row.cpu_seconds = num_field(*r, "cpu_seconds");
     if (row.status == "verified") ++s.verified;
     else if (row.status == "setup_error") ++s.setup_error;
     else if (row.status == "timeout") ++s.timeout;

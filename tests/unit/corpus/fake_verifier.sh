@@ -9,6 +9,7 @@
 #   badjson      write a report that is not JSON, exit 1
 #   hang         start a `sleep 1000` in a session of its own (pid in S.pid), then sleep 1000
 #   slowonce     the first time (leaves S.slow) sleep 1000, past any pair timeout; pass after
+#   spin         a child process of its own keeps a core busy for 1-2 s (waited for); pass
 #   oom          a FAIL report whose numerics CRASHed out of GPU memory (out_of_memory: true), exit 1
 #   oomonce      oom the first time (leaves S.oom), pass after
 #   killonce     the first time (leaves S.oom) kill itself with SIGKILL, as the kernel's OOM killer would; pass after
@@ -57,5 +58,7 @@ case "$mode" in
     [ -n "$FAKE_EVENT_LOG" ] && echo "end $sol" >> "$FAKE_EVENT_LOG"; kill -KILL $$ ;;
   hang) setsid sleep 1000 & echo $! > "$sol.pid"; sleep 1000 ;;
   slowonce) [ -e "$sol.slow" ] && { report PASS PASS; exit 0; }; : > "$sol.slow"; sleep 1000 ;;
+  spin) sh -c 'n=0; end=$(($(date +%s) + 2)); while [ "$(date +%s)" -lt "$end" ] || [ $n -lt 1 ]; do
+          i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done; n=$((n + 1)); done'; report PASS PASS; exit 0 ;;
 esac
 exit 0

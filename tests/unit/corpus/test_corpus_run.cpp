@@ -15,6 +15,7 @@
 
 #include "corpus_test_support.hpp"
 #include "kcv/candidate.hpp"
+#include "kcv/corpus_report.hpp"
 #include "kcv/runner.hpp"
 
 using namespace kcv;
@@ -524,6 +525,24 @@ TEST(CorpusRun, APairThatTimedOutBesideOthersRunsAgainAloneAfterTheRest) {
   int retries = 0;
   for (const auto& rec : records) retries += rec["kind"] == "retry";
   EXPECT_EQ(retries, 2);
+}
+
+TEST(CorpusRun, EachResultSaysTheCpuSecondsOfItsVerifierAndTheProcessesItWaitedFor) {
+  // Session 8: 14 pairs on 16 cores, the host's CPU saturated; wall time alone cannot say which
+  // pairs cost the cores.
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out";
+  add_pair(d, "a_spin", "solution.py", "spin");     // its child burns 1-2 s of CPU
+  add_pair(d, "b_sleep", "solution.py", "pass 1.5");  // 1.5 s of wall, next to no CPU
+  const CorpusRunSummary s = run_corpus(stub_options(d, out, stub_verifier(t.path()), 2));
+  const auto r = by_key(read_journal(out + "/journal.jsonl"));
+  const double spin = r.at("a_spin/solution.py")["cpu_seconds"], sleep = r.at("b_sleep/solution.py")["cpu_seconds"];
+  EXPECT_GE(spin, 0.7);
+  EXPECT_LT(sleep, 0.5);
+  EXPECT_GE(r.at("b_sleep/solution.py")["wall_seconds"].get<double>(), 1.5);
+  EXPECT_NEAR(s.cpu_seconds, spin + sleep, 1e-9);
+  const std::string html = corpus_report_html(read_journal(out + "/journal.jsonl"));
+  EXPECT_NE(html.find("<th>CPU s</th>"), std::string::npos);
 }
 
 TEST(CorpusRun, OutOfGpuMemoryAloneIsTheResult) {
