@@ -4,7 +4,8 @@
 # Usage (repo root, GPU machine, build/ and bench/kernelbench/data carried):
 #   bench/kernelbench/device_corpus.sh SECONDS OUTDIR <kcv corpus run arguments...>
 # With $OUT set (the device tool's result folder), OUTDIR comes back as $OUT/<its name>.tgz.
-# vmstat's log (CPU, memory, I/O every 10 s) lands in OUTDIR beside the journal.
+# vmstat's log (CPU, memory, I/O every 10 s) and cpu_by_process.py's table (CPU seconds by kind
+# of process) land in OUTDIR beside the journal.
 # Unpack it at the repo root (tar xzf .../<name>.tgz) before the next call carries the tree, or
 # the next call resumes from the old journal and redoes the pairs (session 5 did that once).
 set -uo pipefail
@@ -15,11 +16,18 @@ mkdir -p "$out"
 # The host's CPU, memory and I/O every 10 s while the run lasts: is the host the bottleneck?
 vmstat -n -t 10 > "$out/vmstat-$(date +%H%M%S).log" 2>&1 &
 vmstat_pid=$!
+# ... and which kinds of process spend that CPU (compile, sanitizer, worker, reference, kcv).
+by_process="$out/cpu-by-process-$(date +%H%M%S).md"
+"$py" bench/kernelbench/cpu_by_process.py "$by_process" --interval 0.5 &
+sampler_pid=$!
 t0=$SECONDS
 timeout --signal=KILL "$limit" ./build/kcv corpus run "$@" --out "$out" --backend cuda --python "$py" \
   > "$out/run.stdout" 2> "$out/run.stderr"
 echo "corpus run rc=$? wall=$((SECONDS - t0))s"
 kill "$vmstat_pid" 2>/dev/null
+sleep 1  # a run that ended at once: let the sampler get to its signal handler first
+kill "$sampler_pid" 2>/dev/null && wait "$sampler_pid"
+sed -n '1,14p' "$by_process" 2>/dev/null
 tail -5 "$out/run.stderr"
 ./build/kcv report "$out" && tail -30 "$out/run.stdout"
 if [ -n "${OUT:-}" ]; then
