@@ -122,6 +122,8 @@ struct CorpusRunSummary {
   int setup_errors = 0, timeouts = 0, crashes = 0;
   /// Results of pairs that ran out of memory beside other pairs and were run again, alone.
   int retried_alone = 0;
+  /// Verified pairs judged at clipped sizes (their problem is over KCV_MAX_ELEMENTS).
+  int clipped_sizes = 0;
   /// CPU seconds of this invocation's verifiers and every process each waited for (first runs of
   /// retried pairs included).
   double cpu_seconds = 0;

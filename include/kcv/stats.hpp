@@ -43,6 +43,7 @@ struct KernelRow {
   std::string key;
   std::string status;      // verified | setup_error | timeout | verifier_crash
   std::string retried_alone;  // why the pair ran again alone ("" when it did not; corpus.hpp)
+  std::string reduced_sizes;  // why it was judged at clipped sizes ("" when at its own; kernelbench.hpp)
   bool strict_pass = false;
   std::string baseline;    // pass | fail | error | missing
   int64_t failing_gates = 0;       // gates that did not pass and were not skipped
@@ -65,6 +66,7 @@ struct CorpusSummary {
   int64_t other_records = 0;         // records of another kind
   int64_t verified = 0, setup_error = 0, timeout = 0, verifier_crash = 0, other_status = 0;
   int64_t reports = 0;               // results that carry a report: the gate counts cover these
+  int64_t reduced_sizes = 0;         // of those, judged at clipped sizes (over KCV_MAX_ELEMENTS)
 
   int64_t strict_pass = 0, strict_fail = 0;
   /// NOTES: a result that was not verified (no report) counts as rejected by both checks: it did

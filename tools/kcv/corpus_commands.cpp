@@ -34,6 +34,9 @@ void print_summary(const CorpusRunSummary& s, const std::string& out) {
   if (s.retried_alone > 0)
     std::cout << fmt::format("  retried alone   {:>6}  (ran out of memory or time beside other pairs; run again alone)\n",
                              s.retried_alone);
+  if (s.clipped_sizes > 0)
+    std::cout << fmt::format("  clipped sizes   {:>6}  (verified at clipped sizes: over KCV_MAX_ELEMENTS per call)\n",
+                             s.clipped_sizes);
   if (s.ran > 0)
     std::cout << fmt::format("  CPU             {:>6.0f} s  ({:.1f} s per pair run now: each verifier and the processes it "
                              "waited for)\n", s.cpu_seconds, s.cpu_seconds / s.ran);

@@ -133,6 +133,7 @@ CorpusRunSummary summarize_results(const std::vector<json>& records, const std::
   s.pairs = wanted.empty() ? static_cast<int>(c.results) : static_cast<int>(wanted.size());
   for (const KernelRow& k : c.kernels) {
     if (!k.retried_alone.empty()) ++s.retried_alone;
+    if (!k.reduced_sizes.empty()) ++s.clipped_sizes;
     if (k.status == "setup_error") ++s.setup_errors;
     else if (k.status == "timeout") ++s.timeouts;
     else if (k.status != "verified") ++s.crashes;

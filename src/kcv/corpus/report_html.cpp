@@ -220,6 +220,11 @@ std::string runs_section(const CorpusSummary& s) {
   if (s.duplicates > 0)
     o += fmt::format("<p class=\"note\">{} later records repeat a key already in the journal; only the first of each "
                      "key is counted.</p>\n", s.duplicates);
+  if (s.reduced_sizes > 0)
+    o += fmt::format("<p class=\"note\">{} verified pair{} moved more elements per call than kcv judges on the "
+                     "host (KCV_MAX_ELEMENTS): judged, every gate and the baseline, at clipped sizes; the kernels table "
+                     "marks them.</p>\n",
+                     s.reduced_sizes, s.reduced_sizes == 1 ? "" : "s");
   if (s.retries > 0)
     o += fmt::format("<p class=\"note\">{} time{} a pair ran out of memory or time beside other pairs and was set to run "
                      "again alone; the kernels table marks the results of those reruns.</p>\n",
@@ -307,10 +312,13 @@ std::string kernels_section(const CorpusSummary& s) {
                   "<th>gates s</th><th>wall s</th><th>CPU s</th></tr>\n";
   for (const auto& k : s.kernels) {
     // A pair run again alone after running out of memory or time beside others says so, and why.
-    const std::string status = k.retried_alone.empty()
-                                   ? esc(k.status)
-                                   : fmt::format("{} <span title=\"{}\">(retried alone)</span>", esc(k.status),
-                                                 esc(truncate(k.retried_alone, 300)));
+    std::string status = k.retried_alone.empty()
+                             ? esc(k.status)
+                             : fmt::format("{} <span title=\"{}\">(retried alone)</span>", esc(k.status),
+                                           esc(truncate(k.retried_alone, 300)));
+    // Judged at clipped sizes: the verdicts are about those, and the row says so.
+    if (!k.reduced_sizes.empty())
+      status += fmt::format(" <span title=\"{}\">(clipped sizes)</span>", esc(truncate(k.reduced_sizes, 300)));
     o += fmt::format("<tr class=\"{}\"><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l v\">{}</td>"
                      "<td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"ev\">{}</td><td>{}</td>"
                      "<td>{:.2f}</td><td>{:.2f}</td><td>{}</td></tr>\n",

@@ -141,6 +141,8 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
       row.strict_pass = verdict_field(report, "verdict") == "pass";
       const nlohmann::json& kb = obj_field(report, "kernelbench");
       row.compile_seconds = num_field(kb, "compile_seconds");
+      row.reduced_sizes = str_field(kb, "reduced_sizes");
+      if (!row.reduced_sizes.empty()) ++s.reduced_sizes;
       const std::string bv = verdict_field(obj_field(kb, "baseline"), "verdict");
       if (bv == "pass" || bv == "fail" || bv == "error") {
         row.baseline = bv;

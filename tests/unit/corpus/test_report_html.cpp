@@ -121,6 +121,18 @@ TEST(CorpusReportHtml, APairRunAgainAloneSaysSoAndWhy) {
   EXPECT_EQ(html.find("(retried alone)"), html.rfind("(retried alone)"));   // b.py was not
 }
 
+TEST(CorpusReportHtml, APairJudgedAtClippedSizesSaysSoAndWhy) {
+  nlohmann::json clipped = result("a.py", "verified", make_report({{"numerics", "pass"}}, "pass", std::nullopt));
+  clipped["report"]["kernelbench"]["reduced_sizes"] = "judged at n=4096, not the problem's own n=65536: it moves <many>";
+  const std::string html = corpus_report_html(
+      {clipped, result("b.py", "verified", make_report({{"numerics", "pass"}}, "pass", std::nullopt))});
+  EXPECT_TRUE(has(html, "1 verified pair moved more elements per call than kcv judges")) << html;
+  EXPECT_TRUE(has(html, "verified <span title=\"judged at n=4096, not the problem&#39;s own n=65536: it moves &lt;many&gt;\">"
+                        "(clipped sizes)</span>")) << html;
+  EXPECT_EQ(html.find("(clipped sizes)"), html.rfind("(clipped sizes)"));   // b.py was not
+  EXPECT_FALSE(has(corpus_report_html({result("b.py", "verified", make_report({}, "pass"))}), "clipped sizes"));
+}
+
 TEST(CorpusReportHtml, IsSelfContained) {
   const std::string html = corpus_report_html(synthetic_journal());
   for (const char* ref : {"http://", "https://", "<script", "<link", "@import", "url(", " src=", " href="})

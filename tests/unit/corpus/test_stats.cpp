@@ -159,6 +159,12 @@ TEST(CorpusSummary, TheRunSummaryCountsAsTheReportDoes) {
   EXPECT_EQ(values.not_passed, 0);
   EXPECT_EQ(values.by_verdict.at("SKIPPED"), 1);
 
+  EXPECT_EQ(r.clipped_sizes, 0);
+  auto journal = synthetic_journal();
+  journal[1]["report"]["kernelbench"]["reduced_sizes"] = "judged at n=8, not the problem's own n=9: ...";
+  EXPECT_EQ(summarize_results(journal).clipped_sizes, 1);
+  EXPECT_EQ(summarize_corpus(journal).reduced_sizes, 1);
+
   // Only the keys asked for.
   const CorpusRunSummary some = summarize_results(synthetic_journal(), {"e/solution_build.py", "z/missing.py"});
   EXPECT_EQ(some.pairs, 2);
