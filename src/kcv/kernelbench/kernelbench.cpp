@@ -210,14 +210,21 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
   int64_t elements = 0;
   for (const auto& io : {d["inputs"], d["outputs"]})
     for (const auto& t : io) elements += numel(t["shape"].get<Shape>());
-  const json sizes = d["sizes"];
-  for (const auto& s : d["symbols"]) {
-    const std::string name = s.get<std::string>();
-    const int64_t nominal = sizes[name].get<int64_t>();
-    SymbolSpec sym{name, 1, nominal + 1, nominal, nominal + 1};
+  // A symbol judged around size v: the shapes gate sweeps 1..v+1.
+  auto centre_on = [](SymbolSpec& sym, int64_t v) {
+    sym.min = 1;
+    sym.nominal = v;
+    sym.max = v + 1;
+    sym.sweep_max = v + 1;
     // NOTES: 1, small primes, 127, and both neighbours of the problem's own size: tails at the
     // scale the kernel was written for, without a dense sweep of sizes like 16384.
-    sym.sweep = {1, 3, 13, 127, nominal - 1, nominal + 1};
+    sym.sweep = {1, 3, 13, 127, v - 1, v + 1};
+  };
+  const json sizes = d["sizes"];
+  for (const auto& s : d["symbols"]) {
+    SymbolSpec sym;
+    sym.name = s.get<std::string>();
+    centre_on(sym, sizes[sym.name].get<int64_t>());
     k->symbols.push_back(std::move(sym));
   }
   // NOTES: the case being judged holds its inputs and outputs on the host several times over
@@ -233,13 +240,7 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
     if (within == own)
       throw SetupError(fmt::format("problem '{}' {}, and no smaller sizes of its module-level symbols fit", setup.problem,
                                    why));
-    for (SymbolSpec& sym : k->symbols) {
-      const int64_t v = within.at(sym.name);
-      sym.nominal = v;
-      sym.max = v + 1;
-      sym.sweep_max = v + 1;
-      sym.sweep = {1, 3, 13, 127, v - 1, v + 1};
-    }
+    for (SymbolSpec& sym : k->symbols) centre_on(sym, within.at(sym.name));
     k->reduced_sizes_ = fmt::format("judged at {}, not the problem's own {}: it {}", bindings_string(within),
                                     bindings_string(own), why);
   }
