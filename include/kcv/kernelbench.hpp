@@ -79,8 +79,9 @@ class KernelBenchContract : public Contract {
   /// shape_within(kStructuralElements).
   Bindings structural_shape() const override;
   /// Nominal, unless its call moves more than max_elements elements: then every symbol clipped
-  /// to the largest power of two that brings the call under it (and that the reference accepts).
-  /// Nominal when no such shape exists.
+  /// to the largest power of two that brings the call under it (and that the reference accepts);
+  /// failing that, symbols halved one at a time, the largest the reference accepts halved, until
+  /// the call fits. Nominal when neither finds such a shape.
   Bindings shape_within(int64_t max_elements) const override;
   /// Elements (inputs plus outputs) one call moves at b.
   int64_t elements_at(const Bindings& b) const;

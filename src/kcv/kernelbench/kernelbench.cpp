@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -299,7 +302,31 @@ Bindings KernelBenchContract::shape_within(int64_t max_elements) const {
     for (auto& [name, v] : b) v = std::min(v, cap);
     if (b != nominal_b && valid(b) && elements_at(b) <= max_elements) return b;
   }
-  return nominal_b;
+  // NOTES: sizes tied to each other or to a constant defeat the uniform clip: KernelBench's
+  // ShuffleNetUnit needs channels divisible by 3 (no power of two is), and a LayerNorm whose
+  // normalized shape is a module-level tuple fixes the width it normalizes. Then one symbol at a
+  // time is halved, the largest the Model accepts halved, until the call fits. Each step lowers
+  // the sum of the sizes, so this ends.
+  Bindings b = nominal_b;
+  while (elements_at(b) > max_elements) {
+    std::vector<std::string> largest_first;
+    for (const SymbolSpec& sym : symbols) largest_first.push_back(sym.name);
+    std::stable_sort(largest_first.begin(), largest_first.end(),
+                     [&](const std::string& x, const std::string& y) { return b.at(x) > b.at(y); });
+    bool halved = false;
+    for (const std::string& name : largest_first) {
+      if (b.at(name) < 2) continue;
+      Bindings t = b;
+      t[name] = b.at(name) / 2;
+      if (valid(t)) {
+        b = std::move(t);
+        halved = true;
+        break;
+      }
+    }
+    if (!halved) return nominal_b;
+  }
+  return b;
 }
 
 std::string KernelBenchContract::rejection(const Bindings& b) const { return describe(b).error; }

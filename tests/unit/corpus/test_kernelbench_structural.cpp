@@ -51,6 +51,43 @@ TEST(KernelBenchStructural, ALargeProblemClipsItsSymbolsUnderTheBudget) {
   EXPECT_EQ(k->sanitizer_elements, kSanitizerElements);
 }
 
+TEST(KernelBenchStructural, SizesTheUniformClipCannotKeepAreHalvedOneAtATime) {
+  // Session 9 on the H200: KernelBench's ShuffleNetUnit (channels divisible by 3) and two
+  // ConvTranspose3d+LayerNorm problems (the normalized width fixed by a module-level tuple) were
+  // still refused: no power of two keeps them valid. Here channels must stay a multiple of 3.
+  TempDir tmp;
+  const auto k = contract_for(tmp, problem_file("class Model(nn.Module):\n"
+                                                "    def forward(self, x):\n"
+                                                "        assert x.shape[1] % 3 == 0, 'channels must be a multiple of 3'\n"
+                                                "        return x * 2.0\n",
+                                                "batch_size = 1030\nchannels = 1026\n",
+                                                "[torch.randn(batch_size, channels)]"));
+  const Bindings nominal = k->nominal();
+  for (int64_t p = 1; p <= 1024; p *= 2) EXPECT_FALSE(k->valid({{"batch_size", p}, {"channels", p}})) << p;
+  // The largest size halved first, each step one the Model accepts: 1030 -> 515, then
+  // 1026 -> 513, and 2·515·513 ≤ 2^20.
+  const Bindings s = k->structural_shape();
+  EXPECT_EQ(s, (Bindings{{"batch_size", 515}, {"channels", 513}}));
+  EXPECT_TRUE(k->valid(s));
+  EXPECT_LE(k->elements_at(s), kStructuralElements);
+  // Smaller budgets halve on, skipping the halvings the Model rejects (513 -> 256 is no multiple
+  // of 3), and stay valid.
+  const Bindings san = k->shape_within(kSanitizerElements);
+  EXPECT_TRUE(k->valid(san));
+  EXPECT_LE(k->elements_at(san), kSanitizerElements);
+  EXPECT_EQ(san.at("channels") % 3, 0);
+  for (const auto& [name, v] : san) EXPECT_LE(v, nominal.at(name)) << name;
+  // A Model that accepts no smaller size of either keeps its own: nothing to judge it at.
+  TempDir fixed;
+  const auto k_fixed = contract_for(fixed, problem_file("class Model(nn.Module):\n"
+                                                        "    def forward(self, x):\n"
+                                                        "        assert x.shape == (1030, 1026)\n"
+                                                        "        return x * 2.0\n",
+                                                        "batch_size = 1030\nchannels = 1026\n",
+                                                        "[torch.randn(batch_size, channels)]"));
+  EXPECT_EQ(k_fixed->structural_shape(), k_fixed->nominal());
+}
+
 TEST(KernelBenchStructural, TheSanitizerRunsWithinItsBudgetAndSaysSo) {
   TempDir tmp;
   const auto k = contract_for(tmp, big_rowsum());
