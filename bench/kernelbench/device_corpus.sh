@@ -21,8 +21,10 @@ by_process="$out/cpu-by-process-$(date +%H%M%S).md"
 "$py" bench/kernelbench/cpu_by_process.py "$by_process" --interval 0.5 &
 sampler_pid=$!
 t0=$SECONDS
+# Each progress line gets the seconds since the start, so runs cut at different times compare.
 timeout --signal=KILL "$limit" ./build/kcv corpus run "$@" --out "$out" --backend cuda --python "$py" \
-  > "$out/run.stdout" 2> "$out/run.stderr"
+  > "$out/run.stdout" 2> >(while IFS= read -r line; do printf '%4ds %s\n' $((SECONDS - t0)) "$line"; done \
+                             > "$out/run.stderr")
 echo "corpus run rc=$? wall=$((SECONDS - t0))s"
 kill "$vmstat_pid" 2>/dev/null
 sleep 1  # a run that ended at once: let the sampler get to its signal handler first
