@@ -17,7 +17,7 @@ class AddContract final : public Contract {
     summary = "c[N] = a[N] + b[N] (f32), elementwise";
     inputs = {{"a", DType::f32, {"N"}, Domain::real}, {"b", DType::f32, {"N"}, Domain::real}};
     outputs = {{"c", DType::f32, {"N"}, Domain::real}};
-    symbols = {{"N", 1, int64_t{1} << 32, int64_t{1} << 16, int64_t{1} << 20}};
+    symbols = {{"N", 1, int64_t{1} << 32, int64_t{1} << 16, int64_t{1} << 20, {}}};
     accumulate = DType::f32;
     // NOTES: c = 1. Any IEEE fp32 kernel returns fl(a + b) = (a + b)(1 + d), |d| <= u: one
     // rounding, already covered by u_out·|r|. c·u·(|a| + |b|) (depth 1) is slack of one more

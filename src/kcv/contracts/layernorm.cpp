@@ -40,7 +40,7 @@ class LayernormContract final : public Contract {
     outputs = {{"y", DType::f32, {"M", "N"}, Domain::real}};
     scalars = {{"eps", "added to the biased variance before the inverse square root",
                 [](const Bindings&) { return 1e-5; }}};
-    symbols = {{"M", 1, int64_t{1} << 16, 64, 2048}, {"N", 1, int64_t{1} << 16, 512, 8192}};
+    symbols = {{"M", 1, int64_t{1} << 16, 64, 2048, {}}, {"N", 1, int64_t{1} << 16, 512, 8192, {}}};
     accumulate = DType::f32;
     c = 2.0;
     c_reasoning =

@@ -26,9 +26,9 @@ class MatmulContract final : public Contract {
     summary = "C[M,N] = A[M,K] @ B[K,N] (f32, fp32 accumulate)";
     inputs = {{"A", DType::f32, {"M", "K"}, Domain::real}, {"B", DType::f32, {"K", "N"}, Domain::real}};
     outputs = {{"C", DType::f32, {"M", "N"}, Domain::real}};
-    symbols = {{"M", 1, int64_t{1} << 22, 128, 1024},
-               {"N", 1, int64_t{1} << 14, 128, 1024},
-               {"K", 1, int64_t{1} << 14, 128, 1024}};
+    symbols = {{"M", 1, int64_t{1} << 22, 128, 1024, {}},
+               {"N", 1, int64_t{1} << 14, 128, 1024, {}},
+               {"K", 1, int64_t{1} << 14, 128, 1024, {}}};
     accumulate = DType::f32;
     c = 2.0;
     c_reasoning =

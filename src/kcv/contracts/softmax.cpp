@@ -41,7 +41,7 @@ class SoftmaxContract final : public Contract {
     summary = "y[M,N] = softmax(x[M,N]) along N (f32), max-subtracted";
     inputs = {{"x", DType::f32, {"M", "N"}, Domain::real}};
     outputs = {{"y", DType::f32, {"M", "N"}, Domain::real}};
-    symbols = {{"M", 1, int64_t{1} << 24, 128, 4096}, {"N", 1, int64_t{1} << 16, 512, 8192}};
+    symbols = {{"M", 1, int64_t{1} << 24, 128, 4096, {}}, {"N", 1, int64_t{1} << 16, 512, 8192, {}}};
     accumulate = DType::f32;
     c = 2.0;
     c_reasoning =
