@@ -22,7 +22,12 @@ by_process="$out/cpu-by-process-$(date +%H%M%S).md"
 sampler_pid=$!
 t0=$SECONDS
 # Each progress line gets the seconds since the start, so runs cut at different times compare.
-timeout --signal=KILL "$limit" ./build/kcv corpus run "$@" --out "$out" --backend cuda --python "$py" \
+# KCV_DRAIN_S (default 150) before the limit kcv gets SIGTERM: it starts no new pair and the
+# running ones finish and are journaled; whatever still runs at the limit is killed and lost.
+drain="${KCV_DRAIN_S:-150}"
+[ "$drain" -lt "$limit" ] || drain=$((limit / 4 + 1))
+timeout --signal=TERM --kill-after="$drain" "$((limit - drain))" \
+  ./build/kcv corpus run "$@" --out "$out" --backend cuda --python "$py" \
   > "$out/run.stdout" 2> >(while IFS= read -r line; do printf '%4ds %s\n' $((SECONDS - t0)) "$line"; done \
                              > "$out/run.stderr")
 echo "corpus run rc=$? wall=$((SECONDS - t0))s"

@@ -4,6 +4,7 @@
 /// exit codes.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -102,6 +103,9 @@ struct CorpusOptions {
   double pair_timeout_s = 1800;      // wall clock per pair; then its process tree is killed
   std::string python;                // verify's --python; "" = not passed
   std::string verifier;              // "" = default_corpus_verifier()
+  /// Stop requests, read as the run goes (a signal handler may raise it): 1, start no new pair and
+  /// let the running ones finish and be journaled; 2, also kill the running ones, unjournaled.
+  const std::atomic<int>* stop = nullptr;
 };
 
 /// The verifier executable: env KCV_CORPUS_VERIFIER, else the running executable (/proc/self/exe).
@@ -124,6 +128,8 @@ struct CorpusRunSummary {
   int retried_alone = 0;
   /// Verified pairs judged at clipped sizes (their problem is over KCV_MAX_ELEMENTS).
   int clipped_sizes = 0;
+  /// Pairs of the shard with no result when the run returned: 0, unless it was asked to stop.
+  int not_run = 0;
   /// CPU seconds of this invocation's verifiers and every process each waited for (first runs of
   /// retried pairs included).
   double cpu_seconds = 0;

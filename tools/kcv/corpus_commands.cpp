@@ -2,9 +2,12 @@
 // on stderr, a summary on stdout. The work is in the library (src/kcv/corpus/).
 #include "corpus_commands.hpp"
 
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -25,12 +28,55 @@ std::string mmss(double s) {
   return fmt::format("{:02}:{:02}", t / 60, t % 60);
 }
 
+// ---- stopping on SIGINT / SIGTERM (docs/kernelbench.md "Stopping a run") ----
+
+std::atomic<int> g_stop_requests{0};
+std::atomic<int> g_first_signal{0};
+bool g_progress_bar = false;  // stderr is a terminal: the message first ends the progress line
+
+extern "C" void on_stop_signal(int sig) {
+  int none = 0;
+  g_first_signal.compare_exchange_strong(none, sig);
+  const int n = g_stop_requests.fetch_add(1) + 1;
+  // write(2) only: async-signal-safe.
+  const char* msg = n == 1 ? "\nkcv corpus run: stopping: no new pair starts; the running ones finish and are journaled "
+                             "(signal again to stop them now)\n"
+                           : "\nkcv corpus run: stopping the running pairs now; they get no record and a rerun runs them\n";
+  if (!g_progress_bar) ++msg;
+  if (n <= 2) (void)!write(2, msg, std::strlen(msg));
+}
+
+/// Routes SIGINT and SIGTERM to on_stop_signal while it lives; the old handlers come back after.
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESTART;  // the run polls the flag; nothing should fail with EINTR for it
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopOnSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
 void print_summary(const CorpusRunSummary& s, const std::string& out) {
   std::cout << fmt::format("kcv corpus run: {} pairs ({} from the journal, {} run now)\n", s.pairs, s.from_journal, s.ran);
   std::cout << fmt::format("  verified        {:>6}  (pass {}, fail {})\n", s.verified_pass + s.verified_fail,
                            s.verified_pass, s.verified_fail);
   std::cout << fmt::format("  setup errors    {:>6}\n  timeouts        {:>6}\n  verifier crashes{:>6}\n", s.setup_errors,
                            s.timeouts, s.crashes);
+  if (s.not_run > 0)
+    std::cout << fmt::format("  not run         {:>6}  (the run was stopped before they ran; rerun the same command to "
+                             "resume)\n", s.not_run);
   if (s.retried_alone > 0)
     std::cout << fmt::format("  retried alone   {:>6}  (ran out of memory or time beside other pairs; run again alone)\n",
                              s.retried_alone);
@@ -94,7 +140,10 @@ int CorpusCommands::dispatch() {
   }
   if (!shard_.empty()) opts_.shard = parse_shard(shard_);
   const bool tty = isatty(2);
+  g_progress_bar = tty;
   bool drew = false;
+  const StopOnSignals stop_on_signals;
+  opts_.stop = &g_stop_requests;
   const CorpusRunSummary s = run_corpus(opts_, [&](const CorpusProgress& p) {
     const std::string counts = fmt::format("[{}/{}] ok {} fail {} err {}  ETA {}", p.done, p.total, p.ok, p.fail,
                                            p.err, mmss(p.eta_s));
@@ -116,7 +165,12 @@ int CorpusCommands::dispatch() {
   print_summary(s, opts_.out);
   write_corpus_report(opts_.out);
   std::cout << "report: " << (fs::path(opts_.out) / "report.html").string() << "\n";
-  return 0;
+  if (s.not_run == 0 || g_stop_requests == 0) return 0;
+  const int sig = g_first_signal.load();
+  const char* name = sigabbrev_np(sig);
+  std::cerr << fmt::format("kcv corpus run: stopped by SIG{}: {} pair{} did not run; rerun the same command to resume\n",
+                           name ? name : "?", s.not_run, s.not_run == 1 ? "" : "s");
+  return 128 + sig;
 }
 
 }  // namespace kcv::cli

@@ -492,15 +492,27 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     c.pid = spawn(argv, environment, c.err_path);
     running.push_back(std::move(c));
   };
-  while (!todo.empty() || !running.empty() || !alone.empty()) {
-    if (todo.empty() && running.empty() && !alone.empty()) {
+  const auto stop_asked = [&] { return o.stop ? o.stop->load() : 0; };
+  while (!running.empty() || (stop_asked() == 0 && (!todo.empty() || !alone.empty()))) {
+    // NOTES: asked twice, the running pairs are stopped as a timeout stops one, and get no record:
+    // they were not judged, and a rerun runs them (docs/kernelbench.md "Stopping a run").
+    if (stop_asked() >= 2) {
+      for (Child& c : running) {
+        kill_tree(c.pid);
+        while (waitpid(c.pid, nullptr, 0) < 0 && errno == EINTR) {}
+        --load[c.pair.problem].running;
+      }
+      running.clear();
+      break;
+    }
+    if (stop_asked() == 0 && todo.empty() && running.empty() && !alone.empty()) {
       Child c;
       c.pair = alone.front();
       c.alone = true;
       alone.erase(alone.begin());
       start(std::move(c));
     }
-    while (running.size() < static_cast<std::size_t>(o.jobs) && !todo.empty()) {
+    while (stop_asked() == 0 && running.size() < static_cast<std::size_t>(o.jobs) && !todo.empty()) {
       for (const Child& r : running) {
         ProblemLoad& l = load[r.pair.problem];
         l.longest_s = std::max(l.longest_s, std::chrono::duration<double>(Clock::now() - r.start).count());
@@ -586,6 +598,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   CorpusRunSummary s = summarize_results(records, keys);
   s.from_journal = from_journal;
   s.ran = ran;
+  s.not_run = s.pairs - (s.verified_pass + s.verified_fail + s.setup_errors + s.timeouts + s.crashes);
   s.cpu_seconds = cpu_sum;
   return s;
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <random>
@@ -268,6 +269,22 @@ TEST(CorpusRun, EachOutcomeBecomesItsRecordAndTheRunCompletes) {
   EXPECT_EQ(progress.back().eta_s, 0.0);
 }
 
+namespace {
+
+/// Whether pid is gone within 2 s; if not, it is killed now so that the test leaves nothing behind.
+/// An orphan killed may linger as a zombie until its new parent reaps it: that counts as gone.
+bool gone_soon(pid_t pid) {
+  for (int i = 0; i < 100; ++i) {
+    const std::string stat = read_text(fmt::format("/proc/{}/stat", pid));
+    if (stat.empty() || stat.find(") Z ") != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGKILL);
+  return false;
+}
+
+}  // namespace
+
 TEST(CorpusRun, AHangIsKilledAtThePairTimeoutWithWhatItStartedAndTheRunGoesOn) {
   TempDir t;
   const std::string d = t / "corpus", out = t / "out";
@@ -293,15 +310,7 @@ TEST(CorpusRun, AHangIsKilledAtThePairTimeoutWithWhatItStartedAndTheRunGoesOn) {
 
   // The hang started a sleep in a session of its own: the tree kill found it anyway.
   const pid_t escaped = std::stoi(read_text(d + "/a_hang/solution.py.pid"));
-  bool gone = false;
-  for (int i = 0; i < 100 && !gone; ++i) {
-    const std::string stat = read_text("/proc/" + std::to_string(escaped) + "/stat");
-    // An orphan killed may linger as a zombie until its new parent reaps it: count it as gone.
-    gone = stat.empty() || stat.find(") Z ") != std::string::npos;
-    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_TRUE(gone) << "pid " << escaped << " outlived the pair timeout";
-  if (!gone) kill(escaped, SIGKILL);
+  EXPECT_TRUE(gone_soon(escaped)) << "pid " << escaped << " outlived the pair timeout";
 }
 
 TEST(CorpusRun, OptionsArePassedToTheVerifier) {
@@ -545,6 +554,66 @@ TEST(CorpusRun, EachResultSaysTheCpuSecondsOfItsVerifierAndTheProcessesItWaitedF
   EXPECT_NE(html.find("<th>CPU s</th>"), std::string::npos);
 }
 
+TEST(CorpusRun, AStopRequestStartsNoNewPairAndTheRunningOnesFinishAndAreJournaled) {
+  // Session 9: a device command has a wall-clock limit. Killed at the limit, a run loses the work
+  // of every pair in flight (up to 28 on the 32-core host); asked to stop first, it keeps it.
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out", events = t / "events.log";
+  for (const char* p : {"a", "b", "c", "d"}) add_pair(d, p, "solution.py", "pass 1");
+  CorpusOptions o = stub_options(d, out, stub_verifier(t.path()), 2);
+  std::atomic<int> stop{0};
+  o.stop = &stop;
+  setenv("FAKE_EVENT_LOG", events.c_str(), 1);
+  const CorpusRunSummary s = run_corpus(o, [&](const CorpusProgress&) { stop = 1; });
+  unsetenv("FAKE_EVENT_LOG");
+  const auto ev = events_of(events);
+  EXPECT_EQ(std::count_if(ev.begin(), ev.end(), [](const auto& e) { return e.first == "start"; }), 2);
+  EXPECT_EQ(std::count_if(ev.begin(), ev.end(), [](const auto& e) { return e.first == "end"; }), 2);
+  // Both pairs that were running when the stop came finished and have their result.
+  const auto r = by_key(read_journal(out + "/journal.jsonl"));
+  EXPECT_EQ(r.size(), 2u);
+  for (const auto& [key, rec] : r) EXPECT_EQ(rec["status"], "verified") << key;
+  EXPECT_EQ(s.ran, 2);
+  EXPECT_EQ(s.not_run, 2);
+  // A rerun runs the other two, and every key has one result.
+  o.stop = nullptr;
+  const CorpusRunSummary again = run_corpus(o);
+  EXPECT_EQ(again.ran, 2);
+  EXPECT_EQ(again.not_run, 0);
+  std::map<std::string, int> count;
+  for (const auto& rec : results_of(read_journal(out + "/journal.jsonl"))) ++count[rec["key"].get<std::string>()];
+  EXPECT_EQ(count.size(), 4u);
+  for (const auto& [key, n] : count) EXPECT_EQ(n, 1) << key;
+}
+
+TEST(CorpusRun, ASecondStopRequestKillsTheRunningPairsAndJournalsNoneOfThem) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out";
+  add_pair(d, "a_hang", "solution.py", "hang");
+  add_pair(d, "b_slow", "solution.py", "pass 1000");
+  add_pair(d, "c_never", "solution.py", "pass");
+  CorpusOptions o = stub_options(d, out, stub_verifier(t.path()), 2);
+  std::atomic<int> stop{0};
+  o.stop = &stop;
+  std::thread asker([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    stop = 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop = 2;
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const CorpusRunSummary s = run_corpus(o);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  asker.join();
+  EXPECT_LT(took, 10.0);
+  EXPECT_EQ(s.ran, 0);
+  EXPECT_EQ(s.not_run, 3);
+  EXPECT_TRUE(results_of(read_journal(out + "/journal.jsonl")).empty());
+  // What the hang started in a session of its own went with it.
+  const pid_t escaped = std::stoi(read_text(d + "/a_hang/solution.py.pid"));
+  EXPECT_TRUE(gone_soon(escaped)) << "pid " << escaped << " outlived the stop";
+}
+
 TEST(CorpusRun, OutOfGpuMemoryAloneIsTheResult) {
   TempDir t;
   const std::string d = t / "corpus", log = t / "events.log";
@@ -670,6 +739,33 @@ TEST(CorpusCli, TheSummarySaysHowManyPairsRanAgainAlone) {
   // Without retries the line is absent.
   const CliResult plain = run_kcv({"corpus", "run", d, "--out", t / "out2", "--jobs", "1"}, stub_verifier(t.path()), t.path());
   EXPECT_EQ(plain.out.find("retried alone"), std::string::npos) << plain.out;
+}
+
+TEST(CorpusCli, SigtermLetsTheRunningPairFinishThenExitsWithTheSignalAndARerunResumes) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out", v = stub_verifier(t.path());
+  for (const char* p : {"a", "b", "c"}) add_pair(d, p, "solution.py", "pass 1.5");
+  const std::vector<std::string> args = {"corpus", "run", d, "--out", out, "--jobs", "1"};
+  const pid_t pid = start_kcv(args, v, t / "run.stdout", t / "run.stderr");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "kcv died of the signal instead of stopping";
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  const std::string err = read_text(t / "run.stderr"), stdout_text = read_text(t / "run.stdout");
+  EXPECT_NE(err.find("no new pair starts; the running ones finish"), std::string::npos) << err;
+  EXPECT_NE(err.find("stopped by SIGTERM: 2 pairs did not run; rerun the same command to resume"),
+            std::string::npos) << err;
+  EXPECT_NE(stdout_text.find("not run              2"), std::string::npos) << stdout_text;
+  EXPECT_TRUE(fs::exists(out + "/report.html"));
+  const auto first = results_of(read_journal(out + "/journal.jsonl"));
+  ASSERT_EQ(first.size(), 1u);  // the pair running at the signal, finished
+  EXPECT_EQ(first[0]["status"], "verified");
+  const CliResult rest = run_kcv(args, v, t.path());
+  EXPECT_EQ(rest.rc, 0) << rest.err;
+  EXPECT_NE(rest.out.find("3 pairs (1 from the journal, 2 run now)"), std::string::npos) << rest.out;
+  EXPECT_EQ(rest.out.find("not run"), std::string::npos) << rest.out;
 }
 
 TEST(CorpusCli, UsageAndSetupErrorsExitTwoWithOneLine) {
