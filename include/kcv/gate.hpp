@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kcv/contract.hpp"
@@ -95,6 +96,12 @@ struct WorstElement {
 };
 
 struct CaseJudgement {
+  // NOTES: a constructor, not an aggregate: most judgements are {verdict, evidence}, and an
+  // aggregate initialized so warns (-Wmissing-field-initializers) for the worst element.
+  CaseJudgement() = default;
+  CaseJudgement(Verdict v, std::string e, std::optional<WorstElement> w = std::nullopt)
+      : verdict(v), evidence(std::move(e)), worst(std::move(w)) {}
+
   Verdict verdict = Verdict::pass;
   std::string evidence;             // empty on pass
   std::optional<WorstElement> worst;  // judged against the error model: the worst element

@@ -94,12 +94,12 @@ class GlrContract final : public Contract {
     }
     if (varlen) inputs.push_back({"cu_seqlens", DType::i64, {"N+1"}, Domain::structural});
     scalars = {{"scale", "K^-1/2", [](const Bindings& b) { return 1.0 / std::sqrt(double(b.at("K"))); }}};
-    if (!varlen) symbols.push_back({"B", 1, 64, 2, 4});
-    symbols.push_back({"T", 1, 65536, 256, 1024});
-    symbols.push_back({"H", 1, 64, 2, 4});
-    symbols.push_back({"K", 1, 256, 32, 128});
-    symbols.push_back({"V", 1, 256, 32, 128});
-    if (varlen) symbols.push_back({"N", 1, 64, 4, 8});
+    if (!varlen) symbols.push_back({"B", 1, 64, 2, 4, {}});
+    symbols.push_back({"T", 1, 65536, 256, 1024, {}});
+    symbols.push_back({"H", 1, 64, 2, 4, {}});
+    symbols.push_back({"K", 1, 256, 32, 128, {}});
+    symbols.push_back({"V", 1, 256, 32, 128, {}});
+    if (varlen) symbols.push_back({"N", 1, 64, 4, 8, {}});
     accumulate = DType::f32;
     c = kC;
     c_reasoning = io == DType::f32 ? kReasoning : kReasoningReduced;

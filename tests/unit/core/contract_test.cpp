@@ -24,7 +24,7 @@ class ProbeContract final : public Contract {
               {"offsets", DType::i32, {"3"}, Domain::structural}};
     outputs = {{"y", DType::f32, {"M", "N"}, Domain::real}};
     scalars = {{"scale", "1/sqrt(N)", [](const Bindings& b) { return 1.0 / std::sqrt(double(b.at("N"))); }}};
-    symbols = {{"M", 1, 100, 16, 50}, {"N", 2, 10000, 4096, 4096}};
+    symbols = {{"M", 1, 100, 16, 50, {}}, {"N", 2, 10000, 4096, 4096, {}}};
   }
   std::vector<RefTensor> reference(const std::vector<HostTensor>&, const std::vector<double>&, const Bindings&,
                                    SumOrder) const override {

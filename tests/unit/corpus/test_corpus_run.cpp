@@ -77,7 +77,7 @@ TEST(CorpusDiscovery, SelfMakesEveryPyItsOwnCandidate) {
 TEST(CorpusDiscovery, ShardsPartitionThePairsExactly) {
   TempDir t;
   const std::string d = t / "corpus";
-  for (int i = 0; i < 13; ++i) add_pair(d, "p" + std::to_string(i), "solution.py", "pass");
+  for (int i = 0; i < 13; ++i) add_pair(d, fmt::format("p{}", i), "solution.py", "pass");
   const auto all = discover_pairs(d, false);
   ASSERT_EQ(all.size(), 13u);
   for (int n : {1, 2, 3, 5, 13, 20}) {
@@ -394,7 +394,7 @@ TEST(CorpusRun, ARerunSkipsKeysThatHaveAResult) {
   TempDir t;
   const std::string d = t / "corpus", out = t / "out", log = t / "args.log";
   const std::string v = stub_verifier(t.path());
-  for (int i = 0; i < 4; ++i) add_pair(d, "p" + std::to_string(i), "solution.py", i == 1 ? "setup" : "pass");
+  for (int i = 0; i < 4; ++i) add_pair(d, fmt::format("p{}", i), "solution.py", i == 1 ? "setup" : "pass");
   const CorpusRunSummary first = run_corpus(stub_options(d, out, v));
   EXPECT_EQ(first.ran, 4);
 

@@ -65,7 +65,7 @@ TEST(Gates, InPlaceContractSkipsInputsIntactWithAReason) {
   contract.inplace_allowed = true;
   contract.inputs = {{"x", DType::f32, {"N"}}};
   contract.outputs = {{"y", DType::f32, {"N"}}};
-  contract.symbols = {{"N", 1, 64, 8, 64}};
+  contract.symbols = {{"N", 1, 64, 8, 64, {}}};
   test::TempDir dir;
   const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
   const GateContext ctx{contract, "cpu", cand};
