@@ -3,6 +3,8 @@
 
 #include <map>
 
+#include <fmt/format.h>
+
 #include "corpus_test_support.hpp"
 #include "kcv/candidate.hpp"
 
@@ -86,7 +88,7 @@ TEST(CorpusMerge, DisjointShardsMergeToTheSameResultsAsAnUnshardedRun) {
   TempDir t;
   const std::string d = t / "corpus", v = stub_verifier(t.path());
   const char* modes[] = {"pass", "fail", "setup", "segv", "pass", "pass", "fail"};
-  for (int i = 0; i < 7; ++i) add_pair(d, "p" + std::to_string(i), "solution.py", modes[i]);
+  for (int i = 0; i < 7; ++i) add_pair(d, fmt::format("p{}", i), "solution.py", modes[i]);
   std::vector<std::string> shards;
   for (int i = 0; i < 3; ++i) {
     CorpusOptions o = stub_options(d, t / ("shard" + std::to_string(i)), v);
