@@ -458,15 +458,18 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   const ScratchDir scratch;
   const std::vector<std::string> environment = verifier_environment(o.jobs);
   std::vector<Child> running;
-  // Should anything below throw, no verifier outlives the call.
+  // Should anything below throw, no verifier outlives the call; a second stop request kills the
+  // running ones the same way.
   struct KillOnUnwind {
     std::vector<Child>& running;
-    ~KillOnUnwind() {
+    void kill_all() {
       for (const Child& c : running) {
         kill_tree(c.pid);
         while (waitpid(c.pid, nullptr, 0) < 0 && errno == EINTR) {}
       }
+      running.clear();
     }
+    ~KillOnUnwind() { kill_all(); }
   } kill_on_unwind{running};
   std::map<std::string, ProblemLoad> load;
   for (const auto& r : records)
@@ -497,12 +500,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     // NOTES: asked twice, the running pairs are stopped as a timeout stops one, and get no record:
     // they were not judged, and a rerun runs them (docs/kernelbench.md "Stopping a run").
     if (stop_asked() >= 2) {
-      for (Child& c : running) {
-        kill_tree(c.pid);
-        while (waitpid(c.pid, nullptr, 0) < 0 && errno == EINTR) {}
-        --load[c.pair.problem].running;
-      }
-      running.clear();
+      kill_on_unwind.kill_all();
       break;
     }
     if (stop_asked() == 0 && todo.empty() && running.empty() && !alone.empty()) {

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -119,6 +120,13 @@ inline std::vector<nlohmann::json> results_of(const std::vector<nlohmann::json>&
   for (const auto& r : records)
     if (r["kind"] == "result") out.push_back(r);
   return out;
+}
+
+/// How many result records each key has.
+inline std::map<std::string, int> results_per_key(const std::vector<nlohmann::json>& records) {
+  std::map<std::string, int> count;
+  for (const auto& r : results_of(records)) ++count[r["key"].get<std::string>()];
+  return count;
 }
 
 inline std::vector<std::string> keys_of(const std::vector<CorpusPair>& pairs) {

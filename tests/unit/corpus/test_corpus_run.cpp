@@ -580,8 +580,7 @@ TEST(CorpusRun, AStopRequestStartsNoNewPairAndTheRunningOnesFinishAndAreJournale
   const CorpusRunSummary again = run_corpus(o);
   EXPECT_EQ(again.ran, 2);
   EXPECT_EQ(again.not_run, 0);
-  std::map<std::string, int> count;
-  for (const auto& rec : results_of(read_journal(out + "/journal.jsonl"))) ++count[rec["key"].get<std::string>()];
+  const std::map<std::string, int> count = results_per_key(read_journal(out + "/journal.jsonl"));
   EXPECT_EQ(count.size(), 4u);
   for (const auto& [key, n] : count) EXPECT_EQ(n, 1) << key;
 }
@@ -829,8 +828,7 @@ TEST(CorpusCli, KillNineAtRandomMomentsThenRerunsLeaveEveryKeyExactlyOnce) {
   const std::string text = read_text(out + "/journal.jsonl");
   EXPECT_EQ(text.back(), '\n');
   const auto records = read_journal(out + "/journal.jsonl");
-  std::map<std::string, int> count;
-  for (const auto& r : results_of(records)) ++count[r["key"].get<std::string>()];
+  std::map<std::string, int> count = results_per_key(records);
   EXPECT_EQ(count.size(), keys.size()) << "seed " << seed;
   for (const auto& k : keys) {
     EXPECT_EQ(count[k], 1) << k << " seed " << seed;

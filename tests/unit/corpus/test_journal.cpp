@@ -131,9 +131,8 @@ TEST(CorpusMerge, AnIdenticalDuplicateCountsOnceAndADifferentOneIsRefused) {
   write_file(t / "b/journal.jsonl", std::string(kRun) + "\n" + result_line("k2") + "\n" + result_line("k3") + "\n" +
                                         result_line("k4").substr(0, 25));   // a cut last line: dropped
   EXPECT_EQ(merge_corpora({t / "a", t / "b"}, t / "ok"), 3);
-  std::map<std::string, int> count;
-  for (const auto& r : results_of(read_journal(t / "ok/journal.jsonl"))) ++count[r["key"].get<std::string>()];
-  EXPECT_EQ(count, (std::map<std::string, int>{{"k1", 1}, {"k2", 1}, {"k3", 1}}));
+  EXPECT_EQ(results_per_key(read_journal(t / "ok/journal.jsonl")),
+            (std::map<std::string, int>{{"k1", 1}, {"k2", 1}, {"k3", 1}}));
 
   write_file(t / "c/journal.jsonl", std::string(kRun) + "\n" + result_line("k2", "timeout") + "\n");
   try {
