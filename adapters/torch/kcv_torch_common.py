@@ -4,6 +4,7 @@ building a model the same way on both sides (same seed, on the CPU, then moved).
 
 import ctypes
 import importlib.util
+import json
 import os
 import sys
 
@@ -157,3 +158,74 @@ def reuse_unchanged_inline_builds():
         return orig_jit(name, sources, *a, **kw)
 
     ext.load_inline, ext._jit_compile = load_inline, jit_compile
+
+
+def pch_key(extra_cflags, extra_include_paths, with_cuda):
+    """What a precompiled torch/extension.h must have been made for (kcv_torch_pch.py): the
+    build's own flags, empty strings dropped (torch joins flags with spaces, so [''] is none)."""
+    return json.dumps({"cflags": [f for f in (extra_cflags or []) if f.strip()],
+                       "include": list(extra_include_paths or []), "cuda": bool(with_cuda)}, sort_keys=True)
+
+
+def verified_copy(src, dst, sha256):
+    """Copies src to dst if its bytes hash to sha256; False (and no dst) otherwise."""
+    import hashlib
+    h = hashlib.sha256()
+    part = dst + ".part"
+    try:
+        with open(src, "rb") as fin, open(part, "wb") as fout:
+            for block in iter(lambda: fin.read(1 << 22), b""):
+                h.update(block)
+                fout.write(block)
+    except OSError:
+        return False
+    if h.hexdigest() != sha256:
+        os.remove(part)
+        return False
+    os.replace(part, dst)
+    return True
+
+
+def use_precompiled_torch_header(entries, private_dir):
+    """Makes load_inline compile main.cpp against a precompiled torch/extension.h when the manifest
+    (kcv_torch_pch.py, passed in the plan) has one for the build's flags. The gch is used through
+    this verification's own copy, checked against the manifest's sha256 when it is made; every
+    later worker of the verification finds the same copy and passes the same flags, so ninja sees
+    the same build and does not rebuild. No entry, no copy: the build is torch's own."""
+    import inspect
+    import torch.utils.cpp_extension as ext
+    by_key = {e["key"]: e for e in entries}
+    orig = ext.load_inline
+    try:
+        signature = inspect.signature(orig)
+    except (TypeError, ValueError):
+        return
+
+    def load_inline(*a, **kw):
+        try:
+            bound = signature.bind(*a, **kw)
+        except TypeError:
+            return orig(*a, **kw)   # torch says what is wrong with the call
+        args = bound.arguments
+        if args.get("use_pch") or args.get("no_implicit_headers"):
+            return orig(*a, **kw)
+        with_cuda = args.get("with_cuda")
+        if with_cuda is None:
+            with_cuda = bool(args.get("cuda_sources"))
+        entry = by_key.get(pch_key(args.get("extra_cflags"), args.get("extra_include_paths"), with_cuda))
+        if entry is None:
+            return orig(*a, **kw)
+        where = os.path.join(private_dir, entry["sha256"][:16], "torch")
+        header, gch = os.path.join(where, "extension.h"), os.path.join(where, "extension.h.gch")
+        if not os.path.exists(gch):
+            os.makedirs(where, exist_ok=True)
+            with open(header, "w") as f:   # the stub's text is kcv's, not a file's on disk
+                f.write("#include <torch/extension.h>\n")
+            if not verified_copy(entry["gch"], gch, entry["sha256"]):
+                print(f"kcv: the precompiled torch/extension.h {entry['gch']} is not the one kcv made; "
+                      "building without it", file=sys.stderr)
+                return orig(*a, **kw)
+        args["extra_cflags"] = list(args.get("extra_cflags") or []) + ["-include", header]
+        return orig(*bound.args, **bound.kwargs)
+
+    ext.load_inline = load_inline

@@ -121,6 +121,12 @@ def main():
                 return _orig(*a, **kw)
             setattr(ext, fn_name, patched)
 
+    if kb.get("pch") and not (kb.get("sanitize") and not cuda) and os.environ.get("TORCH_EXTENSIONS_DIR"):
+        # A precompiled torch/extension.h for the .cpp half (kcv_torch_pch.py), through this
+        # verification's own checked copy beside its extensions directory. Not for the cpu
+        # sanitizer's builds: their flags differ, so no PCH would fit them.
+        common.use_precompiled_torch_header(
+            kb["pch"], os.path.join(os.path.dirname(os.environ["TORCH_EXTENSIONS_DIR"].rstrip("/")), "torch-pch"))
     common.reuse_unchanged_inline_builds()
     try:
         problem = common.load_module(kb["problem"], "kcv_problem")

@@ -106,6 +106,11 @@ struct CorpusOptions {
   /// Stop requests, read as the run goes (a signal handler may raise it): 1, start no new pair and
   /// let the running ones finish and be journaled; 2, also kill the running ones, unjournaled.
   const std::atomic<int>* stop = nullptr;
+  /// Build a precompiled torch/extension.h first (adapters/torch/kcv_torch_pch.py, for the
+  /// backend, beside the pairs in OUT/torch-pch) and pass it to every pair started once it is
+  /// ready (env KCV_TORCH_PCH): the .cpp half of a load_inline build then skips parsing torch's
+  /// headers. Never with self_check (a problem as its own candidate builds nothing).
+  bool torch_pch = false;
 };
 
 /// The verifier executable: env KCV_CORPUS_VERIFIER, else the running executable (/proc/self/exe).
@@ -133,6 +138,9 @@ struct CorpusRunSummary {
   /// CPU seconds of this invocation's verifiers and every process each waited for (first runs of
   /// retried pairs included).
   double cpu_seconds = 0;
+  /// What became of CorpusOptions::torch_pch: "" (not asked), "ready after N s for F flag sets,
+  /// P pairs started with it", or "not built: <why>".
+  std::string torch_pch;
   std::vector<GateFailureCount> gates;   // in the reports' gate order
 };
 

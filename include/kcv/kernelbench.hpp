@@ -34,6 +34,12 @@ inline constexpr double kKernelBenchK = 32;
 /// setup error, not an out-of-memory kill.
 int64_t max_elements_per_call();
 
+/// The precompiled torch/extension.h manifest in env KCV_TORCH_PCH (a JSON object whose
+/// "entries" kcv_torch_pch.py printed; `kcv corpus run` sets it), as the torch worker takes it:
+/// an array of {key, header, gch, sha256}. Empty when unset. A value that is not such a manifest
+/// is a SetupError naming what is wrong.
+nlohmann::json torch_pch_entries();
+
 /// The size-independent gates' budget per call (elements in plus out); see structural_shape().
 inline constexpr int64_t kStructuralElements = int64_t{1} << 20;
 /// The sanitizer gate's (Contract::sanitizer_elements): instrumented runs cost 10-1000x.
@@ -100,6 +106,7 @@ class KernelBenchContract : public Contract {
   nlohmann::json args_;
   bool fresh_model_ = false;
   std::string reduced_sizes_;
+  nlohmann::json pch_ = nlohmann::json::array();   // torch_pch_entries()
 };
 
 /// KernelBench's own acceptance check (5 trials at the fixed shape, inputs from get_inputs()

@@ -86,6 +86,7 @@ void print_summary(const CorpusRunSummary& s, const std::string& out) {
   if (s.ran > 0)
     std::cout << fmt::format("  CPU             {:>6.0f} s  ({:.1f} s per pair run now: each verifier and the processes it "
                              "waited for)\n", s.cpu_seconds, s.cpu_seconds / s.ran);
+  if (!s.torch_pch.empty()) std::cout << "  torch PCH       " << s.torch_pch << "\n";
   if (!s.gates.empty()) {
     std::cout << "  per-gate failures over the verified pairs:\n";
     std::cout << fmt::format("    {:<14} {:>10} {:>6} {:>6} {:>8} {:>8} {:>8}\n", "gate", "not passed", "FAIL", "CRASH",
@@ -117,6 +118,11 @@ CorpusCommands::CorpusCommands(CLI::App& app) {
   run_->add_option("--pair-timeout", opts_.pair_timeout_s, "wall-clock seconds per pair before it is killed")
       ->capture_default_str();
   run_->add_option("--python", opts_.python, "python interpreter for the torch adapters");
+  run_->add_option("--torch-pch", torch_pch_,
+                   "precompiled torch/extension.h for the solutions' load_inline builds: auto (with --backend cuda), "
+                   "on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
 
   merge_ = corpus_->add_subcommand("merge", "merge the journals of several OUT directories (one per shard)");
   merge_->add_option("OUTS", merge_dirs_, "OUT directories of corpus runs")->required();
@@ -139,6 +145,7 @@ int CorpusCommands::dispatch() {
     return 0;
   }
   if (!shard_.empty()) opts_.shard = parse_shard(shard_);
+  opts_.torch_pch = torch_pch_ == "on" || (torch_pch_ == "auto" && opts_.backend == "cuda");
   const bool tty = isatty(2);
   g_progress_bar = tty;
   bool drew = false;

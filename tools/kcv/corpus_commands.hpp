@@ -28,6 +28,7 @@ class CorpusCommands {
   std::string report_dir_;
   CorpusOptions opts_;
   std::string shard_;
+  std::string torch_pch_ = "auto";
   std::vector<std::string> merge_dirs_;
   std::string merge_out_;
 };

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -266,7 +267,7 @@ std::vector<std::string> verifier_environment(int jobs) {
 /// Starts the verifier on a pair: own process group, stdin and stdout /dev/null, stderr to a file,
 /// killed when this process dies (PR_SET_PDEATHSIG), so a killed run leaves no verifier behind.
 pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
-            const std::string& err_path) {
+            const std::string& err_path, const std::string& out_path = "") {
   std::vector<char*> args, envp;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -279,7 +280,8 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);   // the run died before prctl took effect
-    const int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY);
+    const int in = open("/dev/null", O_RDONLY);
+    const int out = out_path.empty() ? open("/dev/null", O_WRONLY) : open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (in < 0 || out < 0 || err < 0) _exit(127);
     dup2(in, 0);
@@ -294,6 +296,82 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
   setpgid(pid, pid);   // also from the parent: the group exists before any kill(-pid)
   return pid;
 }
+
+/// The precompiled-header helper (CorpusOptions::torch_pch, adapters/torch/kcv_torch_pch.py):
+/// started before the first pair, asked without blocking whenever pairs start, killed if the run
+/// ends first. Trusted: it loads no problem and no solution, and its manifest travels to each
+/// verifier in its environment, never through a file a candidate could rewrite.
+class TorchPchBuild {
+ public:
+  TorchPchBuild(const std::string& python, const std::string& backend, const fs::path& dir, const std::string& scratch,
+                std::vector<std::string> env)
+      : out_path_(scratch + "/torch-pch.stdout"), err_path_(scratch + "/torch-pch.stderr"), start_(Clock::now()) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);   // a resumed run's helper makes its own
+    // NOTES: load_inline asks for ninja even when it builds nothing: a venv keeps it beside python.
+    const std::string bin = fs::path(python).parent_path().string();
+    bool has_path = false;
+    for (auto& e : env)
+      if (e.rfind("PATH=", 0) == 0) {
+        e = "PATH=" + bin + ":" + e.substr(5);
+        has_path = true;
+      }
+    if (!has_path) env.push_back("PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin");
+    std::erase_if(env, [](const std::string& e) { return e.rfind("KCV_TORCH_PCH=", 0) == 0; });
+    pid_ = spawn({python, (fs::path(kcv_adapters_dir()) / "torch" / "kcv_torch_pch.py").string(), dir.string(),
+                  "--backend", backend},
+                 env, err_path_, out_path_);
+  }
+  TorchPchBuild(const TorchPchBuild&) = delete;
+  TorchPchBuild& operator=(const TorchPchBuild&) = delete;
+  ~TorchPchBuild() {
+    if (pid_ > 0) {
+      kill_tree(pid_);
+      while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {}
+    }
+  }
+
+  /// Whether the helper has ended (it is reaped then); never blocks.
+  bool poll() {
+    if (pid_ <= 0) return true;
+    int status = 0;
+    const pid_t got = waitpid(pid_, &status, WNOHANG);
+    if (got == 0 || (got < 0 && errno == EINTR)) return false;
+    pid_ = -1;
+    seconds_ = std::chrono::duration<double>(Clock::now() - start_).count();
+    std::ifstream in(out_path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    const json m = json::parse(text.str(), nullptr, false);
+    if (got > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && m.is_object() && m.contains("entries") &&
+        m["entries"].is_array() && !m["entries"].empty()) {
+      flag_sets_ = static_cast<int>(m["entries"].size());
+      entry_ = "KCV_TORCH_PCH=" + m.dump();
+    } else {
+      const std::string why = last_line(err_path_);
+      error_ = why.empty() ? (got > 0 && WIFEXITED(status) ? fmt::format("the helper exited {}", WEXITSTATUS(status))
+                                                          : std::string("the helper was killed"))
+                           : why;
+    }
+    return true;
+  }
+  /// KCV_TORCH_PCH=<manifest> once the helper succeeded; "" before and after a failure.
+  const std::string& env_entry() const { return entry_; }
+  std::string status(int pairs_with) const {
+    if (pid_ > 0) return "not ready when the run ended";
+    if (entry_.empty()) return "not built: " + one_line(error_, 400);
+    return fmt::format("ready after {:.0f} s for {} flag set{}, {} pair{} started with it", seconds_, flag_sets_,
+                       flag_sets_ == 1 ? "" : "s", pairs_with, pairs_with == 1 ? "" : "s");
+  }
+
+ private:
+  std::string out_path_, err_path_;
+  Clock::time_point start_;
+  pid_t pid_ = -1;
+  double seconds_ = 0;
+  int flag_sets_ = 0;
+  std::string entry_, error_;
+};
 
 /// The journal record of a finished pair.
 /// lost: why the child's status is unknown ("" when it is known).
@@ -456,7 +534,13 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   const int from_journal = progress.done;
 
   const ScratchDir scratch;
-  const std::vector<std::string> environment = verifier_environment(o.jobs);
+  std::vector<std::string> environment = verifier_environment(o.jobs);
+  std::unique_ptr<TorchPchBuild> pch;
+  if (o.torch_pch && !o.self_check && !(todo.empty() && alone.empty()))
+    pch = std::make_unique<TorchPchBuild>(python.empty() ? resolve_python("") : python, o.backend,
+                                          fs::path(o.out) / "torch-pch", scratch.path(), environment);
+  bool pch_env_set = false;
+  int pairs_with_pch = 0;
   std::vector<Child> running;
   // Should anything below throw, no verifier outlives the call; a second stop request kills the
   // running ones the same way.
@@ -481,6 +565,12 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   int ran = 0;
   double wall_sum = 0, cpu_sum = 0;
   auto start = [&](Child c) {
+    if (pch && !pch_env_set && pch->poll() && !pch->env_entry().empty()) {
+      std::erase_if(environment, [](const std::string& e) { return e.rfind("KCV_TORCH_PCH=", 0) == 0; });
+      environment.push_back(pch->env_entry());
+      pch_env_set = true;
+    }
+    pairs_with_pch += pch_env_set ? 1 : 0;
     ++load[c.pair.problem].running;
     c.json_path = fmt::format("{}/pair-{}.json", scratch.path(), started);
     c.err_path = fmt::format("{}/pair-{}.stderr", scratch.path(), started);
@@ -598,6 +688,10 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   s.ran = ran;
   s.not_run = s.pairs - (s.verified_pass + s.verified_fail + s.setup_errors + s.timeouts + s.crashes);
   s.cpu_seconds = cpu_sum;
+  if (pch) {
+    pch->poll();
+    s.torch_pch = pch->status(pairs_with_pch);
+  }
   return s;
 }
 

@@ -177,9 +177,36 @@ KernelBenchContract::~KernelBenchContract() = default;
 
 int64_t max_elements_per_call() { return positive_integer_env("KCV_MAX_ELEMENTS", int64_t{1} << 27); }
 
+json torch_pch_entries() {
+  const char* text = std::getenv("KCV_TORCH_PCH");
+  if (!text || !*text) return json::array();
+  const json m = json::parse(text, nullptr, false);
+  auto bad = [](const std::string& why) {
+    return SetupError("KCV_TORCH_PCH is not a precompiled-header manifest (adapters/torch/kcv_torch_pch.py): " + why);
+  };
+  if (m.is_discarded() || !m.is_object()) throw bad("not a JSON object");
+  if (!m.contains("entries") || !m["entries"].is_array()) throw bad("no \"entries\" array");
+  json entries = json::array();
+  for (const json& e : m["entries"]) {
+    if (!e.is_object()) throw bad("an entry is not an object");
+    json kept;
+    for (const char* field : {"key", "header", "gch", "sha256"}) {
+      if (!e.contains(field) || !e[field].is_string() || e[field].get<std::string>().empty())
+        throw bad(fmt::format("an entry has no {} string", field));
+      kept[field] = e[field];
+    }
+    const std::string sha = kept["sha256"].get<std::string>();
+    if (sha.size() != 64 || sha.find_first_not_of("0123456789abcdef") != std::string::npos)
+      throw bad(fmt::format("sha256 '{}' is not 64 lowercase hex digits", sha));
+    entries.push_back(std::move(kept));
+  }
+  return entries;
+}
+
 std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBenchSetup& setup) {
   std::unique_ptr<KernelBenchContract> k(new KernelBenchContract());
   k->setup_ = setup;
+  k->pch_ = torch_pch_entries();   // before the server starts: a bad manifest costs nothing
   k->server_ = std::make_unique<Server>();
   k->server_->start(setup);
   json r = k->server_->request({{"op", "describe"}, {"bindings", json::object()}}, {}, nullptr);
@@ -451,7 +478,9 @@ std::vector<std::string> KernelBenchContract::eager(const std::vector<HostTensor
 }
 
 json KernelBenchContract::worker_plan() const {
-  return {{"problem", setup_.problem}, {"init_seed", setup_.init_seed}, {"args", args_}, {"fresh_model", fresh_model_}};
+  json plan = {{"problem", setup_.problem}, {"init_seed", setup_.init_seed}, {"args", args_}, {"fresh_model", fresh_model_}};
+  if (!pch_.empty()) plan["pch"] = pch_;
+  return plan;
 }
 
 json kernelbench_baseline(const KernelBenchContract& k, Runner& runner) {

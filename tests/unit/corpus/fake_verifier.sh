@@ -15,7 +15,8 @@
 #   killonce     the first time (leaves S.oom) kill itself with SIGKILL, as the kernel's OOM killer would; pass after
 #   oomsetup     the first time (leaves S.oom) say "kcv: ... CUDA out of memory ..." and exit 2; pass after
 # SECONDS: sleep that long first. FAKE_ARGS_LOG: append the arguments to that file. FAKE_ENV_LOG:
-# append "KCV_THREADS=<its value>" to that file. FAKE_EVENT_LOG: append "start S" first and
+# append "KCV_THREADS=<its value>" to that file. FAKE_PCH_LOG: append "<solution> <KCV_TORCH_PCH>"
+# to that file. FAKE_EVENT_LOG: append "start S" first and
 # "end S" at exit (killonce writes it just before its SIGKILL; segv and hang write none).
 json=""; sol=""; prob=""
 [ -n "$FAKE_ARGS_LOG" ] && echo "$*" >> "$FAKE_ARGS_LOG"
@@ -27,6 +28,7 @@ while [ $# -gt 0 ]; do
     *) shift ;;
   esac
 done
+[ -n "$FAKE_PCH_LOG" ] && echo "$sol $KCV_TORCH_PCH" >> "$FAKE_PCH_LOG"
 if [ -n "$FAKE_EVENT_LOG" ]; then
   echo "start $sol" >> "$FAKE_EVENT_LOG"
   trap 'echo "end $sol" >> "$FAKE_EVENT_LOG"' EXIT
