@@ -22,9 +22,9 @@ by_process="$out/cpu-by-process-$(date +%H%M%S).md"
 sampler_pid=$!
 t0=$SECONDS
 # Each progress line gets the seconds since the start, so runs cut at different times compare.
-# KCV_DRAIN_S (default 150) before the limit kcv gets SIGTERM: it starts no new pair and the
+# KCV_DRAIN_S (default 300, longer than a pair under load) before the limit kcv gets SIGTERM: it starts no new pair and the
 # running ones finish and are journaled; whatever still runs at the limit is killed and lost.
-drain="${KCV_DRAIN_S:-150}"
+drain="${KCV_DRAIN_S:-300}"
 [ "$drain" -lt "$limit" ] || drain=$((limit / 4 + 1))
 timeout --signal=TERM --kill-after="$drain" "$((limit - drain))" \
   ./build/kcv corpus run "$@" --out "$out" --backend cuda --python "$py" \

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <iostream>
 #include <sstream>
 
@@ -156,9 +157,11 @@ int cmd_replay(const std::string& path, const std::string& gate, int64_t case_in
 int main(int argc, char** argv) {
   // NOTES: every case allocates and frees tensors of the same large sizes; keeping them in the
   // heap instead of fresh mappings saves the page faults and zeroing (a third of a large
-  // problem's host time: bench/results/kernelbench-host-time.md).
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // problem's host time: bench/results/kernelbench-host-time.md). Never trimmed: a threshold of
+  // 1 GiB still gave a case's gigabyte back at its end and faulted it in again at the next
+  // (session 10: the kernel zeroing pages was 32% of kcv's samples on a 4096² problem).
+  mallopt(M_MMAP_THRESHOLD, std::numeric_limits<int>::max());
+  mallopt(M_TRIM_THRESHOLD, -1);
   CLI::App app{"kcv — contract-grade verifier for GPU kernels"};
   app.require_subcommand(1);
 

@@ -305,7 +305,8 @@ class TorchPchBuild {
  public:
   TorchPchBuild(const std::string& python, const std::string& backend, const fs::path& dir, const std::string& scratch,
                 std::vector<std::string> env)
-      : out_path_(scratch + "/torch-pch.stdout"), err_path_(scratch + "/torch-pch.stderr"), start_(Clock::now()) {
+      : dir_(dir), out_path_(scratch + "/torch-pch.stdout"), err_path_(scratch + "/torch-pch.stderr"),
+        start_(Clock::now()) {
     std::error_code ec;
     fs::remove_all(dir, ec);   // a resumed run's helper makes its own
     // NOTES: load_inline asks for ninja even when it builds nothing: a venv keeps it beside python.
@@ -324,11 +325,15 @@ class TorchPchBuild {
   }
   TorchPchBuild(const TorchPchBuild&) = delete;
   TorchPchBuild& operator=(const TorchPchBuild&) = delete;
+  /// Also removes the headers (about 0.7 GB each): only the run's own pairs may use them, and
+  /// they have ended when the run's state goes.
   ~TorchPchBuild() {
     if (pid_ > 0) {
       kill_tree(pid_);
       while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {}
     }
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
   }
 
   /// Whether the helper has ended (it is reaped then); never blocks.
@@ -365,6 +370,7 @@ class TorchPchBuild {
   }
 
  private:
+  fs::path dir_;
   std::string out_path_, err_path_;
   Clock::time_point start_;
   pid_t pid_ = -1;

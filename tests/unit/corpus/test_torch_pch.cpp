@@ -75,6 +75,23 @@ TEST(CorpusRun, PairsStartedOnceTheTorchPchIsReadyGetItsManifest) {
   EXPECT_NE(s.torch_pch.find("for 1 flag set,"), std::string::npos) << s.torch_pch;
 }
 
+TEST(CorpusRun, TheTorchPchIsGoneWhenTheRunEnds) {
+  // The headers are about 0.7 GB each on torch 2.11: only the run's own pairs may use them.
+  TempDir t;
+  const FakePchHelper helper(t / "adapters", "import os, sys\nos.makedirs(os.path.join(sys.argv[1], 'x'))\n"
+                                             "open(os.path.join(sys.argv[1], 'x', 'extension.h.gch'), 'w').write('gch')\n"
+                                             "print('{\"entries\": []}')\n");
+  const std::string d = t / "corpus";
+  add_pair(d, "a", "solution.py", "pass 0.5");
+  CorpusOptions o = stub_options(d, t / "out", stub_verifier(t.path()), 1);
+  o.torch_pch = true;
+  const CorpusRunSummary s = run_corpus(o);
+  EXPECT_EQ(s.verified_pass, 1);
+  EXPECT_EQ(s.torch_pch, "not built: the helper exited 0") << "an empty manifest is no header";
+  EXPECT_FALSE(fs::exists(t / "out/torch-pch"));
+  EXPECT_TRUE(fs::exists(t / "out/journal.jsonl"));
+}
+
 TEST(CorpusRun, AFailedTorchPchLeavesThePairsAsTheyWereAndSaysWhy) {
   TempDir t;
   const FakePchHelper helper(t / "adapters", "import sys\nprint('g++: not found', file=sys.stderr)\nsys.exit(1)\n");
