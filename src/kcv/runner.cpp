@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -79,6 +80,10 @@ Runner::~Runner() {
 }
 
 int Runner::end_worker(const Session& w, double grace_s, bool* outstayed) {
+  if (w.data_fd >= 0) {
+    munmap(w.data, static_cast<std::size_t>(w.data_bytes));
+    close(w.data_fd);
+  }
   close(w.result_fd);
   if (w.ctl_fd >= 0) close(w.ctl_fd);
   int status = 0;
@@ -251,11 +256,34 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   const int64_t plan_at = at;
   const int64_t total = align64(at + static_cast<int64_t>(plan_text.size()));
 
-  int memfd = memfd_create("kcv-data", MFD_CLOEXEC);
-  if (memfd < 0 || ftruncate(memfd, total) != 0) throw std::runtime_error("cannot create the data memfd");
-  auto* shm = static_cast<unsigned char*>(mmap(nullptr, static_cast<std::size_t>(total), PROT_READ | PROT_WRITE,
-                                                MAP_SHARED, memfd, 0));
-  if (shm == MAP_FAILED) throw std::runtime_error("cannot map the data memfd");
+  // The waiting session worker of these options, if any: its last data memfd serves this batch
+  // when it is large enough. Zeroed first, it is what a fresh memfd is: nothing of an earlier
+  // batch can be read as this one's.
+  auto waiting = session_capable ? std::find_if(sessions_.begin(), sessions_.end(),
+                                                [&](const Session& s) { return s.options == wopts; })
+                                 : sessions_.end();
+  int memfd = -1;
+  unsigned char* shm = nullptr;
+  int64_t mapped = total;
+  if (waiting != sessions_.end() && waiting->data_fd >= 0 && waiting->data_bytes >= total) {
+    memfd = std::exchange(waiting->data_fd, -1);
+    shm = std::exchange(waiting->data, nullptr);
+    mapped = waiting->data_bytes;
+    std::memset(shm, 0, static_cast<std::size_t>(total));
+  } else {
+    memfd = memfd_create("kcv-data", MFD_CLOEXEC);
+    if (memfd < 0 || ftruncate(memfd, total) != 0) throw std::runtime_error("cannot create the data memfd");
+    shm = static_cast<unsigned char*>(mmap(nullptr, static_cast<std::size_t>(total), PROT_READ | PROT_WRITE,
+                                           MAP_SHARED, memfd, 0));
+    if (shm == MAP_FAILED) throw std::runtime_error("cannot map the data memfd");
+    ++data_files_made_;
+  }
+  // Unmapped and closed when the batch ends, unless its worker stays as a session: then it is
+  // the session's data memfd.
+  auto release_data = [&] {
+    munmap(shm, static_cast<std::size_t>(mapped));
+    close(memfd);
+  };
   const uint64_t header[2] = {static_cast<uint64_t>(plan_at), plan_text.size()};
   std::memcpy(shm, header, sizeof header);
   std::memcpy(shm + plan_at, plan_text.data(), plan_text.size());
@@ -275,8 +303,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   // ---- hand the batch to the waiting session worker, or start a worker ----
   Session w;
   bool reused = false;
-  auto waiting = std::find_if(sessions_.begin(), sessions_.end(), [&](const Session& s) { return s.options == wopts; });
-  if (waiting != sessions_.end() && session_capable) {
+  if (waiting != sessions_.end()) {
     const Session s = *waiting;
     sessions_.erase(waiting);
     char one = 'b';
@@ -467,9 +494,17 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       }
     }
   }
-  close(memfd);
   // A session worker that finished its batch waits for the next one; anything else ends here.
   const bool keep = idle && pending.empty() && fatal.empty() && device_error.empty() && session_capable;
+  if (keep) {
+    if (w.data_fd >= 0) {   // a fresh worker has none; a reused one gave its own up above
+      munmap(w.data, static_cast<std::size_t>(w.data_bytes));
+      close(w.data_fd);
+    }
+    w.data_fd = memfd;
+    w.data = shm;
+    w.data_bytes = mapped;
+  }
   int status = 0;
   bool outstayed = false;
   if (!keep) {
@@ -495,7 +530,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   }
 
   if (!fatal.empty()) {
-    munmap(shm, static_cast<std::size_t>(total));
+    release_data();
     throw SetupError(fatal);
   }
 
@@ -576,7 +611,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     }
     runs.push_back(std::move(run));
   }
-  munmap(shm, static_cast<std::size_t>(total));
+  if (!keep) release_data();
   return runs;
 }
 

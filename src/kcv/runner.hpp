@@ -80,6 +80,8 @@ class Runner {
   std::vector<CaseRun> run(const std::vector<Case>& cases);
   /// Workers started so far (sessions count once, however many batches they ran).
   int workers_started() const { return serial_; }
+  /// Data memfds made so far (a session's batches that fit reuse its last one).
+  int data_files_made() const { return data_files_made_; }
 
  private:
   /// A worker kept between batches (torch candidates, unsanitized; one per worker options): it
@@ -91,6 +93,11 @@ class Runner {
     WorkerOptions options;
     std::string cwd, log;
     int64_t log_offset = 0;
+    /// Its last batch's data memfd, still mapped here: the next batch that fits reuses it, so its
+    /// pages are not faulted in and zeroed again (kcv's host time on large problems).
+    int data_fd = -1;
+    unsigned char* data = nullptr;
+    int64_t data_bytes = 0;
   };
   std::vector<CaseRun> run_batch(const std::vector<const Case*>& batch, const WorkerOptions& opts);
   /// Closes a worker's pipes, gives it grace_s to exit by itself, kills its whole group and
@@ -100,6 +107,7 @@ class Runner {
   const Candidate& candidate_;
   RunnerOptions opt_;
   int serial_ = 0;
+  int data_files_made_ = 0;
   std::vector<Session> sessions_;
 };
 

@@ -86,6 +86,38 @@ TEST(TorchSessions, OneWorkerServesEveryBatchOfTheSameOptions) {
   EXPECT_EQ(s.runner->workers_started(), 1);
 }
 
+TEST(TorchSessions, ASessionsBatchesReuseItsDataFileWhenTheyFit) {
+  // A fresh memfd per batch made kcv fault in and zero every page of it again (session 10). A
+  // batch that fits the session's last one reuses it, zeroed first: the outputs read back must
+  // be this batch's, whatever an earlier, larger batch left there.
+  Session s(kRowsum + "/solution_ok.py");
+  const int after_probe = s.runner->data_files_made();
+  auto run_right = [&](std::vector<int64_t> batches) {
+    std::vector<Case> cases;
+    for (int64_t b : batches) cases.push_back(s.rows(b));
+    const auto runs = s.runner->run(cases);
+    ASSERT_EQ(runs.size(), cases.size());
+    for (std::size_t i = 0; i < runs.size(); ++i) s.expect_right(cases[i], runs[i]);
+  };
+  run_right({300, 200});   // larger than the probe's: a new file
+  EXPECT_EQ(s.runner->data_files_made(), after_probe + 1);
+  run_right({7});          // fits: the same file
+  run_right({250});
+  run_right({1, 2});
+  EXPECT_EQ(s.runner->data_files_made(), after_probe + 1);
+  run_right({2000});       // larger again: a new file, kept from then on
+  run_right({5});
+  EXPECT_EQ(s.runner->data_files_made(), after_probe + 2);
+  EXPECT_EQ(s.runner->workers_started(), 1);
+
+  WorkerOptions sanitized;   // never a session, so a file of its own each time
+  sanitized.sanitized = true;
+  const std::vector<Case> asan = {s.rows(4, sanitized)};
+  ASSERT_EQ(s.runner->run(asan).size(), 1u);
+  ASSERT_EQ(s.runner->run(asan).size(), 1u);
+  EXPECT_EQ(s.runner->data_files_made(), after_probe + 4);
+}
+
 TEST(TorchSessions, ACrashOrAHangEndsTheSessionAndTheNextBatchGetsAFreshWorker) {
   TempDir dir;
   write_file(dir / "solution_tripwires.py", kTripwires);
