@@ -243,6 +243,9 @@ struct Child {
   pid_t pid = -1;
   Clock::time_point start;
   std::string json_path, err_path;
+  /// The verifier's TMPDIR, removed once it is reaped: a verifier killed at --pair-timeout never
+  /// removes its own workdir (its extension build, its copy of the precompiled header).
+  std::string tmp_dir;
 };
 
 /// This process's environment with KCV_THREADS set to each verifier's share of the cores
@@ -580,7 +583,14 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     ++load[c.pair.problem].running;
     c.json_path = fmt::format("{}/pair-{}.json", scratch.path(), started);
     c.err_path = fmt::format("{}/pair-{}.stderr", scratch.path(), started);
+    c.tmp_dir = fmt::format("{}/pair-{}.tmp", scratch.path(), started);
     ++started;
+    std::error_code made;
+    fs::create_directories(c.tmp_dir, made);
+    if (made) throw SetupError(fmt::format("cannot create '{}': {}", c.tmp_dir, made.message()));
+    std::vector<std::string> env = environment;
+    std::erase_if(env, [](const std::string& e) { return e.rfind("TMPDIR=", 0) == 0; });
+    env.push_back("TMPDIR=" + c.tmp_dir);
     std::vector<std::string> argv = {verifier, "verify", "--kernelbench", c.pair.problem, c.pair.solution,
                                      "--backend", o.backend, "--json", c.json_path};
     if (!o.baseline.empty()) argv.insert(argv.end(), {"--baseline", o.baseline});
@@ -588,7 +598,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     if (!python.empty()) argv.insert(argv.end(), {"--python", python});
     argv.push_back("--quiet");
     c.start = Clock::now();
-    c.pid = spawn(argv, environment, c.err_path);
+    c.pid = spawn(argv, env, c.err_path);
     running.push_back(std::move(c));
   };
   const auto stop_asked = [&] { return o.stop ? o.stop->load() : 0; };
@@ -651,6 +661,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       std::error_code rm;
       fs::remove(c.json_path, rm);
       fs::remove(c.err_path, rm);
+      fs::remove_all(c.tmp_dir, rm);
       const std::string oom = out_of_memory_reason(rec);
       if ((!oom.empty() || timed_out) && !c.alone && c.beside > 0) {
         const std::string reason = one_line(

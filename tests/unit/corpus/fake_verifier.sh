@@ -16,7 +16,8 @@
 #   oomsetup     the first time (leaves S.oom) say "kcv: ... CUDA out of memory ..." and exit 2; pass after
 # SECONDS: sleep that long first. FAKE_ARGS_LOG: append the arguments to that file. FAKE_ENV_LOG:
 # append "KCV_THREADS=<its value>" to that file. FAKE_PCH_LOG: append "<solution> <KCV_TORCH_PCH>"
-# to that file. FAKE_EVENT_LOG: append "start S" first and
+# to that file. FAKE_TMP_LOG: append "<solution> <TMPDIR>" to that file and leave a file in TMPDIR.
+# FAKE_EVENT_LOG: append "start S" first and
 # "end S" at exit (killonce writes it just before its SIGKILL; segv and hang write none).
 json=""; sol=""; prob=""
 [ -n "$FAKE_ARGS_LOG" ] && echo "$*" >> "$FAKE_ARGS_LOG"
@@ -29,6 +30,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$FAKE_PCH_LOG" ] && echo "$sol $KCV_TORCH_PCH" >> "$FAKE_PCH_LOG"
+if [ -n "$FAKE_TMP_LOG" ]; then echo "$sol $TMPDIR" >> "$FAKE_TMP_LOG"; echo left > "$TMPDIR/left-behind"; fi
 if [ -n "$FAKE_EVENT_LOG" ]; then
   echo "start $sol" >> "$FAKE_EVENT_LOG"
   trap 'echo "end $sol" >> "$FAKE_EVENT_LOG"' EXIT

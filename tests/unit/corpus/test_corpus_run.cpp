@@ -2,6 +2,7 @@
 // kill -9 at random moments followed by reruns (every key exactly once in the end).
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -339,6 +340,36 @@ TEST(CorpusRun, OptionsArePassedToTheVerifier) {
   EXPECT_NE(args.find(" --baseline kernelbench --timeout 7.5 --python " + python + " --quiet\n"), std::string::npos)
       << args;
   EXPECT_EQ(read_journal(out + "/journal.jsonl")[0]["backend"], "cuda");
+}
+
+TEST(CorpusRun, EachPairsTemporaryFilesGoWhenItEndsWhateverItsFate) {
+  // A verifier killed at --pair-timeout, or one that crashes, never removes its own workdir (its
+  // extension build, its 0.7 GB copy of the precompiled header). The run gives each verifier a
+  // TMPDIR of its own and removes it once the verifier is reaped, before the next pair's record.
+  TempDir t;
+  const std::string d = t / "corpus", log = t / "tmp.log";
+  add_pair(d, "a", "solution.py", "segv");
+  add_pair(d, "b", "solution.py", "hang");
+  add_pair(d, "c", "solution.py", "pass");
+  CorpusOptions o = stub_options(d, t / "out", stub_verifier(t.path()), 1);
+  o.pair_timeout_s = 1;
+  std::vector<std::string> still_there, seen;
+  setenv("FAKE_TMP_LOG", log.c_str(), 1);
+  const CorpusRunSummary s = run_corpus(o, [&](const CorpusProgress& p) {
+    std::istringstream in(read_text(log));
+    for (std::string sol, dir; in >> sol >> dir;)
+      if (sol.find(fmt::format("/{}/", p.key.substr(0, 1))) != std::string::npos) {
+        seen.push_back(p.key);
+        if (fs::exists(dir)) still_there.push_back(p.key + ": " + dir);
+      }
+  });
+  unsetenv("FAKE_TMP_LOG");
+  const std::string pid_file = d + "/b/solution.py.pid";   // the hang's own session: ours to end
+  if (fs::exists(pid_file)) kill(std::stoi(read_text(pid_file)), SIGKILL);
+  EXPECT_EQ(s.verified_pass, 1);
+  EXPECT_EQ(s.crashes + s.timeouts, 2);
+  EXPECT_EQ(seen.size(), 3u) << read_text(log);
+  EXPECT_TRUE(still_there.empty()) << still_there.front();
 }
 
 TEST(CorpusRun, EachVerifierGetsItsShareOfTheCores) {
