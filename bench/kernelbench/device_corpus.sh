@@ -31,6 +31,7 @@ timeout --signal=TERM --kill-after="$drain" "$((limit - drain))" \
   > "$out/run.stdout" 2> >(while IFS= read -r line; do printf '%4ds %s\n' $((SECONDS - t0)) "$line"; done \
                              > "$out/run.stderr")
 echo "corpus run rc=$? wall=$((SECONDS - t0))s"
+rm -rf "$out/torch-pch"   # a run killed at the limit leaves its precompiled headers (0.7 GB each)
 kill "$vmstat_pid" 2>/dev/null
 sleep 1  # a run that ended at once: let the sampler get to its signal handler first
 kill "$sampler_pid" 2>/dev/null && wait "$sampler_pid"
