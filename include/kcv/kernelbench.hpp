@@ -34,10 +34,11 @@ inline constexpr double kKernelBenchK = 32;
 /// setup error, not an out-of-memory kill.
 int64_t max_elements_per_call();
 
-/// The precompiled torch/extension.h manifest in env KCV_TORCH_PCH (a JSON object whose
-/// "entries" kcv_torch_pch.py printed; `kcv corpus run` sets it), as the torch worker takes it:
-/// an array of {key, header, gch, sha256}. Empty when unset. A value that is not such a manifest
-/// is a SetupError naming what is wrong.
+/// A precompiled torch/extension.h manifest (the JSON object kcv_torch_pch.py prints) as the
+/// torch worker takes it: an array of {key, header, gch, sha256}. Text that is not such a
+/// manifest is a SetupError naming what is wrong.
+nlohmann::json torch_pch_entries(const std::string& manifest);
+/// The same for env KCV_TORCH_PCH (`kcv corpus run` sets it); empty when unset.
 nlohmann::json torch_pch_entries();
 
 /// The size-independent gates' budget per call (elements in plus out); see structural_shape().

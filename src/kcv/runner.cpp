@@ -79,11 +79,17 @@ Runner::~Runner() {
   for (auto& s : sessions_) end_worker(s, 1);  // end of file on fd 5: a session worker exits by itself
 }
 
+namespace {
+/// Unmaps and closes a data memfd (fd < 0: none).
+void release_data_file(int fd, unsigned char* map, int64_t bytes) {
+  if (fd < 0) return;
+  munmap(map, static_cast<std::size_t>(bytes));
+  close(fd);
+}
+}  // namespace
+
 int Runner::end_worker(const Session& w, double grace_s, bool* outstayed) {
-  if (w.data_fd >= 0) {
-    munmap(w.data, static_cast<std::size_t>(w.data_bytes));
-    close(w.data_fd);
-  }
+  release_data_file(w.data_fd, w.data, w.data_bytes);
   close(w.result_fd);
   if (w.ctl_fd >= 0) close(w.ctl_fd);
   int status = 0;
@@ -280,10 +286,6 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   }
   // Unmapped and closed when the batch ends, unless its worker stays as a session: then it is
   // the session's data memfd.
-  auto release_data = [&] {
-    munmap(shm, static_cast<std::size_t>(mapped));
-    close(memfd);
-  };
   const uint64_t header[2] = {static_cast<uint64_t>(plan_at), plan_text.size()};
   std::memcpy(shm, header, sizeof header);
   std::memcpy(shm + plan_at, plan_text.data(), plan_text.size());
@@ -497,10 +499,8 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   // A session worker that finished its batch waits for the next one; anything else ends here.
   const bool keep = idle && pending.empty() && fatal.empty() && device_error.empty() && session_capable;
   if (keep) {
-    if (w.data_fd >= 0) {   // a fresh worker has none; a reused one gave its own up above
-      munmap(w.data, static_cast<std::size_t>(w.data_bytes));
-      close(w.data_fd);
-    }
+    // A fresh worker has none; a reused one still has its own when it was too small for this batch.
+    release_data_file(w.data_fd, w.data, w.data_bytes);
     w.data_fd = memfd;
     w.data = shm;
     w.data_bytes = mapped;
@@ -530,7 +530,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   }
 
   if (!fatal.empty()) {
-    release_data();
+    release_data_file(memfd, shm, mapped);
     throw SetupError(fatal);
   }
 
@@ -611,7 +611,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     }
     runs.push_back(std::move(run));
   }
-  if (!keep) release_data();
+  if (!keep) release_data_file(memfd, shm, mapped);
   return runs;
 }
 

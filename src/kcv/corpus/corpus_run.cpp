@@ -24,6 +24,7 @@
 #include "kcv/candidate.hpp"
 #include "kcv/corpus.hpp"
 #include "kcv/corpus/journal.hpp"
+#include "kcv/kernelbench.hpp"
 #include "kcv/report.hpp"
 #include "kcv/runner.hpp"
 #include "kcv/stats.hpp"
@@ -248,6 +249,13 @@ struct Child {
   std::string tmp_dir;
 };
 
+/// Sets NAME=value in an environment list, dropping any earlier NAME; an empty value only drops.
+void set_env(std::vector<std::string>& env, const std::string& name, const std::string& value) {
+  const std::string prefix = name + "=";
+  std::erase_if(env, [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
+  if (!value.empty()) env.push_back(prefix + value);
+}
+
 /// This process's environment with KCV_THREADS set to each verifier's share of the cores
 /// (runner.hpp, default_threads), unless the caller set it.
 std::vector<std::string> verifier_environment(int jobs) {
@@ -261,8 +269,7 @@ std::vector<std::string> verifier_environment(int jobs) {
     default_threads();  // a bad value is the caller's error, said once here
   } else {
     const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
-    std::erase_if(env, [](const std::string& v) { return v.rfind("KCV_THREADS=", 0) == 0; });
-    env.push_back(fmt::format("KCV_THREADS={}", std::max(1L, cores / jobs)));
+    set_env(env, "KCV_THREADS", std::to_string(std::max(1L, cores / jobs)));
   }
   return env;
 }
@@ -321,7 +328,7 @@ class TorchPchBuild {
         has_path = true;
       }
     if (!has_path) env.push_back("PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin");
-    std::erase_if(env, [](const std::string& e) { return e.rfind("KCV_TORCH_PCH=", 0) == 0; });
+    set_env(env, "KCV_TORCH_PCH", "");
     pid_ = spawn({python, (fs::path(kcv_adapters_dir()) / "torch" / "kcv_torch_pch.py").string(), dir.string(),
                   "--backend", backend},
                  env, err_path_, out_path_);
@@ -347,14 +354,23 @@ class TorchPchBuild {
     if (got == 0 || (got < 0 && errno == EINTR)) return false;
     pid_ = -1;
     seconds_ = std::chrono::duration<double>(Clock::now() - start_).count();
-    std::ifstream in(out_path_);
-    std::stringstream text;
-    text << in.rdbuf();
-    const json m = json::parse(text.str(), nullptr, false);
-    if (got > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && m.is_object() && m.contains("entries") &&
-        m["entries"].is_array() && !m["entries"].empty()) {
-      flag_sets_ = static_cast<int>(m["entries"].size());
-      entry_ = "KCV_TORCH_PCH=" + m.dump();
+    // NOTES: checked as each verifier checks it (torch_pch_entries): a manifest that every pair
+    // would refuse is no header, not a setup error per pair.
+    json entries = json::array();
+    if (got > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      std::ifstream in(out_path_);
+      std::stringstream text;
+      text << in.rdbuf();
+      try {
+        entries = torch_pch_entries(text.str());
+      } catch (const SetupError& e) {
+        error_ = std::string("the helper printed ") + e.what();
+        return true;
+      }
+    }
+    if (!entries.empty()) {
+      flag_sets_ = static_cast<int>(entries.size());
+      manifest_ = json{{"entries", entries}}.dump();
     } else {
       const std::string why = last_line(err_path_);
       error_ = why.empty() ? (got > 0 && WIFEXITED(status) ? fmt::format("the helper exited {}", WEXITSTATUS(status))
@@ -363,11 +379,11 @@ class TorchPchBuild {
     }
     return true;
   }
-  /// KCV_TORCH_PCH=<manifest> once the helper succeeded; "" before and after a failure.
-  const std::string& env_entry() const { return entry_; }
+  /// The manifest for KCV_TORCH_PCH once the helper succeeded; "" before and after a failure.
+  const std::string& manifest() const { return manifest_; }
   std::string status(int pairs_with) const {
     if (pid_ > 0) return "not ready when the run ended";
-    if (entry_.empty()) return "not built: " + one_line(error_, 400);
+    if (manifest_.empty()) return "not built: " + one_line(error_, 400);
     return fmt::format("ready after {:.0f} s for {} flag set{}, {} pair{} started with it", seconds_, flag_sets_,
                        flag_sets_ == 1 ? "" : "s", pairs_with, pairs_with == 1 ? "" : "s");
   }
@@ -379,7 +395,7 @@ class TorchPchBuild {
   pid_t pid_ = -1;
   double seconds_ = 0;
   int flag_sets_ = 0;
-  std::string entry_, error_;
+  std::string manifest_, error_;
 };
 
 /// The journal record of a finished pair.
@@ -574,9 +590,8 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   int ran = 0;
   double wall_sum = 0, cpu_sum = 0;
   auto start = [&](Child c) {
-    if (pch && !pch_env_set && pch->poll() && !pch->env_entry().empty()) {
-      std::erase_if(environment, [](const std::string& e) { return e.rfind("KCV_TORCH_PCH=", 0) == 0; });
-      environment.push_back(pch->env_entry());
+    if (pch && !pch_env_set && pch->poll() && !pch->manifest().empty()) {
+      set_env(environment, "KCV_TORCH_PCH", pch->manifest());
       pch_env_set = true;
     }
     pairs_with_pch += pch_env_set ? 1 : 0;
@@ -589,8 +604,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     fs::create_directories(c.tmp_dir, made);
     if (made) throw SetupError(fmt::format("cannot create '{}': {}", c.tmp_dir, made.message()));
     std::vector<std::string> env = environment;
-    std::erase_if(env, [](const std::string& e) { return e.rfind("TMPDIR=", 0) == 0; });
-    env.push_back("TMPDIR=" + c.tmp_dir);
+    set_env(env, "TMPDIR", c.tmp_dir);
     std::vector<std::string> argv = {verifier, "verify", "--kernelbench", c.pair.problem, c.pair.solution,
                                      "--backend", o.backend, "--json", c.json_path};
     if (!o.baseline.empty()) argv.insert(argv.end(), {"--baseline", o.baseline});

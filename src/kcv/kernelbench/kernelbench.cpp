@@ -177,12 +177,10 @@ KernelBenchContract::~KernelBenchContract() = default;
 
 int64_t max_elements_per_call() { return positive_integer_env("KCV_MAX_ELEMENTS", int64_t{1} << 27); }
 
-json torch_pch_entries() {
-  const char* text = std::getenv("KCV_TORCH_PCH");
-  if (!text || !*text) return json::array();
-  const json m = json::parse(text, nullptr, false);
+json torch_pch_entries(const std::string& manifest) {
+  const json m = json::parse(manifest, nullptr, false);
   auto bad = [](const std::string& why) {
-    return SetupError("KCV_TORCH_PCH is not a precompiled-header manifest (adapters/torch/kcv_torch_pch.py): " + why);
+    return SetupError("not a precompiled-header manifest (adapters/torch/kcv_torch_pch.py): " + why);
   };
   if (m.is_discarded() || !m.is_object()) throw bad("not a JSON object");
   if (!m.contains("entries") || !m["entries"].is_array()) throw bad("no \"entries\" array");
@@ -201,6 +199,16 @@ json torch_pch_entries() {
     entries.push_back(std::move(kept));
   }
   return entries;
+}
+
+json torch_pch_entries() {
+  const char* text = std::getenv("KCV_TORCH_PCH");
+  if (!text || !*text) return json::array();
+  try {
+    return torch_pch_entries(text);
+  } catch (const SetupError& e) {
+    throw SetupError(std::string("KCV_TORCH_PCH is ") + e.what());
+  }
 }
 
 std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBenchSetup& setup) {

@@ -51,28 +51,53 @@ std::map<std::string, std::string> pch_seen(const std::string& log) {
   return seen;
 }
 
+/// A corpus run of "pass 0.5" pairs with names, one at a time, torch_pch on and a stand-in helper
+/// of this python body: the summary, and the manifest each pair saw (pch_seen).
+struct PchRun {
+  CorpusRunSummary summary;
+  std::map<std::string, std::string> seen;
+  std::string log;
+};
+PchRun run_with_helper(const TempDir& t, const std::string& helper_body, std::initializer_list<const char*> names) {
+  const FakePchHelper helper(t / "adapters", helper_body);
+  const std::string d = t / "corpus", log = t / "pch.log";
+  for (const char* name : names) add_pair(d, name, "solution.py", "pass 0.5");
+  CorpusOptions o = stub_options(d, t / "out", stub_verifier(t.path()), 1);
+  o.torch_pch = true;
+  setenv("FAKE_PCH_LOG", log.c_str(), 1);
+  PchRun r;
+  r.summary = run_corpus(o);
+  unsetenv("FAKE_PCH_LOG");
+  r.seen = pch_seen(log);
+  r.log = read_text(log);
+  return r;
+}
+
 const char* kManifest = R"({"entries":[{"key":"k","header":"/h","gch":"/h.gch","sha256":")"
                         "0000000000000000000000000000000000000000000000000000000000000000" R"("}]})";
 
 TEST(CorpusRun, PairsStartedOnceTheTorchPchIsReadyGetItsManifest) {
   TempDir t;
-  const FakePchHelper helper(t / "adapters", fmt::format("import sys\nprint('{}')\n", kManifest));
-  const std::string d = t / "corpus", log = t / "pch.log";
-  for (const char* name : {"a", "b", "c"}) add_pair(d, name, "solution.py", "pass 0.5");
-  CorpusOptions o = stub_options(d, t / "out", stub_verifier(t.path()), 1);
-  o.torch_pch = true;
-  setenv("FAKE_PCH_LOG", log.c_str(), 1);
-  const CorpusRunSummary s = run_corpus(o);
-  unsetenv("FAKE_PCH_LOG");
-  EXPECT_EQ(s.verified_pass, 3);
+  const PchRun r = run_with_helper(t, fmt::format("import sys\nprint('{}')\n", kManifest), {"a", "b", "c"});
+  EXPECT_EQ(r.summary.verified_pass, 3);
   // The helper takes milliseconds and each pair half a second: the first pair may have started
   // before it was ready, the later ones did not.
-  const auto seen = pch_seen(log);
-  ASSERT_EQ(seen.size(), 3u) << read_text(log);
-  EXPECT_EQ(nlohmann::json::parse(seen.at("b")), nlohmann::json::parse(kManifest));
-  EXPECT_EQ(nlohmann::json::parse(seen.at("c")), nlohmann::json::parse(kManifest));
-  EXPECT_TRUE(s.torch_pch.rfind("ready after ", 0) == 0) << s.torch_pch;
-  EXPECT_NE(s.torch_pch.find("for 1 flag set,"), std::string::npos) << s.torch_pch;
+  ASSERT_EQ(r.seen.size(), 3u) << r.log;
+  EXPECT_EQ(nlohmann::json::parse(r.seen.at("b")), nlohmann::json::parse(kManifest));
+  EXPECT_EQ(nlohmann::json::parse(r.seen.at("c")), nlohmann::json::parse(kManifest));
+  EXPECT_TRUE(r.summary.torch_pch.rfind("ready after ", 0) == 0) << r.summary.torch_pch;
+  EXPECT_NE(r.summary.torch_pch.find("for 1 flag set,"), std::string::npos) << r.summary.torch_pch;
+}
+
+TEST(CorpusRun, AManifestEveryPairWouldRefuseIsNoHeader) {
+  // Checked as each verifier checks KCV_TORCH_PCH: handed on, it would make every pair a setup error.
+  TempDir t;
+  const PchRun r = run_with_helper(t, R"(print('{"entries":[{"key":"k","header":"/h","gch":"/h.gch"}]}'))", {"a", "b"});
+  EXPECT_EQ(r.summary.verified_pass, 2);
+  ASSERT_EQ(r.seen.size(), 2u) << r.log;
+  for (const auto& [pair, manifest] : r.seen) EXPECT_EQ(manifest, "") << pair;
+  EXPECT_EQ(r.summary.torch_pch, "not built: the helper printed not a precompiled-header manifest "
+                                 "(adapters/torch/kcv_torch_pch.py): an entry has no sha256 string");
 }
 
 TEST(CorpusRun, TheTorchPchIsGoneWhenTheRunEnds) {
@@ -94,17 +119,11 @@ TEST(CorpusRun, TheTorchPchIsGoneWhenTheRunEnds) {
 
 TEST(CorpusRun, AFailedTorchPchLeavesThePairsAsTheyWereAndSaysWhy) {
   TempDir t;
-  const FakePchHelper helper(t / "adapters", "import sys\nprint('g++: not found', file=sys.stderr)\nsys.exit(1)\n");
-  const std::string d = t / "corpus", log = t / "pch.log";
-  for (const char* name : {"a", "b"}) add_pair(d, name, "solution.py", "pass 0.5");
-  CorpusOptions o = stub_options(d, t / "out", stub_verifier(t.path()), 1);
-  o.torch_pch = true;
-  setenv("FAKE_PCH_LOG", log.c_str(), 1);
-  const CorpusRunSummary s = run_corpus(o);
-  unsetenv("FAKE_PCH_LOG");
-  EXPECT_EQ(s.verified_pass, 2);
-  for (const auto& [pair, manifest] : pch_seen(log)) EXPECT_EQ(manifest, "") << pair;
-  EXPECT_EQ(s.torch_pch, "not built: g++: not found");
+  const PchRun r = run_with_helper(t, "import sys\nprint('g++: not found', file=sys.stderr)\nsys.exit(1)\n", {"a", "b"});
+  EXPECT_EQ(r.summary.verified_pass, 2);
+  ASSERT_EQ(r.seen.size(), 2u) << r.log;
+  for (const auto& [pair, manifest] : r.seen) EXPECT_EQ(manifest, "") << pair;
+  EXPECT_EQ(r.summary.torch_pch, "not built: g++: not found");
 }
 
 TEST(CorpusRun, TheTorchPchIsOnlyBuiltWhenAsked) {
