@@ -3,7 +3,9 @@
 # for negative controls, that every named gate did not pass.
 #
 #   kcv_control(NAME <test name> OP <op> CANDIDATE <file> EXPECT PASS|FAIL
-#               [FAILS <gate> ...] [BACKEND cpu|cuda] [ARGS <extra kcv verify args> ...])
+#               [FAILS <gate> ...] [PASSES <gate> ...] [BACKEND cpu|cuda] [ARGS <extra kcv verify args> ...])
+# PASSES names gates that must pass even so: a precision bug is not a layout, state or race one
+# (docs/tolerance-independence.md).
 
 # One control test: `kcv verify` through tests/check_control.cmake with the given -D settings.
 function(kcv_add_control_test test backend labels report)
@@ -19,14 +21,16 @@ function(kcv_add_control_test test backend labels report)
 endfunction()
 
 function(kcv_control)
-  cmake_parse_arguments(C "" "NAME;OP;CANDIDATE;EXPECT;BACKEND" "FAILS;ARGS" ${ARGN})
+  cmake_parse_arguments(C "" "NAME;OP;CANDIDATE;EXPECT;BACKEND" "FAILS;PASSES;ARGS" ${ARGN})
   if(NOT C_BACKEND)
     set(C_BACKEND cpu)
   endif()
   string(REPLACE ";" "," fails "${C_FAILS}")
+  string(REPLACE ";" "," passes "${C_PASSES}")
   string(REPLACE ";" " " extra "${C_ARGS}")
   kcv_add_control_test(control.${C_BACKEND}.${C_NAME} ${C_BACKEND} "control;${C_BACKEND}" ${C_BACKEND}.${C_NAME}
-                       -DOP=${C_OP} -DCANDIDATE=${C_CANDIDATE} -DEXPECT=${C_EXPECT} -DFAILS=${fails} -DEXTRA=${extra})
+                       -DOP=${C_OP} -DCANDIDATE=${C_CANDIDATE} -DEXPECT=${C_EXPECT} -DFAILS=${fails}
+                       -DPASSES=${passes} -DEXTRA=${extra})
 endfunction()
 
 # KernelBench-format controls (docs/kernelbench.md): a problem file and a solution file, run with

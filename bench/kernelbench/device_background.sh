@@ -8,7 +8,9 @@
 # start runs CMD under setsid with its output in /tmp/NAME.log, then waits as `wait` does. wait
 # returns when the job has ended (printing its exit status) or after WAIT_S seconds (printing
 # "still running"); either way it prints the log's last lines. The next command must come
-# within the device's idle release (30 s), or the machine, and the job, go back.
+# within the device's idle release (30 s), or the machine, and the job, go back; and it must not
+# carry a path the job writes under (a carried path replaces the device's copy: session 11 lost a
+# corpus run's directory under bench/kernelbench/data that way).
 set -uo pipefail
 what="${1:?start|wait}"; name="${2:?NAME}"; wait_s="${3:?WAIT_S}"; shift 3
 log="/tmp/$name.log"; pidf="/tmp/$name.pid"; rcf="/tmp/$name.rc"

@@ -28,6 +28,8 @@ struct Comparison {
   double worst_ratio = 0;    // max |err| / bound over finite elements
   int64_t worst_index = -1;
   double worst_error = 0, worst_bound = 0;   // at worst_index
+  int64_t as_plain = 0;      // elements outside the model, accepted as no worse than the plain twin
+  double as_plain_worst = 0; // max |err| / bound over those (finite ones)
   bool ok() const { return bad == 0; }
   /// "out 'y': 3 of 65536 elements outside the model; first at [i] got .. expected .. bound ..".
   std::string describe(const std::string& output_name, const Shape& shape) const;
@@ -36,12 +38,22 @@ struct Comparison {
 /// The allowed absolute error of one element.
 double allowed_error(const RefTensor& ref, std::size_t i, DType out, DType accumulate, double c);
 
+/// What the candidate returned for the same inputs in the plain setting (CallSpec::plain_twin,
+/// docs/tolerance-independence.md), and its worst error/bound against the same reference (>= 1).
+struct PlainTwin {
+  const HostTensor* out = nullptr;
+  double worst_ratio = 1;
+};
+
 /// Judges got against the reference: element classes must match (the reference rounded to the
 /// output dtype: beyond its range it is expected as ±Inf), finite elements must sit within the
 /// bound. Where alt (the reference in another summation order) disagrees on an element's class,
 /// either class is accepted. With classes_only, finite values are not checked against the bound.
+/// With plain, an element the reference rejects is accepted (counted in as_plain) when its class
+/// is the twin's there, or, finite, when its error is within plain->worst_ratio · bound.
 Comparison compare(const HostTensor& got, const RefTensor& ref, const RefTensor* alt, DType accumulate,
-                   double c, bool classes_only = false, std::size_t max_listed = 5);
+                   double c, bool classes_only = false, std::size_t max_listed = 5,
+                   const PlainTwin* plain = nullptr);
 
 /// Linear index → "[i,j,k]" for evidence.
 std::string index_string(int64_t i, const Shape& shape);

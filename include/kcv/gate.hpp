@@ -28,6 +28,11 @@ struct CallSpec {
   std::vector<HostTensor> outputs;     // layout and initial contents (poison) of the outputs
   std::vector<double> scalars;
   int reuse_buffers_of = -1;           // an earlier call of the same case: same addresses, new contents
+  /// Tolerance-independent gates (docs/tolerance-independence.md): a call of the same case with
+  /// the same input values in the plain setting (contiguous, fresh addresses, no writer kernel,
+  /// alone; a plain call names itself). An element the model rejects still passes when it is no
+  /// further from the model than the twin's worst element. -1: judged against the model alone.
+  int plain_twin = -1;
   bool concurrent_with_next = false;   // cpu: this call and the next run at once on two threads
   bool writer_kernel = false;          // cuda: a kernel on the caller's stream writes the inputs just before
   bool background_load = false;        // cuda: a load kernel on another stream runs during the call

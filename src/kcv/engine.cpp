@@ -177,11 +177,13 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
   } else if (failing > 1) {
     rep.evidence += fmt::format(" [{} of {} cases failed]", failing, rep.cases);
   }
-  // A pass that rests on cases without a comparison says so (layout: "handles strides" vs
-  // "refused them"; KernelBench: inputs the reference itself rejects).
+  // A pass that rests on cases without a strict comparison says so (layout: "handles strides" vs
+  // "refused them"; KernelBench: inputs the reference itself rejects; a precision matter the
+  // plain twin shares, docs/tolerance-independence.md).
   if (rep.verdict == Verdict::pass && passed_with_note > 0)
-    rep.evidence = fmt::format("{} of {} cases passed without a comparison (a clean refusal, or inputs the reference "
-                               "rejects); {}", passed_with_note, rep.cases, first_note);
+    rep.evidence = fmt::format("{} of {} cases passed without a strict comparison (a clean refusal, inputs the "
+                               "reference rejects, or outputs no further from the model than the plain call's); {}",
+                               passed_with_note, rep.cases, first_note);
   if (const std::string note = gate.note(ctx); !note.empty())
     rep.evidence = rep.evidence.empty() ? note : rep.evidence + "; " + note;
   if (ran < static_cast<int64_t>(plans.size()))

@@ -31,4 +31,5 @@ kcv_control(NAME glr_fwd_gate_after_add OP glr_fwd
 kcv_control(NAME glr_fwd_varlen_h0_first_only OP glr_fwd_varlen
             CANDIDATE ${CONTROL_DIR}/glr_fwd_varlen_h0_first_only.cpp EXPECT FAIL FAILS numerics)
 kcv_control(NAME glr_fwd_bf16_accumulate OP glr_fwd_bf16
-            CANDIDATE ${CONTROL_DIR}/glr_fwd_bf16_accumulate.cpp EXPECT FAIL FAILS numerics)
+            CANDIDATE ${CONTROL_DIR}/glr_fwd_bf16_accumulate.cpp EXPECT FAIL FAILS numerics
+            PASSES layout stateless concurrency)

@@ -8,9 +8,10 @@ kcv_control(NAME matmul.sum_pairwise OP matmul CANDIDATE ${CONTROL_DIR}/matmul_s
 kcv_control(NAME matmul.sum_blocked OP matmul CANDIDATE ${CONTROL_DIR}/matmul_sum_blocked.c EXPECT PASS)
 
 # Negative controls: one bug each, and the gate that must not pass.
-kcv_control(NAME matmul.tf32 OP matmul CANDIDATE ${CONTROL_DIR}/matmul_tf32.c EXPECT FAIL FAILS numerics)
+kcv_control(NAME matmul.tf32 OP matmul CANDIDATE ${CONTROL_DIR}/matmul_tf32.c EXPECT FAIL FAILS numerics
+            PASSES layout stateless concurrency)
 kcv_control(NAME matmul.bf16_accumulate OP matmul CANDIDATE ${CONTROL_DIR}/matmul_bf16_accumulate.c
-            EXPECT FAIL FAILS numerics)
+            EXPECT FAIL FAILS numerics PASSES layout stateless concurrency)
 kcv_control(NAME matmul.drops_tail OP matmul CANDIDATE ${CONTROL_DIR}/matmul_drops_tail.c EXPECT FAIL FAILS shapes)
 kcv_control(NAME matmul.nan_laundering OP matmul CANDIDATE ${CONTROL_DIR}/matmul_nan_laundering.c
             EXPECT FAIL FAILS nonfinite)

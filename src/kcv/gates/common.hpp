@@ -26,6 +26,10 @@ Rng case_rng(uint64_t gate_seed, int64_t case_index);
 CallSpec make_call(const Contract& contract, const Bindings& b, Rng& rng,
                    const std::string& kind = "normal", std::byte poison = kPoisonNaN);
 
+/// Appends a plain copy of call k to c (the same values, contiguous, fresh addresses, no writer
+/// kernel, not concurrent) and names it call k's plain twin; returns its index.
+std::size_t add_plain_twin(Case& c, std::size_t k);
+
 /// A case of one call.
 Case single_call_case(std::string label, const Contract& contract, const Bindings& b, Rng& rng,
                       const std::string& kind = "normal");
@@ -70,11 +74,15 @@ struct JudgeOptions {
 };
 
 /// Judges one finished call: a refusal (rc != 0) is REFUSED (or PASS with refusal_ok), outputs are
-/// compared with the fp64 reference under the error model.
+/// compared with the fp64 reference under the error model. With plain (the result of the call's
+/// plain twin, which ran and returned 0), an element no further from the model than the twin's
+/// worst passes too (docs/tolerance-independence.md).
 CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const CallSpec& spec,
-                         const CallResult& result, const JudgeOptions& opts = {});
+                         const CallResult& result, const JudgeOptions& opts = {},
+                         const CallResult* plain = nullptr);
 
-/// Judges every call of a case with judge_call; the first failure wins, with its call index.
+/// Judges every call of a case with judge_call, each beside its plain twin's result when it names
+/// one; the first failure wins, with its call index.
 CaseJudgement judge_all_calls(const Contract& contract, const Case& c, const CaseRun& run,
                               const JudgeOptions& opts = {});
 

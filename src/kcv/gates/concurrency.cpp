@@ -33,6 +33,8 @@ class ConcurrencyGate final : public Gate {
         c.calls.push_back(make_call(ctx.contract, b, rng));
         c.calls[0].concurrent_with_next = true;
       }
+      // Each call's values once more, alone and in order: a precision failure is not a race.
+      for (std::size_t k = 0, n = c.calls.size(); k < n; ++k) add_plain_twin(c, k);
       out.push_back(std::move(c));
     }
     return out;

@@ -65,6 +65,7 @@ class LayoutGate final : public Gate {
         if (!strides) return;
         t = t.relayout(*strides, v == Variant::offset || changes.size() > 1 ? 1 : 0, kPoisonNaN);
       }
+      add_plain_twin(c, 0);  // the same values contiguous: a precision failure is not a layout one
       out.push_back(std::move(c));
     };
     for (std::size_t in = 0; in < k.inputs.size(); ++in)

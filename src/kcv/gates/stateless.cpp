@@ -29,17 +29,23 @@ class StatelessGate final : public Gate {
       t.set(last, k.inputs[in].domain == Domain::nonpositive ? t.get(last) - 0.5 : t.get(last) + 0.5);
     }
     std::vector<Case> out;
-    auto make = [&](std::string label, std::vector<CallSpec> calls, std::vector<int> reuse) {
+    // twin[i]: the plain call of the case with call i's values (docs/tolerance-independence.md);
+    // -1: a plain twin is appended. A call at fresh addresses is plain.
+    auto make = [&](std::string label, std::vector<CallSpec> calls, std::vector<int> reuse, std::vector<int> twin) {
       Case c;
       c.label = std::move(label);
       c.shape = b;
       for (std::size_t i = 0; i < calls.size(); ++i) calls[i].reuse_buffers_of = reuse[i];
       c.calls = std::move(calls);
+      for (std::size_t i = 0, n = c.calls.size(); i < n; ++i) {
+        if (twin[i] >= 0) c.calls[i].plain_twin = twin[i];
+        else add_plain_twin(c, i);
+      }
       out.push_back(std::move(c));
     };
-    make("A/B/A at the same addresses", {a, other, a}, {-1, 0, 0});
-    make("same contents at new addresses", {a, a}, {-1, -1});
-    make("A then A with each input's last element changed, same addresses", {a, a_tail}, {-1, 0});
+    make("A/B/A at the same addresses", {a, other, a}, {-1, 0, 0}, {0, -1, 0});
+    make("same contents at new addresses", {a, a}, {-1, -1}, {0, 0});
+    make("A then A with each input's last element changed, same addresses", {a, a_tail}, {-1, 0}, {0, -1});
     return out;
   }
 

@@ -211,6 +211,46 @@ TEST(ErrorModel, ListingIsCappedAndDescribed) {
   EXPECT_NE(ok.describe("y", g.shape).find("all 12"), std::string::npos);
 }
 
+// docs/tolerance-independence.md: beside its plain twin, an element the model rejects passes when
+// it is no further from the model than the twin's worst element, or shares the twin's class there.
+TEST(ErrorModel, PlainTwinAllowsNoMoreThanTheTwinsOwnWorst) {
+  // mag 1, depth 1, c 1: bound = u32 (1 + 1) + u32·|r| ≈ 3·u32 at r = 1.
+  const RefTensor ref = ref_of({1.0, 1.0, 1.0, 1.0}, 1, 1);
+  const double bound = allowed_error(ref, 0, DType::f32, DType::f32, 1);
+  const HostTensor twin = f32({1.0 + 4 * bound, 1.0, NAN, 1.0});  // worst 4 × the bound, a NaN
+  const Comparison own = cmp(twin, ref);
+  ASSERT_FALSE(own.ok());
+  EXPECT_NEAR(own.worst_ratio, 4.0, 0.2);
+  const PlainTwin plain{&twin, own.worst_ratio};
+
+  // Within 4 × the bound anywhere (not only where the twin is off), and the twin's NaN: accepted.
+  const HostTensor near = f32({1.0 + 2 * bound, 1.0 - 3 * bound, NAN, 1.0});
+  EXPECT_FALSE(cmp(near, ref).ok());
+  const Comparison with = compare(near, ref, nullptr, DType::f32, 1, false, 5, &plain);
+  EXPECT_TRUE(with.ok()) << with.describe("y", near.shape);
+  EXPECT_EQ(with.as_plain, 3);
+  EXPECT_GT(with.as_plain_worst, 2.5);
+  EXPECT_LT(with.worst_ratio, 1.0);  // the worst element is that of the strictly judged ones
+
+  // 8 × the bound, a NaN where the twin is finite, +Inf where it is NaN: rejected.
+  for (const std::vector<double>& bad : {std::vector<double>{1.0, 1.0 + 8 * bound, NAN, 1.0},
+                                         std::vector<double>{1.0, 1.0, NAN, NAN},
+                                         std::vector<double>{1.0, 1.0, INFINITY, 1.0}}) {
+    const HostTensor g = f32(bad);
+    const Comparison c = compare(g, ref, nullptr, DType::f32, 1, false, 5, &plain);
+    EXPECT_EQ(c.bad, 1) << c.describe("y", g.shape);
+  }
+
+  // A twin within the model allows nothing more than the model does.
+  const HostTensor exact = f32({1.0, 1.0, 1.0, 1.0});
+  const PlainTwin strict{&exact, 1.0};
+  EXPECT_EQ(compare(near, ref, nullptr, DType::f32, 1, false, 5, &strict).bad, 3);
+
+  const HostTensor shorter = f32({1.0});
+  const PlainTwin wrong{&shorter, 1.0};
+  EXPECT_THROW(compare(near, ref, nullptr, DType::f32, 1, false, 5, &wrong), std::invalid_argument);
+}
+
 TEST(ErrorModel, IndexStringAndSizeChecks) {
   EXPECT_EQ(index_string(5, {2, 3}), "[1,2]");
   EXPECT_EQ(index_string(0, {4}), "[0]");

@@ -106,7 +106,7 @@ TEST(Gates, LayoutAcceptsACleanRefusalOnlyWithAMessage) {
     ASSERT_EQ(layout.id, "layout");
     if (with_message) {
       EXPECT_EQ(layout.verdict, Verdict::pass) << layout.evidence;
-      EXPECT_NE(layout.evidence.find("passed without a comparison"), std::string::npos) << layout.evidence;
+      EXPECT_NE(layout.evidence.find("passed without a strict comparison"), std::string::npos) << layout.evidence;
       EXPECT_NE(layout.evidence.find("refused cleanly"), std::string::npos) << layout.evidence;
     } else {
       EXPECT_EQ(layout.verdict, Verdict::fail) << layout.evidence;
@@ -169,6 +169,34 @@ TEST(Gates, SanitizerCallsANonZeroExitWithNoReportACrashAndAReportAFailure) {
   // So is a non-zero summary.
   run.log = "========= ERROR SUMMARY: 2 errors\n";
   EXPECT_EQ(g->judge_abnormal(ctx, cases[0], run).verdict, Verdict::fail);
+}
+
+// docs/tolerance-independence.md: layout, stateless and concurrency judge the setting. An error the
+// candidate makes in the plain setting too passes them (numerics fails it); a setting bug on top
+// of it still fails its gate.
+TEST(Gates, StructuralGatesJudgeTheSettingNotThePrecision) {
+  const std::string off = "for (long k = 0; k < M * N; ++k) yp[k] *= 1.001f;";  // ~30 × the bound
+  // Strided x read as contiguous: the layout bug of softmax_ignores_strides.c, on top.
+  const std::string strided = "if (x->stride[1] != 1 || x->stride[0] != N) for (long k = 0; k < M * N; ++k) yp[k] = xp[k];";
+  for (bool layout_bug : {false, true}) {
+    test::TempDir dir;
+    VerifyOptions o;
+    o.op = "softmax";
+    o.candidate = dir.file("off.c", test::softmax_source(off + (layout_bug ? "\n  " + strided : "")));
+    o.gates = {"numerics", "layout", "stateless", "concurrency"};
+    o.seed = 11;
+    const Report r = verify(o);
+    for (const GateReport& g : r.gates) {
+      if (g.id == "numerics") {
+        EXPECT_EQ(g.verdict, Verdict::fail) << g.evidence;
+      } else if (g.id == "layout" && layout_bug) {
+        EXPECT_EQ(g.verdict, Verdict::fail) << g.evidence;
+      } else if (g.id == "layout" || g.id == "stateless" || g.id == "concurrency") {
+        EXPECT_EQ(g.verdict, Verdict::pass) << g.id << ": " << g.evidence;
+        EXPECT_NE(g.evidence.find("none further from it than the plain call on the same inputs"), std::string::npos) << g.evidence;
+      }
+    }
+  }
 }
 
 }  // namespace
