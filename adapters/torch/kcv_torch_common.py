@@ -167,20 +167,28 @@ def pch_key(extra_cflags, extra_include_paths, with_cuda):
                        "include": list(extra_include_paths or []), "cuda": bool(with_cuda)}, sort_keys=True)
 
 
-def verified_copy(src, dst, sha256):
-    """Copies src to dst if its bytes hash to sha256; False (and no dst) otherwise."""
+def sha256_of(path, copy_to=None):
+    """The sha256 of path's bytes, read once; with copy_to, those bytes are written there too."""
     import hashlib
     h = hashlib.sha256()
+    with open(path, "rb") as fin, (open(copy_to, "wb") if copy_to else open(os.devnull, "wb")) as fout:
+        for block in iter(lambda: fin.read(1 << 22), b""):
+            h.update(block)
+            if copy_to:
+                fout.write(block)
+    return h.hexdigest()
+
+
+def verified_copy(src, dst, sha256):
+    """Copies src to dst if its bytes hash to sha256; False (and no dst) otherwise."""
     part = dst + ".part"
     try:
-        with open(src, "rb") as fin, open(part, "wb") as fout:
-            for block in iter(lambda: fin.read(1 << 22), b""):
-                h.update(block)
-                fout.write(block)
+        digest = sha256_of(src, copy_to=part)
     except OSError:
-        return False
-    if h.hexdigest() != sha256:
-        os.remove(part)
+        digest = None
+    if digest != sha256:
+        if os.path.exists(part):
+            os.remove(part)
         return False
     os.replace(part, dst)
     return True

@@ -24,7 +24,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kcv_torch_common import pch_key  # noqa: E402
+from kcv_torch_common import pch_key, sha256_of  # noqa: E402
 
 
 class _NinjaFileWritten(Exception):
@@ -57,14 +57,6 @@ def main_cpp_command(ext, probe_dir, name, cflags, with_cuda):
     # definition of a macro it saw; the header never uses this one.
     own = re.sub(r"\s-DTORCH_EXTENSION_NAME=\S+", "", " " + values["cflags"])
     return values["cxx"], own, values.get("post_cflags", "")
-
-
-def sha256_of(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def main():
