@@ -160,16 +160,18 @@ CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const 
     if (!cmp.ok() && !opts.classes_only && plain && plain->rc == 0 && o < plain->outputs.size() &&
         plain->outputs[o].numel() == result.outputs[o].numel()) {
       // NOTES: the twin's own distance from the model sets the allowance; classes it shares pass.
-      const Comparison own = compare(plain->outputs[o], ref[o], alt_o, contract.accumulate, contract.c,
-                                     opts.classes_only, 0);
-      const PlainTwin twin{&plain->outputs[o], std::max(1.0, own.worst_ratio)};
-      cmp = compare(result.outputs[o], ref[o], alt_o, contract.accumulate, contract.c, opts.classes_only, 5, &twin);
+      // A plain call is its own twin: its distance is the comparison just made.
+      const double own_worst = plain == &result ? cmp.worst_ratio
+                                                : compare(plain->outputs[o], ref[o], alt_o, contract.accumulate,
+                                                          contract.c, false, 0).worst_ratio;
+      const PlainTwin twin{&plain->outputs[o], std::max(1.0, own_worst)};
+      cmp = compare(result.outputs[o], ref[o], alt_o, contract.accumulate, contract.c, false, 5, &twin);
       if (cmp.as_plain > 0)
         as_plain += fmt::format("{}out '{}': {} of {} elements outside the model, none further from it than the "
-                                "plain call on the same inputs (worst err/bound {:.3g} there): the candidate's "
-                                "own error, for numerics, shapes and values to judge",
+                                "plain call on the same inputs (worst err/bound {:.3g} here, {:.3g} there): the "
+                                "candidate's own error, for numerics, shapes and values to judge",
                                 as_plain.empty() ? "" : "; ", contract.outputs[o].name, cmp.as_plain, cmp.checked,
-                                twin.worst_ratio);
+                                cmp.as_plain_worst, twin.worst_ratio);
     }
     if (cmp.worst_index >= 0 && !opts.classes_only) {
       const WorstElement w{cmp.worst_error, cmp.worst_bound};
