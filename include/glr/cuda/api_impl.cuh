@@ -1,0 +1,69 @@
+/// glr CUDA family — the API of glr/cuda.hpp, inline in namespace glr::cuda::impl: checks,
+/// workspace sizes and the dispatch to the arch's kernels. The library (src/glr/cuda/api.cu)
+/// defines the public functions over these; each kcv candidate (one translation unit, compiled by
+/// kcv from controls/cuda/glr/) calls them directly, so both run the same source.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "glr/cuda.hpp"
+#include "glr/cuda/sm90/glr_bwd.cuh"
+#include "glr/cuda/sm90/glr_fwd.cuh"
+
+namespace glr::cuda::impl {
+
+inline std::string unsupported(const Shape& s) {
+  char buf[256];
+  if (s.B < 1 || s.H < 1 || s.T < 0) {
+    std::snprintf(buf, sizeof buf, "glr: B=%lld, H=%lld, T=%lld: B, H >= 1 and T >= 0 required",
+                  (long long)s.B, (long long)s.H, (long long)s.T);
+    return buf;
+  }
+  if (s.K < 1 || s.K > 256 || s.V < 1 || s.V > 256) {
+    std::snprintf(buf, sizeof buf, "glr: K=%lld, V=%lld: K and V in [1, 256] are supported",
+                  (long long)s.K, (long long)s.V);
+    return buf;
+  }
+  if (s.chunk != 16 && s.chunk != 32 && s.chunk != 64) {
+    std::snprintf(buf, sizeof buf, "glr: chunk %d: 16, 32 or 64 are supported", s.chunk);
+    return buf;
+  }
+  if (s.cu_seqlens && (s.B != 1 || s.N < 1)) return "glr: varlen needs B == 1 and N >= 1";
+  if (int(s.dtype) < 0 || int(s.dtype) > 3) return "glr: unknown dtype";
+  if (int(s.gate) < 0 || int(s.gate) > 1) return "glr: unknown gate form";
+  return {};
+}
+
+inline size_t forward_workspace_bytes(const Shape& s) { return sm90::fwd_workspace_bytes(s); }
+inline size_t backward_workspace_bytes(const Shape& s) { return sm90::bwd_workspace_bytes(s); }
+
+namespace detail {
+inline Status check_workspace(const char* what, size_t need, const void* ws, size_t have) {
+  if (need == 0) return {};
+  if (!ws || have < need)
+    return {std::string(what) + ": workspace of " + std::to_string(need) + " bytes needed, " +
+            std::to_string(ws ? have : 0) + " given"};
+  return {};
+}
+}  // namespace detail
+
+inline Status forward(const FwdParams& p, cudaStream_t stream) {
+  if (std::string why = impl::unsupported(p.shape); !why.empty()) return {why};
+  if (Status st = detail::check_workspace("glr::cuda::forward", impl::forward_workspace_bytes(p.shape), p.workspace,
+                                          p.workspace_bytes);
+      !st.ok())
+    return st;
+  return sm90::launch_fwd(p, stream);
+}
+
+inline Status backward(const BwdParams& p, cudaStream_t stream) {
+  if (std::string why = impl::unsupported(p.shape); !why.empty()) return {why};
+  if (Status st = detail::check_workspace("glr::cuda::backward", impl::backward_workspace_bytes(p.shape), p.workspace,
+                                          p.workspace_bytes);
+      !st.ok())
+    return st;
+  return sm90::launch_bwd(p, stream);
+}
+
+}  // namespace glr::cuda::impl

@@ -1,0 +1,13 @@
+// glr CUDA family — the library's one translation unit: the public API of glr/cuda.hpp over the
+// same inline definitions that the kcv candidates (controls/cuda/glr/) compile.
+#include "glr/cuda/api_impl.cuh"
+
+namespace glr::cuda {
+
+std::string unsupported(const Shape& shape) { return impl::unsupported(shape); }
+size_t forward_workspace_bytes(const Shape& shape) { return impl::forward_workspace_bytes(shape); }
+size_t backward_workspace_bytes(const Shape& shape) { return impl::backward_workspace_bytes(shape); }
+Status forward(const FwdParams& params, cudaStream_t stream) { return impl::forward(params, stream); }
+Status backward(const BwdParams& params, cudaStream_t stream) { return impl::backward(params, stream); }
+
+}  // namespace glr::cuda
