@@ -209,6 +209,10 @@ void run_device(const Case& c, FwdRun& r) {
     CUDA_OK(cudaMalloc(&ws.p, fp.workspace_bytes));
     fp.workspace = ws.p;
   }
+  // NOTES: the uploads (a pageable cudaMemcpy may return before its DMA lands) and the 0xFF
+  // prefills (cudaMemset is asynchronous) run on the legacy stream, which a non-blocking stream
+  // does not wait for: finish them before the call.
+  CUDA_OK(cudaDeviceSynchronize());
   cudaStream_t stream = nullptr;
   if (c.own_stream) CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const Status st = glr::cuda::forward(fp, stream);
