@@ -278,6 +278,9 @@ inline int run(const kcv_call* call, bool backward, bool varlen) {
   };
   for (int i = 0; i < n_in; ++i) plan(ins[i], in[i]);
   for (int i = 0; i < n_out; ++i) plan(outs[i], out[i]);
+  // NOTES: the workspace is sized for varlen only when cu_seqlens is set (its size depends on N);
+  // the pointer is rebound to the dense copy below, if one is made.
+  if (cu) s.cu_seqlens = static_cast<const int64_t*>(in[n_in - 1].data);
   const size_t ws_bytes = backward ? impl::backward_workspace_bytes(s) : impl::forward_workspace_bytes(s);
   const size_t ws_at = scratch.take(ws_bytes);
 
