@@ -100,7 +100,8 @@ verify() {  # NAME PROBLEM SOLUTION: kcv verify --kernelbench, all 12 gates, on 
   else
     echo 1 > "$out/logs/glr_torch_build.rc"
     note "FAIL: glr_torch did not build after $((SECONDS - t0)) s; glr's verifications and tests did not run:"
-    grep -E "error|Error" "$out/logs/glr_torch_build.txt" | head -8 | tee -a "$out/summary.txt"
+    { grep -E "error|Error" "$out/logs/glr_torch_build.txt" | head -8; echo "..."; tail -4 "$out/logs/glr_torch_build.txt"; } \
+      | tee -a "$out/summary.txt"
   fi
 ) &
 

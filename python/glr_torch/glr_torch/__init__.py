@@ -34,7 +34,8 @@ _ext = None
 def nvcc_flags(archs):
     """The nvcc flags of both builds: glr's kernels need the arch-specific targets (sm_90a, ...)
     and the half/bfloat16 operators that torch's extension flags switch off by default."""
-    flags = ["-O3", "-std=c++17", "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
+    # NOTES: no -std here: torch adds its own (nvcc refuses a second one).
+    flags = ["-O3", "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
              "-U__CUDA_NO_HALF2_OPERATORS__", "-U__CUDA_NO_BFLOAT16_CONVERSIONS__"]
     # NOTES: an explicit -gencode makes torch add none of its own (torch's arch flags would add
     # plain sm_90, where sm_90a-only instructions do not assemble).
