@@ -13,9 +13,9 @@
 # chunked control) passes; FLA's verdicts are measurements, not expectations. Everything runs inside GLR_GATES_DEADLINE_S (default 540 s: the device tool stops a
 # command at 600 s); a verification still running then is stopped and reported as such.
 #
-# Timeline (16 cores): glr_torch's build, FLA's Triton warm-up (warm_fla.py, 6 processes) and the
+# Timeline (16 cores): glr_torch's build, FLA's Triton warm-up (warm_fla.py, 12 processes) and the
 # four controls of the problem start at once; glr's two verifications and the tests start when the
-# build is done, FLA's two when the warm-up is.
+# build is done, FLA's two (each as two gate groups side by side) when the warm-up is.
 # Knobs: GLR_GATES_DEADLINE_S, GLR_GATES_CALL_TIMEOUT (kcv --timeout, default 180 s: FLA's first
 # call at an unwarmed size compiles and autotunes), GLR_TORCH_ARCH, KCV_PYTHON, KCV_THREADS;
 # GLR_GATES_GATES=g1,g2 (kcv --gates) and GLR_GATES_BACKEND=cpu to rehearse the script's flow on a
@@ -63,16 +63,17 @@ fi
 } > "$out/env.txt"
 cat "$out/env.txt"
 
-verify() {  # NAME PROBLEM SOLUTION: kcv verify --kernelbench, all 12 gates, on cuda
-  local name=$1 p=$2 s=$3 t0=$SECONDS lim=$(( $(left) - 15 ))
+verify() {  # NAME PROBLEM SOLUTION [kcv args]: kcv verify --kernelbench, all 12 gates unless said
+  local name=$1 p=$2 s=$3 t0=$SECONDS lim=$(( $(left) - 15 )); shift 3
+  local args=("${gate_args[@]}" "$@")
   if [ "$lim" -lt 30 ]; then note "$name: not started ($lim s left before the deadline)"; return; fi
   note "$name: kcv verify --kernelbench $p $s"
   PYTHONPATH="$work/lib:$repo/.xfer/fla${PYTHONPATH:+:$PYTHONPATH}" \
     timeout --signal=TERM --kill-after=10 "$lim" ./build/kcv verify --backend "$backend" --python "$py" \
-    "${gate_args[@]}" --baseline kernelbench --timeout "${GLR_GATES_CALL_TIMEOUT:-180}" --json "$out/reports/$name.json" \
+    "${args[@]}" --baseline kernelbench --timeout "${GLR_GATES_CALL_TIMEOUT:-180}" --json "$out/reports/$name.json" \
     --kernelbench "$p" "$s" > "$out/logs/$name.txt" 2>&1
   local rc=$? what
-  case $rc in 0) what="all 12 gates PASS" ;; 1) what="some gate did not pass" ;;
+  case $rc in 0) what="every gate run PASS" ;; 1) what="some gate did not pass" ;;
     124|137) what="STOPPED at the deadline" ;; *) what="setup error: $(tail -1 "$out/logs/$name.txt")" ;; esac
   note "$name: exit $rc ($what) after $((SECONDS - t0)) s"
   echo "$rc" > "$out/logs/$name.rc"
@@ -109,14 +110,23 @@ verify() {  # NAME PROBLEM SOLUTION: kcv verify --kernelbench, all 12 gates, on 
 if [ $have_fla = 1 ]; then
   (
     t0=$SECONDS
-    for i in 0 1 2 3 4 5; do
-      PYTHONPATH="$repo/.xfer/fla" timeout 240 "$py" $kb/warm_fla.py $i 6 > "$out/logs/warm_fla_$i.txt" 2>&1 &
+    for i in $(seq 0 11); do  # Triton compiles in one thread per process: 12 processes, 2 points each
+      PYTHONPATH="$repo/.xfer/fla" timeout 240 "$py" $kb/warm_fla.py "$i" 12 > "$out/logs/warm_fla_$i.txt" 2>&1 &
     done
     wait
     note "FLA warm-up: done after $((SECONDS - t0)) s ($(cat "$out"/logs/warm_fla_*.txt | grep -c '^warm_fla') of 24 points; logs/warm_fla_*.txt)"
     grep -h -E "Error|error" "$out"/logs/warm_fla_*.txt | sort -u | head -5 | tee -a "$out/summary.txt"
-    verify fla_f32 $kb/problem.py $kb/solution_fla.py &
-    verify fla_bf16 $kb/problem_bf16.py $kb/solution_fla.py &
+    # NOTES: each FLA verification in two gate groups side by side, so that a group cut at the
+    # deadline leaves the other's report (summarize.py merges NAME.part*.json)
+    for dt in f32 bf16; do
+      p=$kb/problem.py; [ $dt = bf16 ] && p=$kb/problem_bf16.py
+      if [ -n "${GLR_GATES_GATES:-}" ]; then
+        verify fla_$dt $p $kb/solution_fla.py &
+      else
+        verify fla_$dt.part1 $p $kb/solution_fla.py --gates numerics,shapes,values,nonfinite,bounds,inputs_intact &
+        verify fla_$dt.part2 $p $kb/solution_fla.py --gates coverage,determinism,layout,stateless,concurrency,sanitizer &
+      fi
+    done
     wait
   ) &
 fi
@@ -148,13 +158,13 @@ for n in reference_f32 reference_bf16; do
   [ "$(cat "$out/logs/$n.rc" 2>/dev/null)" = 0 ] || problems+=("$n did not pass all 12 gates (rc $(cat "$out/logs/$n.rc" 2>/dev/null || echo none))")
 done
 # glr is expected to pass every gate the chunked control passes, at the same dtype
-while IFS= read -r line; do [ -n "$line" ] && problems+=("$line"); done < <("$py" - "$out/reports" <<'PY'
-import json, os, sys
+while IFS= read -r line; do [ -n "$line" ] && problems+=("$line"); done < <("$py" - "$out/reports" "$kb" <<'PY'
+import os, sys
+sys.path.insert(0, sys.argv[2])
+from summarize import load
 def gates(name):
-    try:
-        return {g["id"]: g["verdict"] for g in json.load(open(os.path.join(sys.argv[1], name + ".json")))["gates"]}
-    except (OSError, ValueError):
-        return None
+    r = load(sys.argv[1], name)
+    return None if r is None else {g["id"]: g["verdict"] for g in r["gates"]}
 for dt in ("f32", "bf16"):
     glr, ctl = gates("glr_" + dt), gates("chunked_" + dt)
     if glr is None:
