@@ -13,7 +13,8 @@
 # chunked control) passes; FLA's verdicts are measurements, not expectations. Everything runs inside GLR_GATES_DEADLINE_S (default 540 s: the device tool stops a
 # command at 600 s); a verification still running then is stopped and reported as such.
 #
-# Timeline (16 cores): glr_torch's build, FLA's Triton warm-up (warm_fla.py, 12 processes) and the
+# Timeline (16 cores): glr_torch's build (setup.py, and its JIT path beside it: glr_torch_jit_smoke.py),
+# FLA's Triton warm-up (warm_fla.py, 12 processes) and the
 # four controls of the problem start at once; glr's two verifications and the tests start when the
 # build is done, FLA's two (each as two gate groups side by side) when the warm-up is.
 # Knobs: GLR_GATES_DEADLINE_S, GLR_GATES_CALL_TIMEOUT (kcv --timeout, default 180 s: FLA's first
@@ -106,6 +107,15 @@ verify() {  # NAME PROBLEM SOLUTION [kcv args]: kcv verify --kernelbench, all 12
   fi
 ) &
 
+# ---- glr_torch's JIT path (a checkout without installing), beside the setup.py build ----
+(
+  t0=$SECONDS
+  env -u PYTHONPATH TORCH_EXTENSIONS_DIR="$work/jit" MAX_JOBS=4 timeout 360 "$py" bench/glr/glr_torch_jit_smoke.py \
+    > "$out/logs/glr_torch_jit.txt" 2>&1
+  rc=$?; echo $rc > "$out/logs/glr_torch_jit.rc"
+  note "glr_torch JIT path (bench/glr/glr_torch_jit_smoke.py): exit $rc after $((SECONDS - t0)) s: $(tail -1 "$out/logs/glr_torch_jit.txt")"
+) &
+
 # ---- FLA: warm Triton's cache at the gates' sizes, then FLA's two verifications ----
 if [ $have_fla = 1 ]; then
   (
@@ -177,6 +187,7 @@ PY
 )
 [ "$(cat "$out/logs/glr_torch_build.rc" 2>/dev/null)" = 0 ] || problems+=("glr_torch did not build (logs/glr_torch_build.txt)")
 [ "$(cat "$out/logs/test_glr_torch.rc" 2>/dev/null)" = 0 ] || problems+=("tests/python/test_glr_torch.py did not pass (logs/test_glr_torch.txt)")
+[ "$(cat "$out/logs/glr_torch_jit.rc" 2>/dev/null)" = 0 ] || problems+=("glr_torch's JIT path failed (logs/glr_torch_jit.txt)")
 cat "$out/summary.md"
 rm -rf "$work"
 if [ ${#problems[@]} -eq 0 ]; then
