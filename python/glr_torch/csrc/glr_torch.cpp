@@ -96,8 +96,9 @@ void check_state(const OptTensor& t, const char* name, const at::Tensor& q, cons
   check_shape(*t, name, {geo.shape.sequences(), geo.shape.H, geo.shape.K, geo.shape.V});
 }
 
+// Device scratch from torch's caching allocator (none when the call needs none).
 at::Tensor workspace(size_t bytes, const at::Tensor& q) {
-  return at::empty({static_cast<int64_t>(bytes > 0 ? bytes : 1)}, q.options().dtype(at::kByte));
+  return bytes ? at::empty({static_cast<int64_t>(bytes)}, q.options().dtype(at::kByte)) : at::Tensor();
 }
 
 /// Forward: (o [B,T,H,V] in q's dtype, hT [N,H,K,V] in the state dtype or None).
@@ -124,7 +125,7 @@ std::tuple<at::Tensor, OptTensor> fwd(const at::Tensor& q, const at::Tensor& k, 
   p.o = o.data_ptr();
   p.hT = hT.has_value() ? hT->data_ptr() : nullptr;
   p.scale = scale;
-  p.workspace = ws_bytes ? ws.data_ptr() : nullptr, p.workspace_bytes = ws_bytes;
+  p.workspace = ws.defined() ? ws.data_ptr() : nullptr, p.workspace_bytes = ws_bytes;
   const gc::Status st = gc::forward(p, at::cuda::getCurrentCUDAStream(q.device().index()).stream());
   TORCH_CHECK(st.ok(), "glr_torch: glr::cuda::forward: ", st.message);
   return {o, hT};
@@ -159,7 +160,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, OptTensor> bwd(
   p.dq = dq.data_ptr(), p.dk = dk.data_ptr(), p.dv = dv.data_ptr(), p.dg = dg.data_ptr();
   p.dh0 = dh0.has_value() ? dh0->data_ptr() : nullptr;
   p.scale = scale;
-  p.workspace = ws_bytes ? ws.data_ptr() : nullptr, p.workspace_bytes = ws_bytes;
+  p.workspace = ws.defined() ? ws.data_ptr() : nullptr, p.workspace_bytes = ws_bytes;
   const gc::Status st = gc::backward(p, at::cuda::getCurrentCUDAStream(q.device().index()).stream());
   TORCH_CHECK(st.ok(), "glr_torch: glr::cuda::backward: ", st.message);
   return {dq, dk, dv, dg, dh0};
