@@ -120,11 +120,11 @@ verify() {  # NAME PROBLEM SOLUTION [kcv args]: kcv verify --kernelbench, all 12
 if [ $have_fla = 1 ]; then
   (
     t0=$SECONDS
-    for i in $(seq 0 11); do  # Triton compiles in one thread per process: 12 processes, 2 points each
+    for i in $(seq 0 11); do  # Triton compiles in one thread per process: 12 processes, 2-3 points each
       PYTHONPATH="$repo/.xfer/fla" timeout 240 "$py" $kb/warm_fla.py "$i" 12 > "$out/logs/warm_fla_$i.txt" 2>&1 &
     done
     wait
-    note "FLA warm-up: done after $((SECONDS - t0)) s ($(cat "$out"/logs/warm_fla_*.txt | grep -c '^warm_fla') of 24 points; logs/warm_fla_*.txt)"
+    note "FLA warm-up: done after $((SECONDS - t0)) s ($(cat "$out"/logs/warm_fla_*.txt | grep -c '^warm_fla') of 28 points; logs/warm_fla_*.txt)"
     grep -h -E "Error|error" "$out"/logs/warm_fla_*.txt | sort -u | head -5 | tee -a "$out/summary.txt"
     # NOTES: each FLA verification in two gate groups side by side, so that a group cut at the
     # deadline leaves the other's report (summarize.py merges NAME.part*.json)

@@ -7,8 +7,8 @@ glr's extension is built before the gates too (device_gates.sh): both start the 
 
 The points follow kcv's KernelBench sweep of problem.py (docs/kernelbench.md): each symbol through
 1, 3, 13, 127 and nominal±1 (within [1, nominal+1]) with the others nominal, all symbols at 1 and
-at 3, and the sanitizer's clipped sizes (2, 32, 2, 32); f32 and bf16. Triton specializes on the
-head size, on the chunk size (from T) and on H, not on B or T itself: one call per distinct key.
+at 3, and the sanitizer's clipped sizes (2, 32, 2, 32); f32 and bf16. One call per distinct
+(head size, chunk size from T, H, B): Triton does not specialize on T itself.
 """
 import importlib.util
 import os
@@ -29,12 +29,15 @@ def points():
         pts.add((B, t, H, D))
     for h in (1, 3):
         pts.add((B, T, h, D))
+    for b in (1, 3):
+        pts.add((b, T, H, D))
     pts.update({(1, 1, 1, 1), (3, 3, 3, 3), (2, 32, 2, 32)})
-    # Triton's keys: the head size, the chunk size FLA picks from T, H
+    # what Triton specializes or autotunes on: the head size, the chunk size FLA picks from T, H,
+    # and B (chunk_local_cumsum's autotuning key)
     by_key = {}
     for (b, t, h, d) in sorted(pts):
         bt = min(64, max(16, 1 << max(0, (t - 1).bit_length())))
-        by_key.setdefault((d, bt, h), (b, t, h, d))
+        by_key.setdefault((d, bt, h, b), (b, t, h, d))
     return sorted(by_key.values())
 
 
