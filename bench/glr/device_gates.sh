@@ -157,7 +157,7 @@ names="reference_f32 chunked_f32 glr_f32 fla_f32 reference_bf16 chunked_bf16 glr
   echo; echo '```'; cat "$out/env.txt"; echo '```'; echo
   echo "Problem: $kb/problem.py (f32) and problem_bf16.py; solutions solution_glr.py, solution_fla.py;"
   echo "reference_* = the problem's own Model as its candidate; chunked_* = glr's chunk-64 algorithm in plain torch"
-  echo "(a gate it fails is one this front door cannot judge chunked kernels by: see problem.py's notes)."
+  echo "(a gate it fails is one this front door cannot judge chunked kernels by: bench/glr/kcv_fla/README.md)."
   echo "Cell: verdict, gate seconds, worst error/bound."
   echo
   "$py" $kb/summarize.py "$out/reports" "$out/logs" $names
