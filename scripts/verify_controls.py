@@ -31,9 +31,9 @@ def parse_controls(backend):
     return controls
 
 
-def run_one(kcv, backend, c, timeout):
+def run_one(kcv, backend, c, timeout, reports=None):
     with tempfile.TemporaryDirectory() as d:
-        out = Path(d) / "r.json"
+        out = (Path(reports) / f"{c['NAME']}.json") if reports else Path(d) / "r.json"
         cmd = [kcv, "verify", "--op", c["OP"], "--candidate", c["CANDIDATE"], "--backend", backend,
                "--json", str(out), "--quiet"] + c["ARGS"]
         t0 = time.time()
@@ -48,7 +48,10 @@ def run_one(kcv, backend, c, timeout):
         by_id = {g["id"]: g["verdict"] for g in r["gates"]}
         ok = r["verdict"] == c["EXPECT"] and all(by_id.get(g) not in ("PASS", "SKIPPED", None) for g in c["FAILS"])
         gate_s = sum(g["seconds"] for g in r["gates"])
+        ratios = [g["worst"]["error"] / g["worst"]["bound"] for g in r["gates"]
+                  if "worst" in g and g["worst"]["bound"] > 0]
         return dict(c, verdict=r["verdict"], failing=failing, gate_s=gate_s, wall=wall, ok=ok,
+                    worst=max(ratios) if ratios else None,
                     note=[f"{g['id']}: {g['evidence'][:160]}" for g in r["gates"] if g["verdict"] != "PASS"][:1])
 
 
@@ -59,19 +62,23 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--only", help="regex: judge only the controls whose name matches")
+    ap.add_argument("--reports", help="directory that keeps each control's JSON report (NAME.json)")
     a = ap.parse_args()
-    controls = parse_controls(a.backend)
+    controls = [c for c in parse_controls(a.backend) if not a.only or re.search(a.only, c["NAME"])]
+    if a.reports:
+        Path(a.reports).mkdir(parents=True, exist_ok=True)
     if not controls:
         sys.exit(f"no controls for backend {a.backend}")
     t0 = time.time()
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-        results = list(ex.map(lambda c: run_one(a.kcv, a.backend, c, a.timeout), controls))
-    lines = [f"| control | expected | verdict | failing gates | gate s | wall s | judged |",
-             "|---|---|---|---|---|---|---|"]
+        results = list(ex.map(lambda c: run_one(a.kcv, a.backend, c, a.timeout, a.reports), controls))
+    lines = [f"| control | expected | verdict | failing gates | worst err/bound | gate s | wall s | judged |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in results:
         exp = r["EXPECT"] + (f" ({', '.join(r['FAILS'])})" if r["FAILS"] else "")
         lines.append(f"| {r['NAME']} | {exp} | {r['verdict']} | {', '.join(r['failing']) or '-'} | "
-                     f"{r['gate_s']:.1f} | {r['wall']:.1f} | {'as expected' if r['ok'] else '**unexpected**'} |")
+                     f"{'-' if r.get('worst') is None else format(r['worst'], '.3g')} | {r['gate_s']:.1f} | {r['wall']:.1f} | {'as expected' if r['ok'] else '**unexpected**'} |")
     bad = [r for r in results if not r["ok"]]
     summary = f"{len(results) - len(bad)} passed, {len(bad)} failed"
     text = "\n".join(lines) + f"\n\n{len(results)} controls in {time.time() - t0:.0f} s wall; {summary}\n"
