@@ -76,7 +76,9 @@ IMPLS = ["fla", "glr"]
 CHUNK = 64                 # the chunk of the FLOP count (glr's and FLA's chunk)
 HBM_BYTES_PER_S = 4.8e12   # H200 datasheet
 TC_FLOPS = 989e12          # H100/H200 dense bf16 datasheet
-REF_BUDGET = 1 << 24       # elements per tensor of the float64 reference (the verified slice)
+# elements per tensor of the float64 reference (the verified slice); the environment variable lets
+# a dry run exercise the slicing on tiny shapes
+REF_BUDGET = int(os.environ.get("GLR_BENCH_REF_BUDGET", 1 << 24))
 FLUSH_BYTES = 256 << 20
 DG_FACTOR = 2              # dg's verification bounds, times --tol-rms / --tol-max (cancellation)
 
@@ -143,7 +145,7 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=None, help="input seed (default: drawn, recorded)")
     p.add_argument("--deadline", type=float, default=540.0,
                    help="seconds for the whole run; shapes not started by then are recorded as not run")
-    p.add_argument("--child-timeout", type=float, default=240.0, help="seconds per child (one shape)")
+    p.add_argument("--child-timeout", type=float, default=300.0, help="seconds per child (one shape)")
     p.add_argument("--simple-gla-probe", default=None,
                    help="JSON written by --probe-simple-gla (device_bench.sh runs it during the warm-up)")
     p.add_argument("--command", default=None, help="the command line to print in the markdown")
@@ -388,6 +390,8 @@ def write_outputs(a, env, shapes_out, probe, seconds):
         "seconds": round(seconds, 1),
         "command": a.command or " ".join([os.path.relpath(os.path.abspath(__file__), REPO)] + sys.argv[1:]),
         "seed": a.seed,
+        "variants": a.variants,
+        "quick": bool(a.quick),
         "method": {"reps": a.reps, "warmup": a.warmup, "statistic": "median", "l2_flush_bytes": FLUSH_BYTES,
                    "sync": "torch.cuda.synchronize() before and after each timed call",
                    "timer": "torch.cuda.Event pair around the call",
@@ -453,6 +457,8 @@ def markdown(doc):
              f"glr {doc['glr_commit']}")
     L.append(f"- date {doc['date']}, {doc['seconds']} s, seed {doc['seed']}; bf16 q,k,v; fp32 g and states; "
              f"g = logsigmoid(N(0,1))/16")
+    L.append(f"- variants (gate:states) per shape: {', '.join(doc['variants'])}"
+             + (" (--quick: the h0/hT variants and the scalar gate are dropped)" if doc["quick"] else ""))
     m = doc["method"]
     L.append(f"- timing: median of {m['reps']} (after {m['warmup']} warm-up calls), CUDA events, "
              f"{m['l2_flush_bytes'] >> 20} MiB written between repetitions (L2 flush), "
