@@ -299,7 +299,8 @@ def run_shape(a, name, t_end, env_holder):
               f"{len(entries)} of {len(a.variants)} variants done", flush=True)
         if not todo:
             break
-        why = (f"TIMEOUT after {limit:.0f} s" if timed_out else f"CRASH (exit {rc})") + f": {tail(log, 4)}"
+        why = (f"TIMEOUT (the shape's child passed its {limit:.0f} s)" if timed_out else f"CRASH (exit {rc})") + \
+            f": {tail(log, 2)}"
         if last_start is None or last_start.get("variant") not in todo or last_start.get("impl") not in impls:
             for v in todo:   # died outside any implementation's call: nothing to exclude
                 entries[v] = {"variant": v, "status": f"child failed before this variant: {why}"}
@@ -308,7 +309,7 @@ def run_shape(a, name, t_end, env_holder):
         bad = last_start["impl"]
         excluded[bad] = (f"{why} (in {last_start['phase']})", last_start["variant"])
     for v in todo:
-        entries.setdefault(v, {"variant": v, "status": "not run: every implementation crashed earlier in this shape"})
+        entries.setdefault(v, {"variant": v, "status": "not run: every implementation crashed or timed out earlier in this shape"})
     # an implementation left out after a crash: CRASH in the variant where it crashed, 'not run' in
     # the variants after it (variants finished before the crash keep their results)
     for v, e in entries.items():
@@ -317,7 +318,7 @@ def run_shape(a, name, t_end, env_holder):
             if v == where:
                 e[f"{impl}_status"] = reason
             elif st is None or st.startswith("not run: not requested"):
-                e[f"{impl}_status"] = f"not run: crashed earlier in this shape ({where}): {reason}"
+                e[f"{impl}_status"] = f"not run: crashed or timed out earlier in this shape ({where}): {reason}"
     return [entries[v] for v in a.variants if v in entries]
 
 
@@ -585,6 +586,9 @@ def import_glr():
 
 
 def git_head():
+    """glr's commit: GLR_COMMIT (the device copy of the tree has no .git), else git, else None."""
+    if os.environ.get("GLR_COMMIT"):
+        return os.environ["GLR_COMMIT"]
     try:
         return subprocess.run(["git", "-C", REPO, "rev-parse", "--short=12", "HEAD"], capture_output=True,
                               text=True, timeout=10).stdout.strip() or None
