@@ -352,7 +352,10 @@ def parent_main(a):
             shapes_out.append(rec)
         write_outputs(a, env, shapes_out, probe, time.time() - t_start)
     write_outputs(a, env, shapes_out, probe, time.time() - t_start)
-    print(open(os.path.join(a.out, "glr-vs-fla.md")).read())
+    md = open(os.path.join(a.out, "glr-vs-fla.md")).read()
+    print(md)
+    print("---- the table again (the device tool returns the end of the output) ----")
+    print("\n".join(l for l in md.splitlines() if l.startswith("|")))
     print(f"wrote {os.path.join(a.out, 'glr-vs-fla.json')} and glr-vs-fla.md in {time.time() - t_start:.0f} s"
           f"{' [DRY RUN: FAKE timings]' if a.dry_run else ''}")
     return 0

@@ -73,7 +73,7 @@ lib=$repo/build/glr_torch_bench/lib
   t0=$SECONDS
   note "glr_torch: building (python/glr_torch/setup.py, GLR_TORCH_ARCH=${GLR_TORCH_ARCH:-90a})"
   if (cd python/glr_torch && MAX_JOBS=$(nproc) GLR_TORCH_ARCH=${GLR_TORCH_ARCH:-90a} \
-        timeout $(( $(left) - 60 )) "$py" setup.py build --build-base "$repo/build/glr_torch_bench/tmp" \
+        timeout $(( $(left) > 120 ? $(left) - 60 : 60 )) "$py" setup.py build --build-base "$repo/build/glr_torch_bench/tmp" \
         --build-lib "$lib") > "$out/logs/glr_torch_build.txt" 2>&1 && ls "$lib"/glr_torch/_C*.so > /dev/null 2>&1; then
     note "glr_torch: built in $((SECONDS - t0)) s ($(ls "$lib"/glr_torch/_C*.so))"
     echo 0 > "$out/logs/glr_torch_build.rc"
@@ -120,6 +120,10 @@ fi
 
 # ---- the benchmark ----
 budget=$(( $(left) - 10 ))
+if [ $budget -lt 30 ]; then
+  note "RESULT: no time left for the benchmark ($budget s): run 'device_bench.sh --prepare' and then the benchmark in a second call"
+  exit 1
+fi
 probe=()
 [ -f "$out/simple_gla_probe.json" ] && probe=(--simple-gla-probe "$out/simple_gla_probe.json")
 note "benchmark: $bench --out $out ${args[*]} (deadline $budget s)"
