@@ -18,11 +18,11 @@ def parse_controls(backend):
         text = re.sub(r"#.*", "", lst.read_text())
         for body in re.findall(r"kcv_control\s*\((.*?)\)", text, re.S):
             words = shlex.split(body.replace("${CONTROL_DIR}", str(lst.parent)))
-            c, key = {"FAILS": [], "ARGS": [], "BACKEND": "cpu"}, None
+            c, key = {"FAILS": [], "PASSES": [], "ARGS": [], "BACKEND": "cpu"}, None
             for w in words:
-                if w in ("NAME", "OP", "CANDIDATE", "EXPECT", "FAILS", "BACKEND", "ARGS"):
+                if w in ("NAME", "OP", "CANDIDATE", "EXPECT", "FAILS", "PASSES", "BACKEND", "ARGS"):
                     key = w
-                elif key in ("FAILS", "ARGS"):
+                elif key in ("FAILS", "PASSES", "ARGS"):
                     c[key].append(w)
                 elif key:
                     c[key] = w
@@ -46,7 +46,8 @@ def run_one(kcv, backend, c, timeout):
         failing = [g["id"] + ("" if g["verdict"] == "FAIL" else f" ({g['verdict']})")
                    for g in r["gates"] if g["verdict"] != "PASS"]
         by_id = {g["id"]: g["verdict"] for g in r["gates"]}
-        ok = r["verdict"] == c["EXPECT"] and all(by_id.get(g) not in ("PASS", "SKIPPED", None) for g in c["FAILS"])
+        ok = (r["verdict"] == c["EXPECT"] and all(by_id.get(g) not in ("PASS", "SKIPPED", None) for g in c["FAILS"])
+              and all(by_id.get(g) == "PASS" for g in c["PASSES"]))
         gate_s = sum(g["seconds"] for g in r["gates"])
         return dict(c, verdict=r["verdict"], failing=failing, gate_s=gate_s, wall=wall, ok=ok,
                     note=[f"{g['id']}: {g['evidence'][:160]}" for g in r["gates"] if g["verdict"] != "PASS"][:1])
@@ -70,6 +71,7 @@ def main():
              "|---|---|---|---|---|---|---|"]
     for r in results:
         exp = r["EXPECT"] + (f" ({', '.join(r['FAILS'])})" if r["FAILS"] else "")
+        exp += f"; passes {', '.join(r['PASSES'])}" if r["PASSES"] else ""
         lines.append(f"| {r['NAME']} | {exp} | {r['verdict']} | {', '.join(r['failing']) or '-'} | "
                      f"{r['gate_s']:.1f} | {r['wall']:.1f} | {'as expected' if r['ok'] else '**unexpected**'} |")
     bad = [r for r in results if not r["ok"]]
