@@ -36,6 +36,18 @@ struct CallSpec {
   bool concurrent_with_next = false;   // cpu: this call and the next run at once on two threads
   bool writer_kernel = false;          // cuda: a kernel on the caller's stream writes the inputs just before
   bool background_load = false;        // cuda: a load kernel on another stream runs during the call
+  /// How production calls (issue 26; gates/common.hpp, vary_calling). cuda: the candidate gets the
+  /// null stream handle (the legacy default stream) instead of kcv's own non-blocking stream; the
+  /// writer kernel, when there is one, runs on it too.
+  bool null_stream = false;
+  /// cuda: every buffer of the call is its own cudaMalloc of exactly its span: no guard bands (their
+  /// guard reports say intact), nothing that tells it from a plain allocation; compute-sanitizer
+  /// memcheck sees an access one element past it as out of bounds.
+  bool exact_buffers = false;
+  /// A long run: before this call the worker makes this many unjudged calls of it (same buffers,
+  /// same inputs, same stream; none synchronized on its own), then uploads the inputs and the
+  /// output poison again and makes the call that comes back. One worker makes them all.
+  int64_t calls_before = 0;
   /// Large tier (shapes gate, cuda): the tensors carry shape and strides but no storage; input k
   /// holds protocol::large_tier_value(large_seed + k, i), outputs are poisoned on the device, and
   /// only the logical output indices in samples (plus every guard band) come back.
@@ -49,6 +61,8 @@ struct WorkerOptions {
   int threads = 0;         // OMP_NUM_THREADS etc. for the candidate; 0 = the machine's cores
   bool sanitized = false;  // sanitizer build of the candidate (cpu) / compute-sanitizer (cuda)
   std::string sanitizer_tool;  // cuda: memcheck, racecheck, initcheck, synccheck
+  /// Cases of different tags never share a worker (a long run counts its calls from the first).
+  int tag = 0;
   bool operator==(const WorkerOptions&) const = default;
 };
 

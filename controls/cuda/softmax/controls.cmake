@@ -28,3 +28,13 @@ kcv_control(NAME softmax.zeroes_inputs OP softmax CANDIDATE ${CONTROL_DIR}/softm
             FAILS inputs_intact BACKEND cuda)
 kcv_control(NAME softmax.own_stream OP softmax CANDIDATE ${CONTROL_DIR}/softmax_own_stream.cu EXPECT FAIL
             FAILS concurrency BACKEND cuda)
+# Production's way of calling (issue 26): the null stream handle, exact-size buffers of their own,
+# thousands of calls in one process.
+kcv_control(NAME softmax.null_stream_only OP softmax CANDIDATE ${CONTROL_DIR}/softmax_null_stream_only.cu
+            EXPECT FAIL FAILS numerics values BACKEND cuda)
+kcv_control(NAME softmax.allocation_probe OP softmax CANDIDATE ${CONTROL_DIR}/softmax_allocation_probe.cu
+            EXPECT FAIL FAILS numerics values BACKEND cuda)
+kcv_control(NAME softmax.call_count_bomb OP softmax CANDIDATE ${CONTROL_DIR}/softmax_call_count_bomb.cu
+            EXPECT FAIL FAILS stateless BACKEND cuda)
+kcv_control(NAME softmax.overread OP softmax CANDIDATE ${CONTROL_DIR}/softmax_overread.cu EXPECT FAIL
+            FAILS sanitizer BACKEND cuda)

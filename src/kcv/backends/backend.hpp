@@ -18,6 +18,7 @@ struct DeviceBuffer {
   void* data = nullptr;
   int64_t span = 0;        // bytes
   bool is_input = false;   // inputs: cpu ends them flush against an inaccessible page
+  bool exact = false;      // cuda: an allocation of exactly span bytes, no guard bands (CallSpec::exact_buffers)
   void* base = nullptr;    // backend bookkeeping
   std::size_t reserved = 0;
 };
@@ -27,11 +28,14 @@ using kcv_run_fn = int (*)(const kcv_call*);
 class WorkerBackend {
  public:
   virtual ~WorkerBackend() = default;
-  virtual DeviceBuffer allocate(int64_t span, bool is_input) = 0;
+  /// exact: an allocation of its own of exactly span bytes, without guard bands (cuda; the cpu
+  /// backend always guards).
+  virtual DeviceBuffer allocate(int64_t span, bool is_input, bool exact) = 0;
   virtual void release(DeviceBuffer& b) = 0;
-  /// Writes the span from host bytes (src) and refreshes both guard bands.
+  /// Writes the span from host bytes (src) and refreshes both guard bands (none for exact buffers).
   virtual void upload(DeviceBuffer& b, const void* src, uint64_t canary_key) = 0;
-  /// Copies [guard][span] (+[guard] for outputs) to host memory dst.
+  /// Copies [guard][span] (+[guard] for outputs) to host memory dst; an exact buffer only its span,
+  /// to dst + kGuardBytes.
   virtual void snapshot(const DeviceBuffer& b, void* dst) = 0;
   /// Large tier: the span (contiguous f32) set to protocol::large_tier_value(seed, i); guards refreshed.
   virtual void generate(DeviceBuffer& b, uint64_t seed, uint64_t canary_key) = 0;
@@ -49,6 +53,9 @@ class WorkerBackend {
   virtual void start_background_load() {}
   /// The stream handed to the candidate (NULL on cpu).
   virtual void* stream() = 0;
+  /// cuda: until told otherwise, stream() is the null handle (the legacy default stream), and
+  /// upload_through_stream and synchronize(true) use that stream. cpu: nothing to do.
+  virtual void use_null_stream(bool) {}
   /// Waits for the candidate's work: on stream() only (stream_only), or on the whole device.
   virtual void synchronize(bool stream_only) = 0;
   /// A device error that outlives the call (illegal address, trap): the worker must end. Empty if none.

@@ -65,6 +65,56 @@ CasePlan single_call_plan(std::string label, const Contract& contract, Bindings 
           2 * bytes};
 }
 
+Calling calling_for(const GateContext& ctx, uint64_t seed, int64_t i, int64_t n) {
+  if (ctx.backend != "cuda") return Calling::kcv;
+  // NOTES: seeded, so which cases call which way cannot be learnt from one run; with few cases
+  // kcv's own way is left out (every other case of the run has it).
+  const auto r = static_cast<int64_t>(seed % 12);
+  if (n >= 4) return static_cast<Calling>((i + r) % 4);
+  return static_cast<Calling>(1 + (i + r) % 3);
+}
+
+void call_as(Case& c, Calling how) {
+  if (how == Calling::kcv) return;
+  const bool null = how == Calling::null_stream || how == Calling::null_stream_exact_buffers;
+  const bool exact = how == Calling::exact_buffers || how == Calling::null_stream_exact_buffers;
+  bool any = false;
+  for (CallSpec& call : c.calls) {
+    if (call.large) continue;
+    call.null_stream = null;
+    call.exact_buffers = exact;
+    any = true;
+  }
+  if (!any) return;
+  c.label += null && exact ? " [null stream, exact buffers]" : null ? " [null stream]" : " [exact buffers]";
+}
+
+void vary_calling(const GateContext& ctx, uint64_t seed, std::vector<Case>& cases) {
+  const auto n = static_cast<int64_t>(cases.size());
+  for (int64_t i = 0; i < n; ++i) call_as(cases[static_cast<std::size_t>(i)], calling_for(ctx, seed, i, n));
+}
+
+std::vector<CasePlan> vary_calling(const GateContext& ctx, uint64_t seed, std::vector<CasePlan> plans) {
+  const auto n = static_cast<int64_t>(plans.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const Calling how = calling_for(ctx, seed, i, n);
+    if (how == Calling::kcv) continue;
+    CasePlan& p = plans[static_cast<std::size_t>(i)];
+    p.make = [make = std::move(p.make), how] {
+      Case c = make();
+      call_as(c, how);
+      return c;
+    };
+    // The plan's label is the made case's (call_as appends the same words).
+    Case probe;
+    probe.calls.emplace_back();
+    probe.label = p.label;
+    call_as(probe, how);
+    p.label = probe.label;
+  }
+  return plans;
+}
+
 std::vector<int64_t> boundary_sizes(const SymbolSpec& s) {
   // NOTES: 1 and 2; primes; 2^k-1 and 2^k+1; sizes divisible by 4 but not 8, 8 not 16, ...,
   // 64 not 128 — so that every tile width up to 128 leaves a tail somewhere.

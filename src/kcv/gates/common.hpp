@@ -39,6 +39,24 @@ Case single_call_case(std::string label, const Contract& contract, const Binding
 CasePlan single_call_plan(std::string label, const Contract& contract, Bindings b, uint64_t seed, int64_t index,
                           std::string kind = "normal");
 
+/// How a case calls the candidate (issue 26). kcv's own setting is a non-blocking stream of its
+/// own and buffers inside guard bands; a production caller passes the null stream handle (the
+/// legacy default stream) and buffers from plain allocations of their own size. cuda only.
+enum class Calling { kcv, null_stream, exact_buffers, null_stream_exact_buffers };
+
+/// The calling of case i of n, from the seed: with four cases or more every way appears (a seeded
+/// rotation), with fewer only production's ways. Calling::kcv off cuda.
+Calling calling_for(const GateContext& ctx, uint64_t seed, int64_t i, int64_t n);
+
+/// Every call of c (large-tier calls aside: they stay guarded, on kcv's stream) made that way,
+/// plain twins included; the label says how.
+void call_as(Case& c, Calling how);
+
+/// Each case i of n set to calling_for(ctx, seed, i, n): the gates that judge values (all but
+/// bounds, whose guards need kcv's buffers, and sanitizer, whose buffers are always exact).
+void vary_calling(const GateContext& ctx, uint64_t seed, std::vector<Case>& cases);
+std::vector<CasePlan> vary_calling(const GateContext& ctx, uint64_t seed, std::vector<CasePlan> plans);
+
 /// Every storage byte of t set to byte.
 void fill_bytes(HostTensor& t, std::byte byte);
 

@@ -1,6 +1,7 @@
 // Gate 11 `concurrency`. cpu: two host threads call at once on disjoint buffers; both results
 // must be right. cuda: a writer kernel on the caller's stream fills the inputs right before the
-// call; the result must reflect them and be complete once that stream is synchronized.
+// call; the result must reflect them and be complete once that stream is synchronized. Some rounds
+// hand over the null stream handle (the writer on the legacy default stream) and exact buffers.
 #include <fmt/format.h>
 
 #include "kcv/gates/common.hpp"
@@ -37,6 +38,10 @@ class ConcurrencyGate final : public Gate {
       for (std::size_t k = 0, n = c.calls.size(); k < n; ++k) add_plain_twin(c, k);
       out.push_back(std::move(c));
     }
+    // NOTES: cuda: on the null stream too (issue 26). The writer kernel then runs on the legacy
+    // default stream and only that stream is synchronized before the snapshot: work the candidate
+    // put on a non-blocking stream of its own is as unordered there as beside kcv's stream.
+    vary_calling(ctx, seed, out);
     return out;
   }
 

@@ -25,6 +25,7 @@ class CoverageGate final : public Gate {
       for (auto& t : second.outputs) fill_bytes(t, kPoisonFinite);
       c.calls.push_back(std::move(second));
     }
+    vary_calling(ctx, seed, out);
     return out;
   }
 

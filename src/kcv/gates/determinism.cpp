@@ -55,6 +55,7 @@ class DeterminismGate final : public Gate {
         out.push_back(std::move(c));
       }
     }
+    vary_calling(ctx, seed, out);
     return out;
   }
 

@@ -19,7 +19,9 @@ class InputsIntactGate final : public Gate {
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
     if (ctx.contract.inplace_allowed) return {};
-    return one_call_per_shape(ctx.contract, nominal_and_uniform(ctx.contract, {1, 7, 127}), seed);
+    std::vector<Case> out = one_call_per_shape(ctx.contract, nominal_and_uniform(ctx.contract, {1, 7, 127}), seed);
+    vary_calling(ctx, seed, out);
+    return out;
   }
 
   std::string skip_reason(const GateContext&) const override { return "the contract allows in-place use of inputs"; }

@@ -74,6 +74,7 @@ class LayoutGate final : public Gate {
     std::vector<std::pair<std::size_t, Variant>> all;
     for (std::size_t in = 0; in < k.inputs.size(); ++in) all.push_back({in, Variant::padded});
     add("every input padded and offset", all);
+    vary_calling(ctx, seed, out);
     return out;
   }
 

@@ -45,6 +45,7 @@ class NonfiniteGate final : public Gate {
           out.push_back(std::move(c));
         }
     }
+    vary_calling(ctx, seed, out);
     return out;
   }
 

@@ -18,7 +18,7 @@ class NumericsGate final : public Gate {
     const Bindings b = ctx.contract.nominal();
     for (int64_t i = 0; i < kSeeds; ++i)
       out.push_back(single_call_plan(fmt::format("{} seed {}", bindings_string(b), i), ctx.contract, b, seed, i));
-    return out;
+    return vary_calling(ctx, seed, std::move(out));
   }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override { return make_all(plan(ctx, seed)); }

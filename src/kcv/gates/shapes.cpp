@@ -22,7 +22,7 @@ class ShapesGate final : public Gate {
       if (ctx.contract.valid(b)) shapes.push_back(b);
     for (int64_t v : {1, 3, 7, 13, 127})
       if (auto b = uniform_shape(ctx.contract, v)) shapes.push_back(*b);
-    std::vector<CasePlan> out = one_call_per_shape_plans(ctx.contract, shapes, seed);
+    std::vector<CasePlan> out = vary_calling(ctx, seed, one_call_per_shape_plans(ctx.contract, shapes, seed));
     // NOTES: the large tier (element indices past 2^31) needs device memory: cuda only, and only
     // for contracts that can judge a sampled element from a small sub-problem. Its tensors carry
     // no storage, so it is made at once.

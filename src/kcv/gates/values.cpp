@@ -21,7 +21,7 @@ class ValuesGate final : public Gate {
     std::vector<CasePlan> out;
     for (const auto& kind : kinds)
       out.push_back(single_call_plan(kind, ctx.contract, b, seed, static_cast<int64_t>(out.size()), kind));
-    return out;
+    return vary_calling(ctx, seed, std::move(out));
   }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override { return make_all(plan(ctx, seed)); }

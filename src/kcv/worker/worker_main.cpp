@@ -142,6 +142,9 @@ struct Call {
   bool concurrent_with_next = false;
   bool writer_kernel = false;
   bool background_load = false;
+  bool null_stream = false;     // the candidate gets the null stream handle (cuda)
+  bool exact = false;           // every buffer allocated at exactly its span (cuda)
+  int64_t calls_before = 0;     // unjudged calls made right before this one (a long run)
   std::vector<Arg> inputs, outputs;
   std::vector<double> scalars;
   std::vector<kcv::DeviceBuffer> in_buf, out_buf;
@@ -196,6 +199,10 @@ int main() {
     calls[i].concurrent_with_next = c.at("concurrent_with_next").get<bool>();
     calls[i].writer_kernel = c.value("writer_kernel", false);
     calls[i].background_load = c.value("background_load", false);
+    calls[i].null_stream = c.value("null_stream", false);
+    calls[i].exact = c.value("exact", false);
+    calls[i].calls_before = c.value("calls_before", int64_t{0});
+    if (calls[i].calls_before < 0) fatal("bad calls_before in plan");
     calls[i].scalars = c.at("scalars").get<std::vector<double>>();
     for (const auto& t : c.at("inputs")) calls[i].inputs.push_back(parse_arg(t));
     for (const auto& t : c.at("outputs")) calls[i].outputs.push_back(parse_arg(t));
@@ -244,7 +251,7 @@ int main() {
                     bool is_input, const std::vector<kcv::DeviceBuffer>* reuse) {
       bufs.clear(); ts.clear();
       for (std::size_t a = 0; a < args.size(); ++a) {
-        kcv::DeviceBuffer b = reuse ? (*reuse)[a] : backend->allocate(args[a].span, is_input);
+        kcv::DeviceBuffer b = reuse ? (*reuse)[a] : backend->allocate(args[a].span, is_input, c.exact);
         if (!reuse) live.push_back(b);
         remember(b, static_cast<int>(i), static_cast<int>(a), is_input);
         if (args[a].generated) backend->generate(b, args[a].gen_seed, key);
@@ -258,6 +265,7 @@ int main() {
       }
     };
     const Call* r = c.reuse >= 0 ? &calls[static_cast<std::size_t>(c.reuse)] : nullptr;
+    backend->use_null_stream(c.null_stream);  // before the uploads: a writer kernel goes there too
     bind(c.inputs, c.in_buf, c.in_t, true, r ? &r->in_buf : nullptr);
     bind(c.outputs, c.out_buf, c.out_t, false, r ? &r->out_buf : nullptr);
     std::memset(c.error, 0, sizeof c.error);
@@ -273,7 +281,32 @@ int main() {
     c.call.error = c.error;
     c.call.error_len = static_cast<int32_t>(sizeof c.error - 1);
   };
+  // The values of a call's buffers once more, as prepare uploaded them (after a long run's
+  // unjudged calls: the judged call starts from its own inputs and poisoned outputs).
+  auto upload_again = [&](Call& c) {
+    auto again = [&](const std::vector<Arg>& args, std::vector<kcv::DeviceBuffer>& bufs) {
+      for (std::size_t a = 0; a < args.size(); ++a) {
+        if (args[a].generated) backend->generate(bufs[a], args[a].gen_seed, key);
+        else if (args[a].fill >= 0) backend->fill(bufs[a], static_cast<unsigned char>(args[a].fill), key);
+        else backend->upload(bufs[a], shm + args[a].src, key);
+      }
+    };
+    again(c.inputs, c.in_buf);
+    again(c.outputs, c.out_buf);
+  };
   auto invoke = [&](Call& c) {
+    if (c.calls_before > 0) {
+      // NOTES: a long run, as a production caller makes it: call after call on one stream,
+      // nothing synchronized in between; only the call after them comes back.
+      for (int64_t k = 0; k < c.calls_before; ++k) (void)run(&c.call);
+      backend->synchronize(false);
+      if (std::string e = backend->device_error(); !e.empty()) {
+        emit("fault device " + proto::hex_encode(e));
+        _exit(1);
+      }
+      upload_again(c);
+      std::memset(c.error, 0, sizeof c.error);
+    }
     if (c.background_load) backend->start_background_load();
     const auto t0 = std::chrono::steady_clock::now();
     c.rc = run(&c.call);

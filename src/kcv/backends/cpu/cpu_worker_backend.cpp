@@ -21,7 +21,7 @@ std::size_t round_up(std::size_t x, std::size_t m) { return (x + m - 1) / m * m;
 
 class CpuWorkerBackend final : public WorkerBackend {
  public:
-  DeviceBuffer allocate(int64_t span, bool is_input) override {
+  DeviceBuffer allocate(int64_t span, bool is_input, bool /*exact: cuda only*/) override {
     const std::size_t page = page_size(), guard = protocol::kGuardBytes;
     DeviceBuffer b;
     b.span = span;

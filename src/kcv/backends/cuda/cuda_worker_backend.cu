@@ -1,7 +1,10 @@
 // cuda backend (worker side). Every buffer is one cudaMalloc: [canary 4 KiB][span][canary 4 KiB],
-// canaries written from the host on every upload and read back with the span in every snapshot.
-// The candidate gets a stream created with cudaStreamNonBlocking: work it puts on the legacy
-// default stream or on a stream of its own is not ordered after our writer kernel (gate 11).
+// canaries written from the host on every upload and read back with the span in every snapshot;
+// or, for calls made as production makes them (CallSpec::exact_buffers), a cudaMalloc of exactly
+// the span, nothing around it. The candidate gets a stream created with cudaStreamNonBlocking
+// (work it puts on the legacy default stream or on a stream of its own is not ordered after our
+// writer kernel, gate 11), or the null handle (CallSpec::null_stream): then the writer kernel and
+// the stream-only synchronize use the legacy default stream.
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -56,10 +59,20 @@ class CudaWorkerBackend final : public WorkerBackend {
     KCV_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, 0));
   }
 
-  DeviceBuffer allocate(int64_t span, bool is_input) override {
+  DeviceBuffer allocate(int64_t span, bool is_input, bool exact) override {
     DeviceBuffer b;
     b.span = span;
     b.is_input = is_input;
+    if (exact) {
+      // NOTES: what a plain caller's cudaMalloc gives: cuMemGetAddressRange reports this very
+      // pointer and size, and memcheck's bounds are the span's.
+      void* p = nullptr;
+      if (span > 0) KCV_CUDA_CHECK(cudaMalloc(&p, static_cast<std::size_t>(span)));
+      b.exact = true;
+      b.base = b.data = p;
+      b.reserved = static_cast<std::size_t>(span);
+      return b;
+    }
     b.reserved = static_cast<std::size_t>(protocol::snapshot_bytes(span));
     void* p = nullptr;
     KCV_CUDA_CHECK(cudaMalloc(&p, b.reserved));
@@ -74,6 +87,10 @@ class CudaWorkerBackend final : public WorkerBackend {
   }
 
   void upload(DeviceBuffer& b, const void* src, uint64_t key) override {
+    if (b.exact) {
+      if (b.span > 0) copy_in(b.data, src, static_cast<std::size_t>(b.span));
+      return;
+    }
     std::vector<unsigned char> host = guarded_image(b, src, key);
     copy_in(b.base, host.data(), host.size());
   }
@@ -96,8 +113,10 @@ class CudaWorkerBackend final : public WorkerBackend {
     const int64_t g = protocol::kGuardBytes;
     auto* out = static_cast<unsigned char*>(dst);
     const auto* data = static_cast<const unsigned char*>(b.data);
-    KCV_CUDA_CHECK(cudaMemcpyAsync(out, data - g, static_cast<std::size_t>(g), cudaMemcpyDeviceToHost, copy_));
-    KCV_CUDA_CHECK(cudaMemcpyAsync(out + g, data + b.span, static_cast<std::size_t>(g), cudaMemcpyDeviceToHost, copy_));
+    if (!b.exact) {
+      KCV_CUDA_CHECK(cudaMemcpyAsync(out, data - g, static_cast<std::size_t>(g), cudaMemcpyDeviceToHost, copy_));
+      KCV_CUDA_CHECK(cudaMemcpyAsync(out + g, data + b.span, static_cast<std::size_t>(g), cudaMemcpyDeviceToHost, copy_));
+    }
     for (std::size_t k = 0; k < offsets.size(); ++k)
       KCV_CUDA_CHECK(cudaMemcpyAsync(out + 2 * g + static_cast<int64_t>(k) * elem_size, data + offsets[k],
                                      static_cast<std::size_t>(elem_size), cudaMemcpyDeviceToHost, copy_));
@@ -113,9 +132,9 @@ class CudaWorkerBackend final : public WorkerBackend {
     KCV_CUDA_CHECK(cudaMalloc(&scratch, static_cast<std::size_t>(b.span) + 1));
     scratch_.push_back(scratch);
     copy_in(scratch, src, static_cast<std::size_t>(b.span));
-    spin_kernel<<<1, 1, 0, stream_>>>(kWriterDelayNs);
+    spin_kernel<<<1, 1, 0, current()>>>(kWriterDelayNs);
     KCV_CUDA_CHECK(cudaGetLastError());
-    KCV_CUDA_CHECK(cudaMemcpyAsync(b.data, scratch, static_cast<std::size_t>(b.span), cudaMemcpyDeviceToDevice, stream_));
+    KCV_CUDA_CHECK(cudaMemcpyAsync(b.data, scratch, static_cast<std::size_t>(b.span), cudaMemcpyDeviceToDevice, current()));
   }
 
   void start_background_load() override {
@@ -126,14 +145,19 @@ class CudaWorkerBackend final : public WorkerBackend {
   void snapshot(const DeviceBuffer& b, void* dst) override {
     // NOTES: on our own non-blocking stream, so the copy waits for nothing the candidate left
     // running elsewhere: unfinished work shows as unfinished.
-    KCV_CUDA_CHECK(cudaMemcpyAsync(dst, b.base, b.reserved, cudaMemcpyDeviceToHost, copy_));
+    void* to = b.exact ? static_cast<unsigned char*>(dst) + protocol::kGuardBytes : dst;
+    if (b.reserved > 0) KCV_CUDA_CHECK(cudaMemcpyAsync(to, b.base, b.reserved, cudaMemcpyDeviceToHost, copy_));
     KCV_CUDA_CHECK(cudaStreamSynchronize(copy_));
   }
 
-  void* stream() override { return stream_; }
+  void* stream() override { return null_stream_ ? nullptr : stream_; }
+
+  void use_null_stream(bool on) override { null_stream_ = on; }
 
   void synchronize(bool stream_only) override {
-    cudaError_t e = cudaStreamSynchronize(stream_);
+    // NOTES: the null handle's stream is the legacy default stream (cudaStreamLegacy): a
+    // candidate's work on a non-blocking stream of its own is not ordered before this wait.
+    cudaError_t e = cudaStreamSynchronize(current());
     if (e == cudaSuccess && !stream_only) e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
       error_ = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
@@ -157,7 +181,11 @@ class CudaWorkerBackend final : public WorkerBackend {
     return host;
   }
 
+  /// The stream the candidate's calls go to: ours, or the legacy default stream.
+  cudaStream_t current() const { return null_stream_ ? cudaStreamLegacy : stream_; }
+
   void refresh_guards(DeviceBuffer& b, uint64_t key) {
+    if (b.exact) return;
     const int64_t g = protocol::kGuardBytes;
     std::vector<unsigned char> pre(static_cast<std::size_t>(g)), post(static_cast<std::size_t>(g));
     for (int64_t i = 0; i < g; ++i) {
@@ -175,6 +203,7 @@ class CudaWorkerBackend final : public WorkerBackend {
 
   cudaStream_t stream_ = nullptr, copy_ = nullptr, load_ = nullptr;
   int sms_ = 1;
+  bool null_stream_ = false;
   std::vector<void*> scratch_;
   std::string error_;
 };
