@@ -48,7 +48,7 @@ inline constexpr int kMmaM = 128;     // tcgen05.mma M: row i of a chunk ↔ TME
 inline constexpr int kMmaK = 16;      // K of one kind::f16 MMA
 /// Registers per thread the kernel is known to use at least (tests/sm100 reads the cubin's count
 /// and fails if it is lower, which would make the register term below an under-estimate).
-inline constexpr int kRegsPerThreadFloor = 64;
+inline constexpr int kRegsPerThreadFloor = 48;
 
 /// One supported configuration. `alias` and `pdl_overlap` are the plan's two safety choices; they
 /// are fields so that the negative compile test can turn them off and see the bound fail.

@@ -1,0 +1,122 @@
+/// glr CUDA family, sm100 — the few tcgen05 / mbarrier instructions sm100_glr_bwd uses, as inline
+/// PTX, and the two descriptors an MMA takes. Everything that emits an instruction exists only in
+/// the sm_100a/sm_103a device pass (GLR_SM100_DEVICE); elsewhere these are never called (the
+/// dispatcher checks the device) and the kernel body is empty.
+///
+/// NOTES (unverified without a Blackwell GPU — see docs/blackwell.md): the descriptor encodings
+/// follow the PTX ISA's tables (shared-memory descriptor: start, LBO, SBO >> 4, version 1 at bit
+/// 46, no swizzle; instruction descriptor kind::f16: D f32 at bit 4, A/B format at bits 7/10,
+/// K-major, N >> 3 at bit 17, M >> 4 at bit 24); operands use the no-swizzle K-major canonical
+/// layout: 8-row × 16-byte core matrices, LBO = the step between core matrices along K, SBO = the
+/// step between 8-row groups.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 && \
+    (defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM103_ALL))
+#define GLR_SM100_DEVICE 1
+#endif
+
+namespace glr::cuda::sm100 {
+
+/// Byte offset of element (r, k) of a 16-bit operand tile with `kw` K elements per row, in the
+/// no-swizzle K-major canonical layout (core matrix: 8 rows × 8 elements, 128 contiguous bytes).
+__host__ __device__ constexpr int operand_offset(int r, int k, int kw) {
+  return (r / 8) * (kw / 8) * 128 + (k / 8) * 128 + (r % 8) * 16 + (k % 8) * 2;
+}
+/// LBO / SBO of such a tile: adjacent core matrices along K are 128 bytes apart, 8-row groups
+/// (kw / 8) · 128 bytes.
+__host__ __device__ constexpr uint32_t operand_lbo(int) { return 128; }
+__host__ __device__ constexpr uint32_t operand_sbo(int kw) { return uint32_t(kw / 8) * 128; }
+
+/// tcgen05 shared-memory matrix descriptor (no swizzle, base offset 0, version 1).
+__host__ __device__ constexpr uint64_t smem_desc(uint32_t smem_addr, uint32_t lbo, uint32_t sbo) {
+  return uint64_t((smem_addr & 0x3FFFFu) >> 4) | (uint64_t((lbo >> 4) & 0x3FFFu) << 16) |
+         (uint64_t((sbo >> 4) & 0x3FFFu) << 32) | (uint64_t(1) << 46);
+}
+
+/// tcgen05 instruction descriptor, kind::f16, dense: D f32, A and B bf16 (or f16), both K-major.
+__host__ __device__ constexpr uint32_t idesc_f16(bool bf16, int M, int N) {
+  const uint32_t ab = bf16 ? 1u : 0u;
+  return (1u << 4) | (ab << 7) | (ab << 10) | (uint32_t(N >> 3) << 17) | (uint32_t(M >> 4) << 24);
+}
+
+#if defined(GLR_SM100_DEVICE)
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+/// Whole warp: allocate `ncols` TMEM columns; the address lands in shared memory at `dst`.
+__device__ __forceinline__ void tmem_alloc(uint32_t dst, uint32_t ncols) {
+  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" ::"r"(dst), "r"(ncols)
+               : "memory");
+}
+/// Whole warp: this CTA allocates no more (lets blocked allocators of other CTAs proceed).
+__device__ __forceinline__ void tmem_relinquish() {
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
+}
+/// Whole warp (the one that allocated): free the columns.
+__device__ __forceinline__ void tmem_dealloc(uint32_t taddr, uint32_t ncols) {
+  asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" ::"r"(taddr), "r"(ncols) : "memory");
+}
+__device__ __forceinline__ void fence_before_sync() {
+  asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
+}
+__device__ __forceinline__ void fence_after_sync() {
+  asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+}
+/// Generic-proxy writes to shared memory become visible to the tensor core (async proxy).
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+/// One thread: D[tmem] (+)= A[smem] · B[smem]ᵀ, kind::f16, fp32 accumulate.
+__device__ __forceinline__ void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                                        bool accumulate) {
+  asm volatile(
+      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t"
+      "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n\t}" ::"r"(d_tmem),
+      "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(uint32_t(accumulate))
+      : "memory");
+}
+/// One thread: the mbarrier gets one arrival when every MMA this thread issued has completed.
+__device__ __forceinline__ void mma_commit(uint32_t mbar) {
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(mbar)
+               : "memory");
+}
+/// Whole warp: 16 consecutive 32-bit columns of this thread's lane (32x32b shape).
+__device__ __forceinline__ void tmem_ld16(uint32_t taddr, float (&v)[16]) {
+  uint32_t r[16];
+  asm volatile(
+      "tcgen05.ld.sync.aligned.32x32b.x16.b32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, "
+      "%14, %15}, [%16];"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]),
+        "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15])
+      : "r"(taddr)
+      : "memory");
+  asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
+#pragma unroll
+  for (int i = 0; i < 16; ++i) v[i] = __uint_as_float(r[i]);
+}
+
+__device__ __forceinline__ void mbar_init(uint32_t mbar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(mbar), "r"(count) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t mbar, uint32_t parity) {
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "WAIT_%=:\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
+      "@!done bra WAIT_%=;\n\t}" ::"r"(mbar),
+      "r"(parity)
+      : "memory");
+}
+/// Waits for the grid this one depends on (programmatic dependent launch); a no-op otherwise.
+__device__ __forceinline__ void griddep_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
+#endif  // GLR_SM100_DEVICE
+
+}  // namespace glr::cuda::sm100
