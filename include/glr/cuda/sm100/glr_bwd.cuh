@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(kThreads) sm100_glr_bwd_chunks(Args<float> a, 
       const int i = warp * 32 + lane;
       for (int j0 = 0; j0 < tm.chunk; j0 += 16) {
         float r[16];
-        tmem_ld16(tmem + (uint32_t(warp * 32) << 16) + col + uint32_t(j0), r);
+        tmem_ld16(tmem_addr(tmem, warp * 32, int(col) + j0), r);
 #pragma unroll
         for (int u = 0; u < 16; ++u) put(i, j0 + u, r[u]);
       }
@@ -191,9 +191,8 @@ __global__ void __launch_bounds__(kThreads) sm100_glr_bwd_chunks(Args<float> a, 
         fence_after_sync();
         const uint32_t ad = smem_u32(dOb), bd = smem_u32(vb);
         for (int kk = 0; kk < kVTile / kMmaK; ++kk)
-          mma_f16(tmem + dv_col, smem_desc(ad + kk * 2 * operand_lbo(kVTile), operand_lbo(kVTile), operand_sbo(kVTile)),
-                  smem_desc(bd + kk * 2 * operand_lbo(kVTile), operand_lbo(kVTile), operand_sbo(kVTile)), idesc,
-                  kk > 0);
+          mma_f16(tmem + dv_col, smem_desc(operand_k16(ad, kk), operand_lbo(kVTile), operand_sbo(kVTile)),
+                  smem_desc(operand_k16(bd, kk), operand_lbo(kVTile), operand_sbo(kVTile)), idesc, kk > 0);
         mma_commit(mbar);
       }
       mbar_wait(mbar, phase);
@@ -238,9 +237,8 @@ __global__ void __launch_bounds__(kThreads) sm100_glr_bwd_chunks(Args<float> a, 
           fence_after_sync();
           const uint32_t ad = smem_u32(qb), bd = smem_u32(kb);
           for (int kk = 0; kk < kBK / kMmaK; ++kk)
-            mma_f16(tmem + a_col, smem_desc(ad + kk * 2 * operand_lbo(kBK), operand_lbo(kBK), operand_sbo(kBK)),
-                    smem_desc(bd + kk * 2 * operand_lbo(kBK), operand_lbo(kBK), operand_sbo(kBK)), idesc,
-                    x0 > 0 || kk > 0);
+            mma_f16(tmem + a_col, smem_desc(operand_k16(ad, kk), operand_lbo(kBK), operand_sbo(kBK)),
+                    smem_desc(operand_k16(bd, kk), operand_lbo(kBK), operand_sbo(kBK)), idesc, x0 > 0 || kk > 0);
           mma_commit(mbar);
         }
         auto bat = [&](int i, int x) -> Acc { return VEC ? bs[i * kBK + x] : bs[i]; };

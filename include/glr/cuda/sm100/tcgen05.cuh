@@ -3,17 +3,14 @@
 /// the sm_100a/sm_103a device pass (GLR_SM100_DEVICE); elsewhere these are never called (the
 /// dispatcher checks the device) and the kernel body is empty.
 ///
-/// NOTES (unverified without a Blackwell GPU — see docs/blackwell.md): the descriptor encodings
-/// follow the PTX ISA's tables (shared-memory descriptor: start, LBO, SBO >> 4, version 1 at bit
-/// 46, no swizzle; instruction descriptor kind::f16: D f32 at bit 4, A/B format at bits 7/10,
-/// K-major, N >> 3 at bit 17, M >> 4 at bit 24); operands use the no-swizzle K-major canonical
-/// layout: 8-row × 16-byte core matrices, LBO = the step between core matrices along K, SBO = the
-/// step between 8-row groups.
+/// The descriptors and the operand layout: umma_desc.hpp (unverified without a Blackwell GPU).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+
+#include "glr/cuda/sm100/umma_desc.hpp"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 && \
     (defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM103_ALL))
@@ -21,28 +18,6 @@
 #endif
 
 namespace glr::cuda::sm100 {
-
-/// Byte offset of element (r, k) of a 16-bit operand tile with `kw` K elements per row, in the
-/// no-swizzle K-major canonical layout (core matrix: 8 rows × 8 elements, 128 contiguous bytes).
-__host__ __device__ constexpr int operand_offset(int r, int k, int kw) {
-  return (r / 8) * (kw / 8) * 128 + (k / 8) * 128 + (r % 8) * 16 + (k % 8) * 2;
-}
-/// LBO / SBO of such a tile: adjacent core matrices along K are 128 bytes apart, 8-row groups
-/// (kw / 8) · 128 bytes.
-__host__ __device__ constexpr uint32_t operand_lbo(int) { return 128; }
-__host__ __device__ constexpr uint32_t operand_sbo(int kw) { return uint32_t(kw / 8) * 128; }
-
-/// tcgen05 shared-memory matrix descriptor (no swizzle, base offset 0, version 1).
-__host__ __device__ constexpr uint64_t smem_desc(uint32_t smem_addr, uint32_t lbo, uint32_t sbo) {
-  return uint64_t((smem_addr & 0x3FFFFu) >> 4) | (uint64_t((lbo >> 4) & 0x3FFFu) << 16) |
-         (uint64_t((sbo >> 4) & 0x3FFFu) << 32) | (uint64_t(1) << 46);
-}
-
-/// tcgen05 instruction descriptor, kind::f16, dense: D f32, A and B bf16 (or f16), both K-major.
-__host__ __device__ constexpr uint32_t idesc_f16(bool bf16, int M, int N) {
-  const uint32_t ab = bf16 ? 1u : 0u;
-  return (1u << 4) | (ab << 7) | (ab << 10) | (uint32_t(N >> 3) << 17) | (uint32_t(M >> 4) << 24);
-}
 
 #if defined(GLR_SM100_DEVICE)
 
