@@ -8,9 +8,9 @@ in every sm100_glr_bwd_chunks entry, the TMEM lifecycle the plan (tmem_plan.hpp)
   after the last MMA and load, preceded by a tcgen05.fence::before_thread_sync and a CTA barrier;
 
 ptxas's register count of each entry must be at least the plan's kRegsPerThreadFloor (else the
-plan's register term over-states nothing but under-counts residency); the cubin must name every
-entry; and the sm_90a PTX of the same source must hold no tcgen05 instruction (the kernel compiles
-to nothing there). --self-test breaks copies of the real PTX one way each and requires the check
+plan's register term would over-state how few CTAs fit, i.e. under-count residency); the cubin
+must name every entry; and the sm_90a PTX of the same source must hold no tcgen05 instruction (the
+kernel is a trap there). --self-test breaks copies of the real PTX one way each and requires the check
 to reject every one, so the check cannot pass vacuously.
 
 Usage: check_binary.py --ptx100 F --ptxas100 F --cubin100 F --ptx90 F --plan tmem_plan.hpp [--self-test]

@@ -21,8 +21,9 @@
 ///
 /// NOTES: rows of a chunk map to TMEM lanes 0..63 (M = 128, data path layout D, rows ≥ the chunk
 /// are zero operands); warp w reads lanes 32w..32w+31, so warps 0 and 1 read the matrices.
-/// Compiled for sm_100a/sm_103a only (GLR_SM100_DEVICE); elsewhere the kernel body is empty and the
-/// dispatcher (runs_here) never launches it. Nothing here has executed: no Blackwell GPU.
+/// Compiled for sm_100a/sm_103a (and the sm_100f/sm_103f families) only (GLR_SM100_DEVICE);
+/// elsewhere the kernel body is a trap and the dispatcher (runs_here) never launches it.
+/// Nothing here has executed: no Blackwell GPU.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -344,6 +345,11 @@ __global__ void __launch_bounds__(kThreads) sm100_glr_bwd_chunks(Args<float> a, 
     fence_after_sync();
     tmem_dealloc(tmem, uint32_t(tm.alloc_columns));
   }
+#elif defined(__CUDA_ARCH__)
+  // A device pass without tcgen05 (sm_90a, or plain sm_100 without the arch-specific features):
+  // the dispatcher never launches this there; if it ever is, fail loudly rather than return with
+  // dv, dq, dk unwritten.
+  __trap();
 #endif  // GLR_SM100_DEVICE
 }
 

@@ -1,7 +1,7 @@
 /// glr CUDA family, sm100 — the few tcgen05 / mbarrier instructions sm100_glr_bwd uses, as inline
-/// PTX, and the two descriptors an MMA takes. Everything that emits an instruction exists only in
-/// the sm_100a/sm_103a device pass (GLR_SM100_DEVICE); elsewhere these are never called (the
-/// dispatcher checks the device) and the kernel body is empty.
+/// PTX. Everything that emits an instruction exists only in the sm_100a/sm_103a (or family
+/// sm_100f/sm_103f) device pass (GLR_SM100_DEVICE); elsewhere none of it is compiled and the
+/// kernel's body is a trap (the dispatcher checks the device first).
 ///
 /// The descriptors and the operand layout: umma_desc.hpp (unverified without a Blackwell GPU).
 #pragma once
@@ -12,8 +12,10 @@
 
 #include "glr/cuda/sm100/umma_desc.hpp"
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 && \
-    (defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM103_ALL))
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 &&                                        \
+    (defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM103_ALL) ||              \
+     (defined(__CUDA_ARCH_FAMILY_SPECIFIC__) && (__CUDA_ARCH_FAMILY_SPECIFIC__ == 1000 ||       \
+                                                 __CUDA_ARCH_FAMILY_SPECIFIC__ == 1030)))
 #define GLR_SM100_DEVICE 1
 #endif
 
