@@ -8,6 +8,7 @@
 #include <string>
 
 #include "glr/cuda.hpp"
+#include "glr/cuda/sm100/glr_bwd.cuh"
 #include "glr/cuda/sm90/glr_bwd.cuh"
 #include "glr/cuda/sm90/glr_fwd.cuh"
 
@@ -63,6 +64,7 @@ inline Status backward(const BwdParams& p, cudaStream_t stream) {
                                           p.workspace_bytes);
       !st.ok())
     return st;
+  if (sm100::runs_here(p.shape)) return sm100::launch_bwd(p, stream);  // bf16/f16 on a 10.x device
   return sm90::launch_bwd(p, stream);
 }
 
