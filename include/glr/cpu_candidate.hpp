@@ -212,4 +212,39 @@ inline int candidate_bwd(const kcv_call* call, bool varlen) {
   }
 }
 
+/// The chunked forward / backward with policy Policy<true> for bf16 inputs, Policy<false> for f16
+/// (chosen from q's dtype) and plain fp32 for f32 inputs: TensorCore16 is a tensor-core kernel on
+/// the CPU (every MMA operand rounded once to the input dtype, fp32 accumulation and state).
+template <template <bool> class Policy>
+int candidate_fwd_with(const kcv_call* call, bool varlen) {
+  try {
+    Call c;
+    if (int rc = parse(call, false, varlen, c)) return rc;
+    switch (c.fwd.q.storage) {
+      case Storage::bf16: chunked_fwd<float, Policy<true>>(c.p, c.fwd, c.scale); break;
+      case Storage::f16: chunked_fwd<float, Policy<false>>(c.p, c.fwd, c.scale); break;
+      default: chunked_fwd<float>(c.p, c.fwd, c.scale); break;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    return refuse(call, "glr_fwd: %s", e.what());
+  }
+}
+
+template <template <bool> class Policy>
+int candidate_bwd_with(const kcv_call* call, bool varlen) {
+  try {
+    Call c;
+    if (int rc = parse(call, true, varlen, c)) return rc;
+    switch (c.bwd.q.storage) {
+      case Storage::bf16: chunked_bwd<float, Policy<true>>(c.p, c.bwd, c.scale); break;
+      case Storage::f16: chunked_bwd<float, Policy<false>>(c.p, c.bwd, c.scale); break;
+      default: chunked_bwd<float>(c.p, c.bwd, c.scale); break;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    return refuse(call, "glr_bwd: %s", e.what());
+  }
+}
+
 }  // namespace glr::cpu

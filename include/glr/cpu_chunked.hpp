@@ -23,8 +23,12 @@
 /// the chunk (FLA's form); it needs no per-step state.
 ///
 /// Policy P hooks the arithmetic so tests can model other hardware: mm(x) is applied to each
-/// operand of a matrix product (TF32 truncation), decay(z) computes exp(z) of a log-decay, fl(x)
-/// is applied to every product with a decay factor (fp32 underflow emulation in fp64).
+/// operand of a matrix product, intermediates included (A, do·vᵀ, q⊙exp(b), k⊙exp(b_last − b), the
+/// state and the state gradient as operands): TF32 truncation, or tensor-core operands rounded to
+/// bf16/f16 (TensorCore16); decay(z) computes exp(z) of a log-decay; fl(x) is applied to every
+/// product with a decay factor (fp32 underflow emulation in fp64); acc(x), where P has it, to the
+/// running sum of a matrix product after every add, the state S and the state gradient G included
+/// (they are the accumulators of the state updates): a 16-bit accumulator (Accumulate16).
 #pragma once
 
 #include <algorithm>
@@ -66,7 +70,30 @@ struct Workspace {
   std::vector<T> b, A, DV, acc, H, G, dq, dk;
 };
 
+/// Tensor-core operands: each operand of a matrix product rounded once, to nearest even, to bf16
+/// (Bf16 = true) or f16 — what an MMA with 16-bit operands sees — with fp32 accumulation and the
+/// fp32 state carried between chunks (the bf16/f16 contracts admit exactly this).
+template <bool Bf16>
+struct TensorCore16 : Plain {
+  static float mm(float x) { return Bf16 ? bf16_to_float(float_to_bf16(x)) : f16_to_float(float_to_f16(x)); }
+};
+
+/// A 16-bit accumulator on top of 16-bit operands: every running sum of a matrix product (the
+/// carried state and state gradient included) rounded to bf16/f16 after every add. Not admitted
+/// by any contract: the negative controls' policy.
+template <bool Bf16>
+struct Accumulate16 : TensorCore16<Bf16> {
+  static float acc(float x) { return TensorCore16<Bf16>::mm(x); }
+};
+
 namespace detail {
+
+/// P::acc(x) where the policy has it, else x.
+template <class P, class T>
+T acc(T x) {
+  if constexpr (requires { P::acc(x); }) return P::acc(x);
+  else return x;
+}
 
 /// b[i, kk] = g[0, kk] + … + g[i, kk], summed in order.
 template <class T>
@@ -88,11 +115,11 @@ void intra_matrix(const T* q, const T* k, const T* b, int64_t n, int64_t K, int6
     for (int64_t j = 0; j <= i; ++j) {
       T a = T(0);
       if (GW == 1) {
-        for (int64_t x = 0; x < K; ++x) a += P::mm(q[i * K + x]) * P::mm(k[j * K + x]);
+        for (int64_t x = 0; x < K; ++x) a = acc<P>(a + P::mm(q[i * K + x]) * P::mm(k[j * K + x]));
         a = P::fl(a * P::decay(b[i] - b[j]));
       } else {
         for (int64_t x = 0; x < K; ++x)
-          a += P::mm(q[i * K + x]) * P::mm(P::fl(k[j * K + x] * P::decay(b[i * K + x] - b[j * K + x])));
+          a = acc<P>(a + P::mm(q[i * K + x]) * P::mm(P::fl(k[j * K + x] * P::decay(b[i * K + x] - b[j * K + x]))));
       }
       A[i * C + j] = a;
     }
@@ -107,11 +134,11 @@ void state_update(const T* k, const T* v, const T* b, int64_t n, int64_t K, int6
     const int64_t gx = GW == 1 ? 0 : x;
     const T el = P::decay(bl[gx]);
     T* Sx = S + x * V;
-    for (int64_t y = 0; y < V; ++y) Sx[y] = P::fl(el * Sx[y]);
+    for (int64_t y = 0; y < V; ++y) Sx[y] = acc<P>(P::fl(el * Sx[y]));
     for (int64_t j = 0; j < n; ++j) {
       const T ke = P::mm(P::fl(k[j * K + x] * P::decay(bl[gx] - b[j * GW + gx])));
       const T* vj = v + j * V;
-      for (int64_t y = 0; y < V; ++y) Sx[y] += ke * P::mm(vj[y]);
+      for (int64_t y = 0; y < V; ++y) Sx[y] = acc<P>(Sx[y] + ke * P::mm(vj[y]));
     }
   }
 }
@@ -140,12 +167,12 @@ void fwd_slice(const Slice<T>& s, T* o, T* S, Workspace<T>& w, int64_t C = kChun
       for (int64_t x = 0; x < K; ++x) {  // inter-chunk: (q_i ⊙ exp(b_i)) S
         const T qe = P::mm(P::fl(q[i * K + x] * P::decay(b[i * GW + (GW == 1 ? 0 : x)])));
         const T* Sx = S + x * V;
-        for (int64_t y = 0; y < V; ++y) acc[y] += qe * P::mm(Sx[y]);
+        for (int64_t y = 0; y < V; ++y) acc[y] = detail::acc<P>(acc[y] + qe * P::mm(Sx[y]));
       }
       for (int64_t j = 0; j <= i; ++j) {  // intra-chunk: Σ_{j≤i} A_ij v_j
         const T a = P::mm(w.A[i * C + j]);
         const T* vj = v + j * V;
-        for (int64_t y = 0; y < V; ++y) acc[y] += a * P::mm(vj[y]);
+        for (int64_t y = 0; y < V; ++y) acc[y] = detail::acc<P>(acc[y] + a * P::mm(vj[y]));
       }
       T* oi = o + (c0 + i) * V;
       for (int64_t y = 0; y < V; ++y) oi[y] = s.scale * acc[y];
@@ -201,7 +228,7 @@ void bwd_slice(const Slice<T>& s, const T* dO, const T* dhT, T* dq, T* dk, T* dv
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j <= i; ++j) {
         T a = T(0);
-        for (int64_t y = 0; y < V; ++y) a += P::mm(d[i * V + y]) * P::mm(v[j * V + y]);
+        for (int64_t y = 0; y < V; ++y) a = detail::acc<P>(a + P::mm(d[i * V + y]) * P::mm(v[j * V + y]));
         w.DV[i * C + j] = a;
       }
     // Intra-chunk dq, dk and A, one decay per (i, j, k); j > i is never formed.
@@ -213,9 +240,9 @@ void bwd_slice(const Slice<T>& s, const T* dO, const T* dhT, T* dq, T* dk, T* dv
           const T e = P::decay(b[i] - b[j]);
           const T de = P::mm(P::fl(dvij * e));
           for (int64_t x = 0; x < K; ++x) {
-            cdq[i * K + x] += de * P::mm(k[j * K + x]);
-            cdk[j * K + x] += de * P::mm(q[i * K + x]);
-            a += P::mm(q[i * K + x]) * P::mm(k[j * K + x]);
+            cdq[i * K + x] = detail::acc<P>(cdq[i * K + x] + de * P::mm(k[j * K + x]));
+            cdk[j * K + x] = detail::acc<P>(cdk[j * K + x] + de * P::mm(q[i * K + x]));
+            a = detail::acc<P>(a + P::mm(q[i * K + x]) * P::mm(k[j * K + x]));
           }
           a = P::fl(a * e);
         } else {
@@ -223,9 +250,9 @@ void bwd_slice(const Slice<T>& s, const T* dO, const T* dhT, T* dq, T* dk, T* dv
           for (int64_t x = 0; x < K; ++x) {
             const T e = P::decay(b[i * K + x] - b[j * K + x]);
             const T ke = P::mm(P::fl(k[j * K + x] * e));
-            cdq[i * K + x] += dm * ke;
-            cdk[j * K + x] += dm * P::mm(P::fl(q[i * K + x] * e));
-            a += P::mm(q[i * K + x]) * ke;
+            cdq[i * K + x] = detail::acc<P>(cdq[i * K + x] + dm * ke);
+            cdk[j * K + x] = detail::acc<P>(cdk[j * K + x] + dm * P::mm(P::fl(q[i * K + x] * e)));
+            a = detail::acc<P>(a + P::mm(q[i * K + x]) * ke);
           }
         }
         w.A[i * C + j] = a;
@@ -234,7 +261,7 @@ void bwd_slice(const Slice<T>& s, const T* dO, const T* dhT, T* dq, T* dk, T* dv
     for (int64_t i = 0; i < n; ++i)
       for (int64_t x = 0; x < K; ++x) {
         T t = T(0);
-        for (int64_t y = 0; y < V; ++y) t += P::mm(d[i * V + y]) * P::mm(Hc[x * V + y]);
+        for (int64_t y = 0; y < V; ++y) t = detail::acc<P>(t + P::mm(d[i * V + y]) * P::mm(Hc[x * V + y]));
         const T e = P::decay(b[i * GW + (GW == 1 ? 0 : x)]);
         cdq[i * K + x] = s.scale * (cdq[i * K + x] + P::fl(e * t));
       }
@@ -242,7 +269,7 @@ void bwd_slice(const Slice<T>& s, const T* dO, const T* dhT, T* dq, T* dk, T* dv
     for (int64_t j = 0; j < n; ++j)
       for (int64_t x = 0; x < K; ++x) {
         T t = T(0);
-        for (int64_t y = 0; y < V; ++y) t += P::mm(G[x * V + y]) * P::mm(v[j * V + y]);
+        for (int64_t y = 0; y < V; ++y) t = detail::acc<P>(t + P::mm(G[x * V + y]) * P::mm(v[j * V + y]));
         const int64_t gx = GW == 1 ? 0 : x;
         cdk[j * K + x] = s.scale * cdk[j * K + x] + P::fl(P::decay(bl[gx] - b[j * GW + gx]) * t);
       }
@@ -252,13 +279,13 @@ void bwd_slice(const Slice<T>& s, const T* dO, const T* dhT, T* dq, T* dk, T* dv
       std::fill(acc, acc + V, T(0));
       for (int64_t i = j; i < n; ++i) {
         const T a = P::mm(w.A[i * C + j]);
-        for (int64_t y = 0; y < V; ++y) acc[y] += a * P::mm(d[i * V + y]);
+        for (int64_t y = 0; y < V; ++y) acc[y] = detail::acc<P>(acc[y] + a * P::mm(d[i * V + y]));
       }
       for (int64_t y = 0; y < V; ++y) acc[y] *= s.scale;
       for (int64_t x = 0; x < K; ++x) {
         const int64_t gx = GW == 1 ? 0 : x;
         const T ke = P::mm(P::fl(k[j * K + x] * P::decay(bl[gx] - b[j * GW + gx])));
-        for (int64_t y = 0; y < V; ++y) acc[y] += ke * P::mm(G[x * V + y]);
+        for (int64_t y = 0; y < V; ++y) acc[y] = detail::acc<P>(acc[y] + ke * P::mm(G[x * V + y]));
       }
       std::copy(acc, acc + V, dv + (c0 + j) * V);
     }
@@ -289,10 +316,10 @@ void bwd_slice(const Slice<T>& s, const T* dO, const T* dhT, T* dq, T* dk, T* dv
       const int64_t gx = GW == 1 ? 0 : x;
       const T el = P::decay(bl[gx]);
       T* Gx = G + x * V;
-      for (int64_t y = 0; y < V; ++y) Gx[y] = P::fl(el * Gx[y]);
+      for (int64_t y = 0; y < V; ++y) Gx[y] = detail::acc<P>(P::fl(el * Gx[y]));
       for (int64_t i = 0; i < n; ++i) {
         const T qe = P::mm(s.scale * P::fl(q[i * K + x] * P::decay(b[i * GW + gx])));
-        for (int64_t y = 0; y < V; ++y) Gx[y] += qe * P::mm(d[i * V + y]);
+        for (int64_t y = 0; y < V; ++y) Gx[y] = detail::acc<P>(Gx[y] + qe * P::mm(d[i * V + y]));
       }
     }
   }

@@ -16,7 +16,24 @@
 ///           of a 64-chunk has depth 6). ζ = 0 for s = t: exp(0) = 1 exactly in every order.
 ///   under = number of roundings that may underflow (each loses at most one fp32 subnormal ulp,
 ///           2^-149), already multiplied by the largest factor such an error can meet later.
-/// The kcv contract turns these into |got − r| ≤ c·u·(depth·mag + amp + under·2^-149/u) + u_out·|r|.
+///   op    = Σ_term |term| · ρ_term: the budget of tensor-core operand rounding (bf16/f16 contracts),
+///           in units of u_in (the input dtype's unit roundoff). ρ_term is the number of operands
+///           rounded once to the input dtype along the term's path through the chunked algorithm
+///           (glr/cpu_chunked.hpp), independent of the chunk size and of T (kRho* below); where an
+///           operand is itself a sum (A, the state S or H, the state gradient G, do·vᵀ), its
+///           rounding errs by u_in·|value| ≤ u_in·Σ|its terms|, counted the same way.
+///   opu   = the same kernel's operand roundings that underflow: each errs by at most η_in absolute
+///           (half the input dtype's smallest subnormal: 2^-25 f16, 2^-134 bf16) times the
+///           magnitude of what multiplies it on the way to the output. opu = Σ over the rounded
+///           operands on the element's paths of that co-factor, bounded per slice from the largest
+///           inputs, states and intra-chunk products (a count like the fp32 `under`, not decayed).
+///   ovf   = the largest magnitude an operand a tensor-core kernel rounds to the input dtype may
+///           reach on this element's paths (an upper bound: Σ|terms| of A, S/H, G, do·vᵀ over the
+///           slice; 0 where every rounded operand is an input times a decay ≤ 1). Where it reaches
+///           the input dtype's range (f16: 65504), such a kernel may overflow an operand and return
+///           ±Inf or NaN: the contract then judges no class there.
+/// The kcv contract turns these into |got − r| ≤ c·u·(depth·mag + amp + under·2^-149/u) + u_out·|r|,
+/// with amp += κ·(u_in/u)·op/c in the bf16/f16 contracts (glr/contracts/glr_contracts.cpp).
 /// dg carries, on top of its direct form Σ_v dS_t ⊙ (exp(g_t) S_{t−1}), the budget of the chunked
 /// identity dg_t = Σ_{t'=t..e} (q⊙dq − k⊙dk)_{t'} + Σ_v G ⊙ S_e (e = chunk end ≤ t + 63).
 #pragma once
@@ -41,26 +58,53 @@ enum class Order {
 
 /// One output: per element (row-major) the value and the error-model data described above.
 struct Estimate {
-  std::vector<double> value, mag, depth, amp, under;
+  std::vector<double> value, mag, depth, amp, under, op, opu, ovf;
   void resize(std::size_t n) {
     value.assign(n, 0);
     mag.assign(n, 0);
     depth.assign(n, 0);
     amp.assign(n, 0);
     under.assign(n, 0);
+    op.assign(n, 0);
+    opu.assign(n, 0);
+    ovf.assign(n, 0);
   }
 };
+
+/// ρ per output: the operands rounded to the input dtype along any term's path in the chunked
+/// algorithm, with one rounding per operand of every matrix product (a tensor-core kernel: MMA
+/// operands in bf16/f16, fp32 accumulation, fp32 state carried between chunks).
+///   o   3  intra-chunk: q⊙exp(b_i−b_r), k⊙exp(b_r−b_j) (the two operands of A), then A itself;
+///          older terms: k⊙exp(b_last−b_j) in the state update, the state S, q⊙exp(b_i)
+///   hT  1  k⊙exp(b_last−b_j) in the state update (the decay of the fp32 state is elementwise)
+///   dq  2  intra: do·vᵀ and k⊙exp(b_i−b_j); inter: the state H and its own k⊙exp in the state pass
+///   dk  2  intra: do·vᵀ and q⊙exp(b_i−b_j); inter: the state gradient G and its own q⊙exp
+///   dv  3  intra: A and its two operands; inter: k⊙exp(b_last−b_j), G and G's own q⊙exp
+///   dh0 1  q⊙exp(b_i) in the state-gradient update
+///   dg  the chunked identity: 3 on every q⊙dq and k⊙dk term (dq, dk's own ρ = 2, and one more
+///       where dg is formed from dq, dk stored in the input dtype, as FLA does), 4 on Σ_v G⊙S_e
+///       (G and S_e each rounded as operands and each carrying one rounding per term)
+inline constexpr int kRhoO = 3, kRhoHT = 1, kRhoDq = 2, kRhoDk = 2, kRhoDv = 3, kRhoDh0 = 1, kRhoDgQK = 3,
+                     kRhoDgGS = 4;
+
+/// The dtype a tensor-core kernel rounds the operands of its matrix products to: the input dtype of
+/// the bf16/f16 contracts. Order::chunked rounds them so (after its fp32 flushes), as such a kernel
+/// would: an operand that underflows to 0 beside an Inf, or overflows f16, changes the class there,
+/// and either class is then accepted.
+enum class OperandDtype { f32, bf16, f16 };
 
 /// Forward operands: q, k [B,T,H,K]; v [B,T,H,V]; g [B,T,H,K] or [B,T,H]; h0 [S,H,K,V] (null: 0).
 struct FwdInputs {
   const double *q = nullptr, *k = nullptr, *v = nullptr, *g = nullptr, *h0 = nullptr;
   double scale = 1;
+  OperandDtype operands = OperandDtype::f32;  // Order::chunked only
 };
 /// Backward operands: the forward's, plus dO [B,T,H,V] and dhT [S,H,K,V] (null: 0).
 struct BwdInputs {
   const double *q = nullptr, *k = nullptr, *v = nullptr, *g = nullptr, *h0 = nullptr;
   const double *dO = nullptr, *dhT = nullptr;
   double scale = 1;
+  OperandDtype operands = OperandDtype::f32;  // Order::chunked only
 };
 
 struct FwdResult { Estimate o, hT; };                  // o [B,T,H,V], hT [S,H,K,V]

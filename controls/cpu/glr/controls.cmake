@@ -22,6 +22,19 @@ kcv_control(NAME glr_fwd_chunked_scalar_f16 OP glr_fwd_scalar_f16
 kcv_control(NAME glr_bwd_chunked_bf16 OP glr_bwd_bf16
             CANDIDATE ${CONTROL_DIR}/glr_bwd_chunked.cpp EXPECT PASS)
 
+# Tensor-core operands (issue 18 §0): every operand of every matrix product rounded once to the
+# input dtype, fp32 accumulation and state — what the bf16/f16 contracts admit.
+kcv_control(NAME glr_fwd_tensor_core_bf16 OP glr_fwd_bf16
+            CANDIDATE ${CONTROL_DIR}/glr_fwd_tensor_core.cpp EXPECT PASS)
+kcv_control(NAME glr_fwd_tensor_core_f16 OP glr_fwd_f16
+            CANDIDATE ${CONTROL_DIR}/glr_fwd_tensor_core.cpp EXPECT PASS)
+kcv_control(NAME glr_fwd_tensor_core_varlen_scalar_bf16 OP glr_fwd_varlen_scalar_bf16
+            CANDIDATE ${CONTROL_DIR}/glr_fwd_tensor_core.cpp EXPECT PASS)
+kcv_control(NAME glr_bwd_tensor_core_bf16 OP glr_bwd_bf16
+            CANDIDATE ${CONTROL_DIR}/glr_bwd_tensor_core.cpp EXPECT PASS)
+kcv_control(NAME glr_bwd_tensor_core_f16 OP glr_bwd_f16
+            CANDIDATE ${CONTROL_DIR}/glr_bwd_tensor_core.cpp EXPECT PASS)
+
 kcv_control(NAME glr_fwd_mask_by_multiply OP glr_fwd
             CANDIDATE ${CONTROL_DIR}/glr_fwd_mask_by_multiply.cpp EXPECT FAIL FAILS nonfinite)
 kcv_control(NAME glr_fwd_drop_last_chunk OP glr_fwd
@@ -32,4 +45,13 @@ kcv_control(NAME glr_fwd_varlen_h0_first_only OP glr_fwd_varlen
             CANDIDATE ${CONTROL_DIR}/glr_fwd_varlen_h0_first_only.cpp EXPECT FAIL FAILS numerics)
 kcv_control(NAME glr_fwd_bf16_accumulate OP glr_fwd_bf16
             CANDIDATE ${CONTROL_DIR}/glr_fwd_bf16_accumulate.cpp EXPECT FAIL FAILS numerics
+            PASSES layout stateless concurrency)
+kcv_control(NAME glr_bwd_bf16_state OP glr_bwd_bf16
+            CANDIDATE ${CONTROL_DIR}/glr_bwd_bf16_state.cpp EXPECT FAIL FAILS numerics
+            PASSES layout stateless concurrency)
+kcv_control(NAME glr_fwd_bf16_mma_accumulate OP glr_fwd_bf16
+            CANDIDATE ${CONTROL_DIR}/glr_fwd_bf16_mma_accumulate.cpp EXPECT FAIL FAILS numerics
+            PASSES layout stateless concurrency)
+kcv_control(NAME glr_bwd_bf16_mma_accumulate OP glr_bwd_bf16
+            CANDIDATE ${CONTROL_DIR}/glr_bwd_bf16_mma_accumulate.cpp EXPECT FAIL FAILS numerics
             PASSES layout stateless concurrency)

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string_view>
@@ -37,13 +38,30 @@ constexpr const char* kReasoning =
 // NOTES: the bf16/f16 variants keep c and u = 2^-24 (the contract says fp32 accumulation); the
 // model's u_out·|r| term (kcv::allowed_error, u_out of the output's dtype) absorbs the one rounding
 // of a 16-bit output at its store: |fl(x) − r| ≤ u_out·|x| + |x − r| with x the fp32 result.
-// Nothing else widens: a kernel that keeps its state or partial sums in bf16/f16 errs by about
-// u_16·m (m = Σ|terms| ≥ |r|), beyond u_out·|r| wherever terms cancel, and in f32 hT/dh0/dg
-// outright. Measured in tests/unit/glr/reduced_precision_test.cpp.
+// Tensor-core operands: a kernel may round every operand of every matrix product once to the input
+// dtype (q⊙exp(b), k⊙exp(b_last − b), A, the state S/H and the state gradient G used as operands,
+// do·vᵀ), accumulating in fp32 and carrying its state in fp32. A term of an output passes ρ such
+// roundings on its way (glr/reference.hpp: ρ = 3 for o, dv; 2 for dq, dk; 1 for hT, dh0; dg by the
+// chunked identity), each a factor (1 + δ), |δ| ≤ u_in; an operand that is itself a sum errs by
+// u_in·|value| ≤ u_in·Σ|its terms|. So the output errs by at most
+//   γ_ρ·Σ|term| ≤ κ·u_in·Σ_term ρ·|term| = κ·u_in·op,   κ = 17/16 ≥ 1/(1 − 4·u_in) for ρ ≤ 4,
+// u_in = 2^-8 (bf16) or 2^-11 (f16), op from the reference. ρ counts the nesting of products, not
+// steps: op does not grow with T, unlike a 16-bit state (one rounding per step, compounding) or a
+// 16-bit running sum (one per add), which this term does not cover. The term joins amp in units of
+// c·u (the model's generic |got − r| ≤ c·u·(n·m + amp) + u_out·|r|). Where an operand that is a
+// sum may reach the input dtype's range (ovf ≥ 65504·(1 − 2^-8) in f16: inputs scaled 1e4), such
+// a kernel overflows it: any class is accepted there (mag at FLT_MAX, amp Inf).
+// Measured in tests/unit/glr/reduced_precision_test.cpp.
+constexpr double kKappa = 17.0 / 16.0;
 constexpr const char* kReasoningReduced =
-    "as the f32 contract (fp32 accumulation, u = 2^-24, c = 3); the output dtype's u_out*|r| covers the "
-    "one rounding of a bf16/f16 output at its store, inputs are taken as stored (already rounded); state or "
-    "partial sums kept in bf16/f16 exceed it";
+    "fp32 accumulation as the f32 contract (u = 2^-24, c = 3) plus tensor-core operand rounding: every operand of "
+    "every matrix product (q*exp(b), k*exp(b_last-b), A, state S/H, state gradient G, do*v^T) rounded once to the "
+    "input dtype; a term passes rho such roundings (o, dv 3; dq, dk 2; hT, dh0 1; dg: 3 per q*dq, k*dk term, 4 on "
+    "G*S), so the error is <= gamma_rho*sum|term| <= kappa*u_in*sum rho|term|, kappa = 17/16 >= 1/(1-4u_in), "
+    "u_in = 2^-8 bf16 / 2^-11 f16: depends on the products' magnitudes, not on T; it joins amp as "
+    "kappa*(u_in/u)*op/c, with kappa*eta_in*opu for operands that underflow (eta_in = 2^-25 f16). u_out*|r| covers "
+    "the 16-bit output store. A 16-bit state or running sum (one rounding per step or add) is not covered; f16 "
+    "operands that can overflow (inputs scaled near 65504) free the class";
 
 const char* suffix(DType io) {
   switch (io) {
@@ -59,7 +77,7 @@ double log_sigmoid(double x) { return x >= 0 ? -std::log1p(std::exp(-x)) : x - s
 class GlrContract final : public Contract {
  public:
   GlrContract(bool backward, bool varlen, glr::GateForm gate, DType io)
-      : backward_(backward), varlen_(varlen), gate_(gate) {
+      : backward_(backward), varlen_(varlen), gate_(gate), io_(io) {
     const bool scalar = gate == glr::GateForm::scalar;
     name = std::string(backward ? "glr_bwd" : "glr_fwd") + (varlen ? "_varlen" : "") + (scalar ? "_scalar" : "") +
            suffix(io);
@@ -191,48 +209,117 @@ class GlrContract final : public Contract {
     const double scale = sc.at(0);
     // The chunked order (nonfinite gate) gives values; the error data stay the recurrence's.
     std::vector<RefTensor> out;
+    std::vector<std::vector<bool>> any_nonfinite;  // per output: accept every non-finite class
     auto take = [&](std::vector<const glr::Estimate*> seq, std::vector<const glr::Estimate*> vals) {
       for (std::size_t o = 0; o < seq.size(); ++o) out.push_back(to_ref(*seq[o], vals[o]->value));
     };
     if (!backward_) {
-      const glr::FwdInputs fi{x[0].data(), x[1].data(), x[2].data(), x[3].data(), x[4].data(), scale};
+      const glr::FwdInputs fi{x[0].data(), x[1].data(), x[2].data(), x[3].data(), x[4].data(), scale, operands()};
       const glr::FwdResult rs = glr::reference_fwd(p, fi, glr::Order::sequential);
       if (order == SumOrder::forward) {
         take({&rs.o, &rs.hT}, {&rs.o, &rs.hT});
       } else {
-        const glr::FwdResult rc = glr::reference_fwd(p, fi, glr::Order::chunked);
+        glr::FwdResult rc = glr::reference_fwd(p, fi, glr::Order::chunked);
+        if (io_ != DType::f32) {
+          glr::FwdInputs f32 = fi;
+          f32.operands = glr::OperandDtype::f32;
+          const glr::FwdResult r32 = glr::reference_fwd(p, f32, glr::Order::chunked);
+          any_nonfinite = {merge_classes(rc.o, r32.o, rs.o), merge_classes(rc.hT, r32.hT, rs.hT)};
+        }
         take({&rs.o, &rs.hT}, {&rc.o, &rc.hT});
       }
     } else {
       const glr::BwdInputs bi{x[0].data(), x[1].data(), x[2].data(), x[3].data(),
-                              x[4].data(), x[5].data(), x[6].data(), scale};
+                              x[4].data(), x[5].data(), x[6].data(), scale, operands()};
       const glr::BwdResult rs = glr::reference_bwd(p, bi, glr::Order::sequential);
       const std::vector<const glr::Estimate*> seq = {&rs.dq, &rs.dk, &rs.dv, &rs.dg, &rs.dh0};
       if (order == SumOrder::forward) {
         take(seq, seq);
       } else {
-        const glr::BwdResult rc = glr::reference_bwd(p, bi, glr::Order::chunked);
+        glr::BwdResult rc = glr::reference_bwd(p, bi, glr::Order::chunked);
+        if (io_ != DType::f32) {
+          glr::BwdInputs f32 = bi;
+          f32.operands = glr::OperandDtype::f32;
+          const glr::BwdResult r32 = glr::reference_bwd(p, f32, glr::Order::chunked);
+          any_nonfinite = {merge_classes(rc.dq, r32.dq, rs.dq), merge_classes(rc.dk, r32.dk, rs.dk),
+                           merge_classes(rc.dv, r32.dv, rs.dv), merge_classes(rc.dg, r32.dg, rs.dg),
+                           merge_classes(rc.dh0, r32.dh0, rs.dh0)};
+        }
         take(seq, {&rc.dq, &rc.dk, &rc.dv, &rc.dg, &rc.dh0});
       }
     }
+    // Where the orders' classes are all non-finite but disagree, any non-finite class: a value
+    // beyond every output range whose terms reach fp32's (kcv's expect() then adds NaN and ±Inf,
+    // never finite).
+    for (std::size_t o = 0; o < any_nonfinite.size(); ++o)
+      for (std::size_t i = 0; i < any_nonfinite[o].size(); ++i)
+        if (any_nonfinite[o][i]) {
+          out[o].value[i] = 1e300;
+          out[o].mag[i] = 1e39;
+          out[o].depth[i] = 2;
+          out[o].amp[i] = 0;
+        }
     return out;
   }
 
  private:
-  /// Error data of the recurrence with the given values; the underflow slack joins amp.
+  /// Error data of the recurrence with the given values; the underflow slack joins amp, and in the
+  /// bf16/f16 contracts the operand-rounding budget κ·u_in·op (in units of c·u, see kKappa).
   RefTensor to_ref(const glr::Estimate& e, const std::vector<double>& values) const {
     RefTensor r;
     r.value = values;
     r.mag = e.mag;
     r.depth = e.depth;
     r.amp = e.amp;
-    const double eta_per_u = 0x1p-149 / unit_roundoff(accumulate);
+    const double u = unit_roundoff(accumulate);
+    const double eta_per_u = 0x1p-149 / u;
     for (std::size_t i = 0; i < r.amp.size(); ++i) r.amp[i] += e.under[i] * eta_per_u;
+    if (io_ == DType::f32) return r;
+    const double op_per_cu = kKappa * unit_roundoff(io_) / (c * u);
+    // η_in = u_in · (smallest normal): half the input dtype's smallest subnormal.
+    const double eta_in = unit_roundoff(io_) * (io_ == DType::f16 ? 0x1p-14 : 0x1p-126);
+    const double opu_per_cu = kKappa * eta_in / (c * u);
+    const double range = max_finite(io_) * (1 - 0x1p-8);
+    for (std::size_t i = 0; i < r.amp.size(); ++i) {
+      r.amp[i] += e.op[i] * op_per_cu + e.opu[i] * opu_per_cu;
+      if (e.ovf[i] >= range) {  // an operand may overflow the input dtype: any class, any value
+        r.mag[i] = std::max(r.mag[i], double(max_finite(DType::f32)));
+        r.depth[i] = std::max(r.depth[i], 2.0);
+        r.amp[i] = std::numeric_limits<double>::infinity();
+      }
+    }
     return r;
+  }
+
+  // NOTES: the nonfinite gate accepts the classes of two orders. In the 16-bit contracts the
+  // second one stands for two kernels: one with fp32 operands and one with 16-bit MMA operands
+  // (whose underflow to 0 beside an Inf gives NaN, whose rounding may flip the sign of a
+  // cancelling coefficient of an Inf). Where the three orders are all non-finite but disagree,
+  // the element's expansion holds two or more infinities or an infinity times a zero, and every
+  // non-finite class is legitimate (the rule of issue 21): marked in the result. Elsewhere, where
+  // the fp32-operand chunked order differs in class from the recurrence, it is kept; otherwise the
+  // 16-bit-operand one.
+  static std::vector<bool> merge_classes(glr::Estimate& alt16, const glr::Estimate& alt32,
+                                         const glr::Estimate& seq) {
+    auto cls = [](double x) { return std::isnan(x) ? 1 : std::isinf(x) ? (x > 0 ? 2 : 3) : 0; };
+    std::vector<bool> any(alt16.value.size(), false);
+    for (std::size_t i = 0; i < alt16.value.size(); ++i) {
+      const int s = cls(seq.value[i]), c16 = cls(alt16.value[i]), c32 = cls(alt32.value[i]);
+      if (s && c16 && c32 && (s != c16 || s != c32)) any[i] = true;
+      else if (c32 != s) alt16.value[i] = alt32.value[i];
+    }
+    return any;
+  }
+
+  /// What a tensor-core kernel rounds its MMA operands to: the second (chunked) order does too.
+  glr::OperandDtype operands() const {
+    return io_ == DType::bf16 ? glr::OperandDtype::bf16 : io_ == DType::f16 ? glr::OperandDtype::f16
+                                                                            : glr::OperandDtype::f32;
   }
 
   bool backward_, varlen_;
   glr::GateForm gate_;
+  DType io_;
 };
 
 }  // namespace

@@ -111,6 +111,28 @@ inline double max_abs(const double* x, int64_t n) {
   return m;
 }
 
+/// The largest finite value of x[0..n).
+inline double max_finite_of(const double* x, int64_t n) {
+  double m = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (std::isfinite(x[i])) m = std::max(m, x[i]);
+  return m;
+}
+
+/// max over i and j ∈ (i − kMaxChunk, i] of Σ_x |a_i[x]|·|b_j[x]| (rows of width W, finite
+/// products only): the largest magnitude of an intra-chunk product such as A_ij = q_i·k_j or
+/// do_i·v_j, at any chunk size up to kMaxChunk.
+inline double max_window_dot(const std::vector<double>& a, const std::vector<double>& b, int64_t L, int64_t W) {
+  double m = 0;
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t j = std::max<int64_t>(0, i - kMaxChunk + 1); j <= i; ++j) {
+      double s = 0;
+      for (int64_t x = 0; x < W; ++x) s += std::fabs(a[i * W + x]) * std::fabs(b[j * W + x]);
+      if (std::isfinite(s)) m = std::max(m, s);
+    }
+  return m;
+}
+
 /// Stores a budget nm (= depth·mag, units of u) as depth = nm / mag; where the direct magnitude is
 /// 0 but the budget is not (dg when the decay vanishes: the chunked identity still cancels terms
 /// of the size of q·dq), the budget joins amp instead.

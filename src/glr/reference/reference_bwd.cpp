@@ -21,12 +21,13 @@ namespace {
 
 struct Out {
   Estimate* e;
-  void put(int64_t i, double value, double mag, double nm, double amp, double under) const {
+  void put(int64_t i, double value, double mag, double nm, double amp, double under, double op) const {
     e->value[i] = value;
     e->mag[i] = mag;
     e->amp[i] = amp;
     detail::put_budget(nm, mag, e->depth[i], e->amp[i]);
     e->under[i] = under;
+    e->op[i] = op;
   }
 };
 
@@ -66,9 +67,16 @@ BwdResult reference_bwd(const Problem& p, const BwdInputs& in, Order order) {
       ck.assign(nseg, {});
       detail::FwdState f;
       f.init(s);
+      // ovf of dq, dk, dv, dg: the largest state H, state gradient G (B0 below), A = q·(k⊙exp) or
+      // do·vᵀ, the operands a tensor-core kernel rounds that are sums.
+      double mS = detail::max_finite_of(f.A0.data(), KV), mG = 0;
+      const double mA = detail::max_window_dot(s.q, s.k, L, K), mDV = detail::max_window_dot(s.dO, s.v, L, V);
       for (int64_t sg = 0; sg < nseg; ++sg) {
         ck[sg] = f;
-        for (int64_t i = sg * Sg; i < std::min(L, (sg + 1) * Sg); ++i) f.step(s, i);
+        for (int64_t i = sg * Sg; i < std::min(L, (sg + 1) * Sg); ++i) {
+          f.step(s, i);
+          mS = std::max(mS, detail::max_finite_of(f.A0.data(), KV));
+        }
       }
       std::copy(s.dhT.begin(), s.dhT.end(), G.begin());
       std::fill(FB0.begin(), FB0.end(), 0.0);
@@ -122,12 +130,13 @@ BwdResult reference_bwd(const Problem& p, const BwdInputs& in, Order order) {
               nmD[e] = B1[e] + double(Lc + 2) * B0[e];
               ampD[e] = FY[e] + 8 * detail::bmul(s.w(i, x), FB0[e]);
             }
+          mG = std::max(mG, detail::max_finite_of(B0.data(), KV));
           const int64_t rowk = ((s.b * T + s.t0 + i) * H + h) * K;
           const int64_t rowv = ((s.b * T + s.t0 + i) * H + h) * V;
           const int64_t rowg = ((s.b * T + s.t0 + i) * H + h) * GW;
           const int64_t slot = (i % Lc) * K;
           // dq_i[x] = scale Σ_y do[y] S_i[x,y];  dk_i[x] = Σ_y dS_i[x,y] v[y];  dg direct.
-          double sg_val = 0, sg_mag = 0, sg_nm = 0;
+          double sg_val = 0, sg_mag = 0, sg_nm = 0, sg_op = 0;
           for (int64_t x = 0; x < K; ++x) {
             double vq = 0, mq = 0, nq = 0, aq = 0, vk = 0, mk = 0, nk = 0, ak = 0;
             double dgv = 0, dgm = 0, mu = 0, gam = 0;
@@ -147,8 +156,8 @@ BwdResult reference_bwd(const Problem& p, const BwdInputs& in, Order order) {
               mu += B0[e] * A0[e];
               gam += A0[e] * (nmD[e] + ampD[e]) + B0[e] * (nmS[e] + ampS[e]) + double(V + 3) * B0[e] * A0[e];
             }
-            Out{&out.dq}.put(rowk + x, in.scale * vq, sc * mq, sc * nq, sc * aq, under);
-            Out{&out.dk}.put(rowk + x, vk, mk, nk, ak, under);
+            Out{&out.dq}.put(rowk + x, in.scale * vq, sc * mq, sc * nq, sc * aq, under, kRhoDq * sc * mq);
+            Out{&out.dk}.put(rowk + x, vk, mk, nk, ak, under, kRhoDk * mk);
             // The chunked identity's terms at i: q ⊙ dq and k ⊙ dk with their own budgets.
             const double aqx = std::fabs(q[x]), akx = std::fabs(k[x]);
             const double mdq = sc * mq, mdk = mk;
@@ -166,15 +175,19 @@ BwdResult reference_bwd(const Problem& p, const BwdInputs& in, Order order) {
             }
             const double beta = gam + sumQ + maxG;
             const double val = s.a(i, x) * dgv;
+            // Operand rounding: dq and dk err by their own ρ on their magnitudes; G and S_e (or
+            // dS_i and S_{i−1} in the direct form, whose Σ_v magnitude is mu ≤ maxU) by kRhoDgGS.
+            const double opx = kRhoDgQK * sumM + kRhoDgGS * maxU;
             if (!scalar) {
-              Out{&out.dg}.put(rowg + x, val, dgm, beta, 0.0, under);
+              Out{&out.dg}.put(rowg + x, val, dgm, beta, 0.0, under, opx);
             } else {  // Σ_x of K per-k values: their budgets plus a K-term sum of their magnitudes
               sg_val += val;
               sg_mag += dgm;
               sg_nm += beta + double(K + 1) * (mu + sumM + maxU);
+              sg_op += opx;
             }
           }
-          if (scalar) Out{&out.dg}.put(rowg, sg_val, sg_mag, sg_nm, 0.0, under);
+          if (scalar) Out{&out.dg}.put(rowg, sg_val, sg_mag, sg_nm, 0.0, under, sg_op);
           // dv_i[y] = Σ_x k[x] dS_i[x,y]
           std::fill(vy.begin(), vy.end(), 0.0);
           std::fill(my.begin(), my.end(), 0.0);
@@ -190,7 +203,7 @@ BwdResult reference_bwd(const Problem& p, const BwdInputs& in, Order order) {
               ay[y] += ak * ampD[e];
             }
           }
-          for (int64_t y = 0; y < V; ++y) Out{&out.dv}.put(rowv + y, vy[y], my[y], ny[y], ay[y], under);
+          for (int64_t y = 0; y < V; ++y) Out{&out.dv}.put(rowv + y, vy[y], my[y], ny[y], ay[y], under, kRhoDv * my[y]);
           // Step the dS chain to i − 1: G = exp(g_i) ⊙ dS_i, the error data decayed with it.
           for (int64_t x = 0; x < K; ++x) {
             const double a = s.a(i, x), W = s.w(i, x);
@@ -209,8 +222,35 @@ BwdResult reference_bwd(const Problem& p, const BwdInputs& in, Order order) {
       for (int64_t e = 0; e < KV; ++e) {
         const double mag = L > 0 ? FB0[e] : std::fabs(s.dhT[e]);
         const double nm = L > 0 ? FB1[e] + double(Lc + 2) * FB0[e] : mag;
-        Out{&out.dh0}.put(base + e, G[e], mag, nm, L > 0 ? FY[e] : 0.0, under);
+        Out{&out.dh0}.put(base + e, G[e], mag, nm, L > 0 ? FY[e] : 0.0, under, kRhoDh0 * mag);
+      }  // dh0's ovf stays 0: its rounded operands are q⊙exp(b_i)·scale and do
+      // opu (glr/reference.hpp), the co-factors of every rounded operand on each output's paths:
+      //   dq: do·vᵀ (× k), k⊙exp (× do·vᵀ) over a chunk; H (× do); H's k⊙exp (× v × do) over L
+      //   dk: do·vᵀ (× q), q⊙exp (× do·vᵀ) over a chunk; G (× v); G's q⊙exp (× do × v) over L
+      //   dv: A (× do), A's operands (× k or q, × do) over a chunk; k⊙exp (× G); G (× k);
+      //       G's q⊙exp (× do × k) over L
+      //   dh0: q⊙exp (× do) over L;  dg: |q|·dq's and |k|·dk's over a chunk, G (× S), S (× G),
+      //       G's and S's own roundings (× S or G) over L; Σ_k of it for the scalar gate
+      const double mq = detail::max_abs(s.q.data(), L * K), mk = detail::max_abs(s.k.data(), L * K);
+      const double mv = detail::max_abs(s.v.data(), L * V), md = detail::max_abs(s.dO.data(), L * V);
+      const double Lw = double(Lc), Ld = double(L);
+      const double u_dq = sc * (Lw * (mk + mDV) + V * md + Ld * V * mv * md);
+      const double u_dk = sc * Lw * (mq + mDV) + V * mv + Ld * V * md * mv;
+      const double u_dv = sc * Lw * md * (1 + K * (mk + mq)) + K * (mG + mk) + Ld * K * md * mk;
+      const double u_dg = (Lw * (mq * u_dq + mk * u_dk) + V * (mS + mG) + Ld * V * (md * mS + mv * mG)) *
+                          (scalar ? double(K) : 1.0);
+      const double ovf = std::max({mS, mG, mA, mDV});
+      for (int64_t i = 0; i < L; ++i) {
+        const int64_t row = (s.b * T + s.t0 + i) * H + h;
+        for (Estimate* e : {&out.dq, &out.dk}) std::fill_n(e->ovf.begin() + row * K, K, ovf);
+        std::fill_n(out.dv.ovf.begin() + row * V, V, ovf);
+        std::fill_n(out.dg.ovf.begin() + row * GW, GW, ovf);
+        std::fill_n(out.dq.opu.begin() + row * K, K, u_dq);
+        std::fill_n(out.dk.opu.begin() + row * K, K, u_dk);
+        std::fill_n(out.dv.opu.begin() + row * V, V, u_dv);
+        std::fill_n(out.dg.opu.begin() + row * GW, GW, u_dg);
       }
+      for (int64_t e = 0; e < KV; ++e) out.dh0.opu[base + e] = Ld * md;
     }
   return out;
 }

@@ -2,7 +2,10 @@
 // factors and decayed products below FLT_MIN flushed to zero as an fp32 device may flush them.
 // It gives the second evaluation order of the nonfinite gate: where its class differs from the
 // sequential recurrence's (Inf times an underflowed decay, −Inf − −Inf in a cumulative gate, …)
-// the class depends on the evaluation order and either is accepted.
+// the class depends on the evaluation order and either is accepted. For the bf16/f16 contracts it
+// also rounds every matrix-product operand to the input dtype (FwdInputs::operands), as a
+// tensor-core kernel does: an operand that underflows to 0 beside an Inf (0·Inf), or an f16
+// operand that overflows, gives a class that is legitimate too.
 #include <cfloat>
 #include <cmath>
 
@@ -20,6 +23,20 @@ struct FlushF32 {
     return e < T(FLT_MIN) ? T(0) : e;
   }
   template <class T> static T fl(T x) { return std::fabs(x) < T(FLT_MIN) ? std::copysign(T(0), x) : x; }
+};
+
+/// FlushF32 with every matrix-product operand rounded to the operand dtype (O), as a tensor-core
+/// kernel rounds them: values only matter for their class here.
+template <OperandDtype O>
+struct FlushOperands : FlushF32 {
+  static double mm(double x) {
+    if constexpr (O == OperandDtype::f32) {
+      return x;
+    } else {
+      const float f = float(x);
+      return O == OperandDtype::bf16 ? bf16_to_float(float_to_bf16(f)) : f16_to_float(float_to_f16(f));
+    }
+  }
 };
 
 using cpu::View;
@@ -44,7 +61,11 @@ FwdResult reference_chunked_fwd(const Problem& p, const FwdInputs& in) {
   io.has_h0 = in.h0 != nullptr;
   io.o = v_view(p, out.o.value.data());
   io.hT = st_view(p, out.hT.value.data());
-  cpu::chunked_fwd<double, FlushF32>(p, io, in.scale);
+  switch (in.operands) {
+    case OperandDtype::f32: cpu::chunked_fwd<double, FlushF32>(p, io, in.scale); break;
+    case OperandDtype::bf16: cpu::chunked_fwd<double, FlushOperands<OperandDtype::bf16>>(p, io, in.scale); break;
+    case OperandDtype::f16: cpu::chunked_fwd<double, FlushOperands<OperandDtype::f16>>(p, io, in.scale); break;
+  }
   return out;
 }
 
@@ -70,7 +91,11 @@ BwdResult reference_chunked_bwd(const Problem& p, const BwdInputs& in) {
   io.dv = v_view(p, out.dv.value.data());
   io.dg = g_view(p, out.dg.value.data());
   io.dh0 = st_view(p, out.dh0.value.data());
-  cpu::chunked_bwd<double, FlushF32>(p, io, in.scale);
+  switch (in.operands) {
+    case OperandDtype::f32: cpu::chunked_bwd<double, FlushF32>(p, io, in.scale); break;
+    case OperandDtype::bf16: cpu::chunked_bwd<double, FlushOperands<OperandDtype::bf16>>(p, io, in.scale); break;
+    case OperandDtype::f16: cpu::chunked_bwd<double, FlushOperands<OperandDtype::f16>>(p, io, in.scale); break;
+  }
   return out;
 }
 

@@ -28,8 +28,12 @@ FwdResult reference_fwd(const Problem& p, const FwdInputs& in, Order order) {
       const double under = detail::underflow_slack(p, s.L, big, in.scale, 3);
       const double sc = std::fabs(in.scale);
       st.init(s);
+      // The largest state S (an operand of q⊙exp(b)·S) and intra-chunk A = q·(k⊙exp): ovf of o.
+      double mS = detail::max_finite_of(st.A0.data(), K * V);
+      const double mA = detail::max_window_dot(s.q, s.k, s.L, K);
       for (int64_t i = 0; i < s.L; ++i) {
         st.step(s, i);
+        mS = std::max(mS, detail::max_finite_of(st.A0.data(), K * V));
         // o_i[y] = scale Σ_x q_i[x] S_i[x, y]: a K-term contraction on top of each state term.
         std::fill(val.begin(), val.end(), 0.0);
         std::fill(mag.begin(), mag.end(), 0.0);
@@ -52,7 +56,20 @@ FwdResult reference_fwd(const Problem& p, const FwdInputs& in, Order order) {
           out.o.amp[row + y] = sc * amp[y];
           detail::put_budget(nm[y], mag[y], out.o.depth[row + y], out.o.amp[row + y]);
           out.o.under[row + y] = under;
+          out.o.op[row + y] = kRhoO * sc * mag[y];
         }
+      }
+      // opu (glr/reference.hpp): co-factors of every rounded operand, o: q⊙exp(b) (× S), S (× q),
+      // k⊙exp in the state updates (× v × q, over the sequence), A's two operands (× k or q, × v)
+      // and A (× v), the latter over one chunk; hT: k⊙exp (× v) over the sequence.
+      const double mq = detail::max_abs(s.q.data(), s.L * K), mk = detail::max_abs(s.k.data(), s.L * K);
+      const double mv = detail::max_abs(s.v.data(), s.L * V), Lw = double(s.Lc), L = double(s.L);
+      const double opu_o = sc * (K * (mS + mq) + K * L * mq * mv + Lw * K * (mk + mq) * mv + Lw * mv);
+      const double ovf = std::max(mS, mA);
+      for (int64_t i = 0; i < s.L; ++i) {
+        const int64_t row = ((s.b * T + s.t0 + i) * H + h) * V;
+        std::fill_n(out.o.ovf.begin() + row, V, ovf);
+        std::fill_n(out.o.opu.begin() + row, V, opu_o);
       }
       const int64_t base = (n * H + h) * K * V;
       for (int64_t e = 0; e < K * V; ++e) {
@@ -61,6 +78,8 @@ FwdResult reference_fwd(const Problem& p, const FwdInputs& in, Order order) {
         out.hT.amp[base + e] = s.L > 0 ? st.amp(s, s.L - 1, e) : 0.0;
         detail::put_budget(st.nm(s, e), st.A0[e], out.hT.depth[base + e], out.hT.amp[base + e]);
         out.hT.under[base + e] = under;
+        out.hT.op[base + e] = kRhoHT * st.A0[e];  // ovf 0: k⊙exp(b_last − b_j) stays within k's range
+        out.hT.opu[base + e] = double(s.L) * mv;
       }
     }
   return out;

@@ -1,8 +1,8 @@
 // The bf16/f16 input variants of the glr contracts (glr_*_bf16, glr_*_f16): specs, inputs that stay
 // representable, and the error model on purpose — an fp32-accumulating evaluation whose 16-bit
 // outputs are rounded once (to nearest even) passes kcv::compare at every value kind the gates
-// use, while one that keeps its running state or its partial sums in the 16-bit dtype fails, in
-// the 16-bit outputs themselves and not only in the f32 ones.
+// use. Tensor-core operand rounding, and the 16-bit states and accumulators that must fail, are in
+// tensor_core_test.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -115,11 +115,6 @@ double worst16(const kcv::Contract& c, const Verdict& v) {
     if (is16(c.outputs[o].dtype)) w = std::max(w, v.output_ratio[o]);
   return w;
 }
-bool any16_failed(const kcv::Contract& c, const Verdict& v) {
-  for (std::size_t o = 0; o < c.outputs.size(); ++o)
-    if (is16(c.outputs[o].dtype) && !v.output_ok[o]) return true;
-  return false;
-}
 
 TEST(GlrReduced, Fp32AccumulationWithRoundedOutputsPassesAtEveryValueKind) {
   const std::vector<Named> all = {{"sequential fp32", sequential_eval<float>()},
@@ -143,8 +138,9 @@ TEST(GlrReduced, Fp32AccumulationWithRoundedOutputsPassesAtEveryValueKind) {
     }
     std::printf("  %-28s fp32 accumulation, rounded outputs: worst err/bound %.3g (16-bit outputs %.3g; at %s)\n",
                 c->name.c_str(), worst, worst_16, where.c_str());
-    // Not vacuous: the output rounding uses most of its u_out·|r| share of the bound.
-    EXPECT_GT(worst_16, 0.3) << c->name;
+    // Not vacuous: the output rounding takes a visible share of the bound, whose u_out·|r| sits
+    // beside the operand-rounding budget κ·u_in·ρ·Σ|term| ≥ 3·u_in·|r| of o, dv (2 of dq, dk).
+    EXPECT_GT(worst_16, 0.15) << c->name;
   }
 }
 
@@ -164,59 +160,15 @@ TEST(GlrReduced, RoundedOutputsPassAtBoundaryShapes) {
     }
 }
 
-/// The kinds whose data make a 16-bit state or sum round (zeros are exact, subnormal products
-/// flush in every order).
-const std::set<std::string>& meaningful() {
-  static const std::set<std::string> k = {vk::normal, vk::scaled_up, vk::scaled_down, vk::negated, vk::wide_range,
-                                          vk::all_equal, vk::cancellation, kcv::glr_kind::gates_zero,
-                                          kcv::glr_kind::gates_m20, kcv::glr_kind::decay_near_1,
-                                          kcv::glr_kind::large_qk};
-  return k;
-}
-
-/// Kinds with random data at ordinary magnitudes: there the 16-bit outputs alone must catch a
-/// 16-bit accumulator (with all-equal or alternating data nothing cancels and the error stays near
-/// u_out·|r|; tiny or overflowing f16 data fail through hT/dh0/dg or by class instead).
-const std::set<std::string>& random_kinds() {
-  static const std::set<std::string> k = {vk::normal, vk::negated, kcv::glr_kind::gates_zero, kcv::glr_kind::gates_m20,
-                                          kcv::glr_kind::decay_near_1, kcv::glr_kind::large_qk};
-  return k;
-}
-
-TEST(GlrReduced, StateOrPartialSumsInTheInputDtypeFail) {
-  for (const auto& c : reduced_glr_contracts()) {
-    const bool bf = input_dtype(*c) == DType::bf16;
-    const std::vector<Named> evals = {
-        {"state in 16 bits", bf ? sequential_eval<float, State16<true>>() : sequential_eval<float, State16<false>>()},
-        {"16-bit partial sums", bf ? sequential_eval<float, Sums16<true>>() : sequential_eval<float, Sums16<false>>()}};
-    double least = 1e300, least16 = 1e300;
-    for (const std::string& kind : all_kinds(*c)) {
-      if (!meaningful().count(kind)) continue;
-      const std::vector<Verdict> v = run(*c, c->nominal(), kind, 45, evals);
-      for (std::size_t i = 0; i < v.size(); ++i) {
-        const std::string at = c->name + " / " + kind + " / " + evals[i].name;
-        EXPECT_FALSE(v[i].ok) << at << " passed: worst err/bound " << v[i].worst_ratio;
-        // A state that overflows f16 fails by class: its ratio covers only the finite elements.
-        if (v[i].worst_ratio > 1) least = std::min(least, v[i].worst_ratio);
-        if (std::getenv("GLR_VERBOSE"))
-          std::printf("    %-26s %-20s %-20s ok=%d worst %.3g  16-bit %.3g\n", c->name.c_str(), kind.c_str(),
-                      evals[i].name.c_str(), int(v[i].ok), v[i].worst_ratio, worst16(*c, v[i]));
-        if (!random_kinds().count(kind)) continue;
-        // The 16-bit outputs fail on their own, with margin: u_out·|r| does not absorb 16-bit
-        // accumulation (the f32 hT/dh0/dg would catch it anyway).
-        EXPECT_TRUE(any16_failed(*c, v[i])) << at << ": only the f32 outputs fail";
-        EXPECT_GT(worst16(*c, v[i]), 2.0) << at;
-        least16 = std::min(least16, worst16(*c, v[i]));
-      }
-    }
-    std::printf("  %-28s 16-bit state / sums: smallest worst err/bound %.3g (16-bit outputs alone, random data: %.3g)\n",
-                c->name.c_str(), least, least16);
-  }
-}
-
-// NOTES: FLA-style kernels store the chunk-boundary states in bf16 between their kernels. The
-// contract says fp32 accumulation, so that is not designed for: recorded here (it fails).
-TEST(GlrReduced, ChunkBoundaryStatesStoredInBf16Fail) {
+// NOTES: a kernel that rounds the state it carries between chunks to bf16 (at every chunk
+// boundary, once per 64 steps) errs by about u_in·|S| per boundary, and those errors add up like a
+// random walk: on random data they stay within the budget of one operand rounding per term,
+// u_in·Σ|term| (which a tensor-core kernel may use in full, adversarial data aligning its
+// roundings). A per-element bound cannot tell the two apart; recorded here, it passes. A state
+// rounded at every step (State16 / glr_fwd_bf16_accumulate.cpp) compounds 64 times as often and
+// fails (tensor_core_test.cpp); a population test on random data (issue 21) is what could catch
+// the chunk-boundary one.
+TEST(GlrReduced, ChunkBoundaryStatesRoundedToBf16StayWithinTheOperandBudget) {
   const auto c = kcv::make_glr_contract("glr_fwd_bf16");
   const Evaluation boundary_bf16 = [](const Data& d, bool) -> std::vector<std::vector<double>> {
     const Problem& p = d.p;
@@ -247,16 +199,15 @@ TEST(GlrReduced, ChunkBoundaryStatesStoredInBf16Fail) {
       }
     return {o, hT};
   };
-  double least = 1e300, least_o = 1e300;
+  double most = 0, most_o = 0;
   for (const std::string& kind : {std::string(vk::normal), std::string(kcv::glr_kind::decay_near_1),
                                   std::string(kcv::glr_kind::gates_zero)}) {
     const Verdict v = judge(*c, c->nominal(), kind, 46, {boundary_bf16})[0];
-    EXPECT_FALSE(v.ok) << kind;
-    least = std::min(least, v.worst_ratio);
-    least_o = std::min(least_o, v.output_ratio[0]);
+    EXPECT_TRUE(v.ok) << kind << ": " << v.evidence;
+    most = std::max(most, v.worst_ratio);
+    most_o = std::max(most_o, v.output_ratio[0]);
   }
-  std::printf("  glr_fwd_bf16 chunk-boundary states in bf16: smallest worst err/bound %.3g (o alone %.3g)\n", least,
-              least_o);
+  std::printf("  glr_fwd_bf16 chunk-boundary states in bf16: worst err/bound %.3g (o alone %.3g)\n", most, most_o);
 }
 
 }  // namespace
