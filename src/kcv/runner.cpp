@@ -467,7 +467,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   const double load_timeout = reused ? timeout : std::max(timeout, opt_.load_timeout_s);
 
   // ---- follow its records ----
-  std::vector<bool> done(static_cast<std::size_t>(global), false);
+  std::vector<bool> done(static_cast<std::size_t>(global), false), started(static_cast<std::size_t>(global), false);
   std::vector<int> rc(static_cast<std::size_t>(global), 0);
   std::vector<double> secs(static_cast<std::size_t>(global), 0);
   std::vector<std::string> msg(static_cast<std::size_t>(global));
@@ -533,9 +533,9 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       pending.erase(0, nl + 1);
       std::string kind;
       line >> kind;
-      // NOTES: the deadline moves on only with progress: ready once, each call's first done, the
-      // end of the batch. A line the candidate writes (a heartbeat, a repeated start or done)
-      // extends nothing; forged dones of calls not yet run move it at most once per call.
+      // NOTES: the deadline moves on only with progress: ready once, each call's first start and
+      // first done. A line the candidate writes (a heartbeat, a repeated start or done) extends
+      // nothing; forged records of calls not yet run move it at most twice per call.
       auto progress = [&] { deadline = after(timeout); };
       if (kind == "ready") {
         if (!ready) {
@@ -556,7 +556,15 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
         (loading || ready ? untrusted_fatal : fatal) = proto::hex_decode(h);
         if (!loading && !ready) break;
       }
-      else if (kind == "start") { line >> current; }
+      else if (kind == "start") {
+        int i = -1;
+        line >> i;
+        if (i >= 0 && i < global && !started[static_cast<std::size_t>(i)]) {
+          started[static_cast<std::size_t>(i)] = true;
+          current = i;
+          progress();
+        }
+      }
       else if (kind == "fault") {
         std::string where;
         line >> where;

@@ -64,7 +64,7 @@ enum Kind : int32_t { kInitReady = 1, kWorkerReady = 2, kAbort = 3, kExit = 4 };
 enum Failed : uint32_t {
   kFailUserMap = 1u << 0, kFailPrivateRoot = 1u << 1, kFailTmp = 1u << 2, kFailProc = 1u << 3,
   kFailUid = 1u << 4, kFailNoNewPrivs = 1u << 5, kFailPdeathsig = 1u << 6, kFailSeccomp = 1u << 7,
-  kFailRlimits = 1u << 8,
+  kFailRlimits = 1u << 8, kFailReadOnly = 1u << 9,
 };
 enum Step : uint32_t { kStepLog = 1, kStepChdir = 2, kStepExec = 3, kStepFork = 4 };
 struct Record {
@@ -161,6 +161,15 @@ struct ChildPlan {
   const char* const* mkdirs = nullptr;      // their ancestors inside the tmpfs, outermost first
   int n_mkdirs = 0;
   rlim_t address_space = 0;
+  gid_t device_group = 0;  // the worker's one supplementary group (0: none)
+  // User-namespace mode (kcv not root: the worker keeps kcv's uid): every mount read-only in the
+  // worker's namespace, then rw_dirs (the workdir) bound writable again.
+  const char* const* ro_mounts = nullptr;
+  const unsigned long* ro_flags = nullptr;
+  int n_ro = 0;
+  const char* const* rw_dirs = nullptr;
+  const unsigned long* rw_flags = nullptr;
+  int n_rw = 0;
   sock_fprog prog{};
 };
 
@@ -213,7 +222,9 @@ bool write_text(const char* path, const char* text) {
     if (me.drop_uid) {
       const rlimit tasks{kMaxTasks, kMaxTasks};
       limits = setrlimit(RLIMIT_NPROC, &tasks) == 0 && limits;
-      if (setgroups(0, nullptr) != 0 || setresgid(kWorkerGid, kWorkerGid, kWorkerGid) != 0 ||
+      const gid_t groups[1] = {me.device_group};
+      if (setgroups(me.device_group ? 1 : 0, me.device_group ? groups : nullptr) != 0 ||
+          setresgid(kWorkerGid, kWorkerGid, kWorkerGid) != 0 ||
           setresuid(kWorkerUid, kWorkerUid, kWorkerUid) != 0)
         failed |= kFailUid;
     }
@@ -260,6 +271,12 @@ int init_main(void* arg) {
   } else {
     int keep_fd[64];
     for (int k = 0; k < c.n_keep && k < 64; ++k) keep_fd[k] = open(c.keep[k], O_PATH | O_DIRECTORY | O_CLOEXEC);
+    bool ro_ok = true;
+    for (int m = 0; m < c.n_ro; ++m)
+      if (mount(nullptr, c.ro_mounts[m], nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | c.ro_flags[m], nullptr) != 0 &&
+          m == 0)
+        ro_ok = false;  // the root's; others (pseudo filesystems) may refuse
+    if (!ro_ok) failed |= kFailReadOnly;
     bool tmp_ok = c.n_tmp > 0;
     for (int t = 0; t < c.n_tmp; ++t)
       if (mount("tmpfs", c.tmp_dirs[t], "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=268435456") != 0) tmp_ok = false;
@@ -270,6 +287,10 @@ int init_main(void* arg) {
         tmp_ok = false;
     }
     if (!tmp_ok) failed |= kFailTmp;
+    for (int d = 0; d < c.n_rw; ++d)
+      if ((mount(c.rw_dirs[d], c.rw_dirs[d], nullptr, MS_BIND | MS_REC, nullptr) != 0 ||
+           mount(nullptr, c.rw_dirs[d], nullptr, MS_REMOUNT | MS_BIND | c.rw_flags[d], nullptr) != 0))
+        failed |= kFailReadOnly;
     // NOTES: hidepid: init (root; its command line is kcv's) is invisible to the worker's uid.
     const unsigned long pflags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
     if (mount("proc", "/proc", "proc", pflags, "hidepid=invisible") != 0 &&
@@ -356,6 +377,7 @@ json InForce::to_json() const {
             {"ipc_namespace", ipc_namespace},
             {"user_namespace", user_namespace},
             {"uid_separated", uid_separated},
+            {"read_only_root", read_only_root},
             {"uid", uid},
             {"no_new_privs", no_new_privs},
             {"pdeathsig", pdeathsig},
@@ -377,6 +399,7 @@ std::string InForce::summary() const {
                                     (private_tmp ? ", private /tmp)" : ")"));
   if (ipc_namespace) on.push_back("ipc namespace");
   if (uid_separated) on.push_back(fmt::format("uid {}", uid));
+  if (read_only_root) on.push_back("read-only filesystem but its workdir");
   if (no_new_privs) on.push_back("no_new_privs");
   if (pdeathsig) on.push_back("pdeathsig");
   if (seccomp) on.push_back("seccomp");
@@ -393,7 +416,9 @@ std::string InForce::tamper_gap() const {
   if (!requested) return "the sandbox was turned off (--no-sandbox)";
   if (!pid_namespace) return "no PID namespace: the worker could signal kcv or leave processes behind";
   if (!private_proc) return "no private /proc: the worker could see kcv's processes";
-  if (kcv_root && !uid_separated && !user_namespace) return "the worker ran as root";
+  if (kcv_root && !uid_separated) return "the worker ran as root";
+  if (!kcv_root && !read_only_root)
+    return "the worker kept kcv's uid on a writable filesystem (it could replace kcv-worker for later gates)";
   if (!no_new_privs) return "no_new_privs was refused";
   if (!seccomp) return "no seccomp filter";
   return {};
@@ -408,6 +433,7 @@ void InForce::weaken_to(const InForce& o) {
   ipc_namespace = ipc_namespace && o.ipc_namespace;
   user_namespace = user_namespace && o.user_namespace;
   uid_separated = uid_separated && o.uid_separated;
+  read_only_root = read_only_root && o.read_only_root;
   no_new_privs = no_new_privs && o.no_new_privs;
   pdeathsig = pdeathsig && o.pdeathsig;
   seccomp = seccomp && o.seccomp;
@@ -444,6 +470,11 @@ Process spawn(const Request& r) {
   c.address_space = static_cast<rlim_t>(r.address_space_bytes);
   f.address_space_bytes = r.address_space_bytes;
   c.drop_uid = r.enabled && f.kcv_root;
+  // NOTES: where the NVIDIA device nodes are not world-accessible (0660 root:video, say), the
+  // worker keeps their group, and nothing else, so that the GPU stays usable as uid 65534.
+  if (struct stat dev{}; c.drop_uid && stat("/dev/nvidiactl", &dev) == 0 && (dev.st_mode & S_IRWXO) != (S_IROTH | S_IWOTH) &&
+                         (dev.st_mode & (S_IRGRP | S_IWGRP)) == (S_IRGRP | S_IWGRP) && dev.st_gid != 0)
+    c.device_group = dev.st_gid;
   if (c.drop_uid && chown(r.cwd.c_str(), kWorkerUid, kWorkerGid) != 0)
     throw SetupError(fmt::format("sandbox: cannot hand {} to uid {}: {}", r.cwd, kWorkerUid, std::strerror(errno)));
   const std::string uid_map = fmt::format("{0} {0} 1", geteuid()), gid_map = fmt::format("{0} {0} 1", getegid());
@@ -463,12 +494,12 @@ Process spawn(const Request& r) {
       if (ec || dir.rfind(root + "/", 0) != 0) continue;
       if (std::find(keep_s.begin(), keep_s.end(), dir) != keep_s.end()) continue;
       keep_s.push_back(dir);
-      const std::string top = root + "/" + fs::relative(dir, root).begin()->string();
-      if (std::find(p.allowed_tmp_entries.begin(), p.allowed_tmp_entries.end(), top) == p.allowed_tmp_entries.end())
-        p.allowed_tmp_entries.push_back(top);
       std::vector<std::string> chain;
       for (fs::path a = dir; a.string() != root && a.has_parent_path(); a = a.parent_path()) chain.push_back(a.string());
-      for (auto it = chain.rbegin(); it != chain.rend(); ++it) mk_s.push_back(*it);
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        mk_s.push_back(*it);
+        p.tmp_ancestors.insert(*it);
+      }
     }
   }
   // A directory kept inside another kept one would be bound twice: keep the outer ones only.
@@ -478,9 +509,66 @@ Process spawn(const Request& r) {
     for (const auto& o : keep_s) inside = inside || (o != k && k.rfind(o + "/", 0) == 0);
     if (!inside) outer.push_back(k);
   }
+  // User-namespace mode: the mounts to make read-only (root first) and the dirs to keep writable.
+  std::vector<std::string> ro_s, rw_s;
+  std::vector<unsigned long> ro_fl, rw_fl;
+  std::vector<const char*> ro_p, rw_p;
+  if (r.enabled && !f.kcv_root) {
+    std::ifstream mi("/proc/self/mountinfo");
+    std::vector<std::pair<std::string, unsigned long>> mounts;
+    for (std::string line; std::getline(mi, line);) {
+      std::istringstream in(line);
+      std::string id, parent, dev, root, point, opts;
+      in >> id >> parent >> dev >> root >> point >> opts;
+      std::string unescaped;  // mountinfo escapes spaces and the like as \ooo
+      for (std::size_t i = 0; i < point.size(); ++i) {
+        if (point[i] == '\\' && i + 3 < point.size()) {
+          unescaped += static_cast<char>(std::stoi(point.substr(i + 1, 3), nullptr, 8));
+          i += 3;
+        } else {
+          unescaped += point[i];
+        }
+      }
+      unsigned long fl = 0;
+      std::istringstream o(opts);
+      for (std::string opt; std::getline(o, opt, ',');) {
+        if (opt == "nosuid") fl |= MS_NOSUID;
+        else if (opt == "nodev") fl |= MS_NODEV;
+        else if (opt == "noexec") fl |= MS_NOEXEC;
+        else if (opt == "noatime") fl |= MS_NOATIME;
+        else if (opt == "nodiratime") fl |= MS_NODIRATIME;
+        else if (opt == "relatime") fl |= MS_RELATIME;
+        else if (opt == "strictatime") fl |= MS_STRICTATIME;
+      }
+      if (unescaped == "/proc" || unescaped.rfind("/proc/", 0) == 0) continue;
+      mounts.emplace_back(unescaped, fl);
+    }
+    std::stable_sort(mounts.begin(), mounts.end(), [](const auto& a, const auto& b) { return a.first.size() < b.first.size(); });
+    for (const auto& [point, fl] : mounts) { ro_s.push_back(point); ro_fl.push_back(fl); }
+    // The workdir stays writable, with the flags of the mount it lies in.
+    std::error_code ec;
+    if (!r.keep_dirs.empty()) {
+      const std::string dir = fs::weakly_canonical(r.keep_dirs.front(), ec).string();
+      unsigned long fl = 0;
+      std::size_t best = 0;
+      for (const auto& [point, mfl] : mounts)
+        if ((dir == point || dir.rfind(point == "/" ? "/" : point + "/", 0) == 0) && point.size() >= best) { best = point.size(); fl = mfl; }
+      rw_s.push_back(dir);
+      rw_fl.push_back(fl);
+    }
+  }
+  for (auto& s : ro_s) ro_p.push_back(s.c_str());
+  for (auto& s : rw_s) rw_p.push_back(s.c_str());
+  c.ro_mounts = ro_p.data();
+  c.ro_flags = ro_fl.data();
+  c.n_ro = static_cast<int>(ro_p.size());
+  c.rw_dirs = rw_p.data();
+  c.rw_flags = rw_fl.data();
+  c.n_rw = static_cast<int>(rw_p.size());
   std::vector<const char*> tmp_p, keep_p, mk_p;
   for (auto& s : tmp_s) tmp_p.push_back(s.c_str());
   for (auto& s : outer) keep_p.push_back(s.c_str());
+  p.tmp_kept.insert(outer.begin(), outer.end());
   for (auto& s : mk_s) mk_p.push_back(s.c_str());
   c.tmp_dirs = tmp_p.data();
   c.n_tmp = static_cast<int>(tmp_p.size());
@@ -557,6 +645,8 @@ Process spawn(const Request& r) {
   if (in_ns && !f.private_proc) f.refused.push_back("private /proc: mount refused");
   if (in_ns && !f.private_tmp) f.refused.push_back("private /tmp: mount refused");
   if (in_ns && c.user_ns && !took(init_failed, kFailUserMap)) f.refused.push_back("user namespace id maps: refused");
+  f.read_only_root = in_ns && c.n_ro > 0 && took(init_failed, kFailReadOnly);
+  if (in_ns && c.n_ro > 0 && !f.read_only_root) f.refused.push_back("read-only mounts: refused");
   f.uid_separated = c.drop_uid && took(worker_failed, kFailUid);
   if (c.drop_uid && !f.uid_separated) f.refused.push_back(fmt::format("uid {}: setresuid refused", kWorkerUid));
   if (!f.kcv_root && !c.user_ns) f.refused.push_back("uid separation: kcv is not root (the worker keeps kcv's uid)");
@@ -626,15 +716,22 @@ std::vector<std::string> extra_processes(const Process& p, const std::set<pid_t>
 std::vector<std::string> stray_files(const Process& p) {
   std::vector<std::string> out;
   if (!p.has_init || !p.in_force.private_tmp) return out;
-  for (const char* t : kTmpDirs) {
+  // NOTES: the private tmpfs holds only what init made (the kept directories, bound from the host,
+  // and their ancestors); anything else in it, at any depth, the worker wrote.
+  // Through the worker (same mount namespace): init is undumpable, and without root its root link
+  // is closed to kcv.
+  const std::string root = fmt::format("/proc/{}/root", p.worker > 0 ? p.worker : p.pid);
+  std::vector<std::string> todo(std::begin(kTmpDirs), std::end(kTmpDirs));
+  while (!todo.empty() && out.size() < 16) {
+    const std::string dir = todo.back();
+    todo.pop_back();
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(fmt::format("/proc/{}/root{}", p.pid, t), ec)) {
-      const std::string path = std::string(t) + "/" + e.path().filename().string();
-      if (std::find(p.allowed_tmp_entries.begin(), p.allowed_tmp_entries.end(), path) != p.allowed_tmp_entries.end())
-        continue;
+    for (const auto& e : fs::directory_iterator(root + dir, ec)) {
+      const std::string name = e.path().filename().string(), path = dir + "/" + name;
+      if (p.tmp_kept.count(path)) continue;
+      if (p.tmp_ancestors.count(path)) { todo.push_back(path); continue; }
       // NOTES: names the CUDA driver and glibc's POSIX semaphores use in /dev/shm (private here).
-      const std::string name = e.path().filename().string();
-      if (std::string(t) == "/dev/shm" && (name.rfind("cuda.", 0) == 0 || name.rfind("nvidia", 0) == 0 || name.rfind("sem.", 0) == 0))
+      if (dir == "/dev/shm" && (name.rfind("cuda.", 0) == 0 || name.rfind("nvidia", 0) == 0 || name.rfind("sem.", 0) == 0))
         continue;
       out.push_back(path);
     }

@@ -25,6 +25,7 @@ struct InForce {
   bool ipc_namespace = false;
   bool user_namespace = false;
   bool uid_separated = false; // kcv is root and the worker runs as an unprivileged uid
+  bool read_only_root = false; // kcv not root: every mount read-only for the worker, but its workdir
   bool kcv_root = false;
   int uid = -1, gid = -1;
   bool no_new_privs = false;
@@ -66,7 +67,8 @@ struct Process {
   int status_fd = -1;
   bool has_init = false;
   InForce in_force;
-  std::vector<std::string> allowed_tmp_entries;  // top-level names under the private tmp dirs
+  std::set<std::string> tmp_kept;       // host directories bound into the private tmp dirs
+  std::set<std::string> tmp_ancestors;  // their ancestors, made by init inside them
 };
 
 /// Starts the worker. Throws SetupError when it cannot start at all (or the sandbox cannot let it

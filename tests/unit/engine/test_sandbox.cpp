@@ -214,6 +214,45 @@ TEST(Sandbox, SigtermEndsTheWorkersAndRemovesTheTemporaryDirectory) {
   for (pid_t p : sandbox) EXPECT_FALSE(alive(p)) << "process " << p << " outlived kcv";
 }
 
+TEST(Sandbox, RunAsAnotherUserKcvUsesAUserNamespaceAndAReadOnlyFilesystem) {
+  // kcv not root: no uid to change to, so the worker keeps kcv's uid, in a user namespace, with
+  // every mount read-only but its workdir. A write outside its cwd (here: beside its workdir, in
+  // the private /tmp) still fails the gate; a correct candidate still passes. Where the platform
+  // refuses user namespaces, the PASS is withheld instead.
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to become another user (setpriv)";
+  test::TempDir dir;
+  ASSERT_EQ(chown(dir.path().c_str(), 65534, 65534), 0);
+  const std::string writer = dir.file("writer.c", "#include \"" + kHostile + "hostile.h\"\n"
+      "KCV_EXPORT int kcv_run(const kcv_call* c) {\n"
+      "  FILE* f = fopen(\"" + dir.path() + "/beside\", \"w\"); if (f) { fputs(\"x\", f); fclose(f); }\n"
+      "  hostile_softmax(c); return 0; }\n");
+  auto run_as_nobody = [&](const std::string& candidate, const std::string& name, std::string& report) {
+    std::string out;
+    const int rc = run_capture({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", test::kcv_binary(),
+                                "verify", "--op", "softmax", "--candidate", candidate, "--gates", "numerics",
+                                "--keep-workdir", dir.path() + "/" + name, "--json", dir.path() + "/" + name + ".json"},
+                               out);
+    std::ifstream in(dir.path() + "/" + name + ".json");
+    report.assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::cout << out;
+    return rc;
+  };
+  std::string ok, bad;
+  const int rc_ok = run_as_nobody(std::string(KCV_SOURCE_DIR) + "/controls/cpu/softmax/softmax_ok.c", "ok", ok);
+  const int rc_bad = run_as_nobody(writer, "bad", bad);
+  EXPECT_EQ(rc_bad, 1) << bad;
+  EXPECT_EQ(bad.find("\"verdict\": \"PASS\""), std::string::npos) << bad;
+  if (ok.find("\"user_namespace\": true") == std::string::npos) {
+    EXPECT_EQ(rc_ok, 1) << ok;
+    EXPECT_NE(ok.find("tampering could not be excluded"), std::string::npos) << ok;
+    GTEST_SKIP() << "user namespaces refused here: the PASS was withheld, as it must be";
+  }
+  EXPECT_EQ(rc_ok, 0) << ok;
+  EXPECT_NE(ok.find("\"read_only_root\": true"), std::string::npos) << ok;
+  EXPECT_NE(bad.find("file written outside the working directory: " + dir.path() + "/beside"), std::string::npos) << bad;
+  EXPECT_FALSE(fs::exists(dir.path() + "/beside"));
+}
+
 TEST(Sandbox, TheTemporaryDirectoriesOfAKilledKcvAreRemovedByTheNext) {
   test::TempDir tmp;
   const pid_t dead = fork();
