@@ -128,6 +128,8 @@ class Runner {
     /// Processes allowed beside the worker: those alive when it said ready (a sanitizer's
     /// target, torch's helpers), for wrappers and torch only; none for kcv-worker itself.
     std::set<pid_t> baseline;
+    /// Files in the private tmp dirs when it said ready, for wrappers and cuda (the driver's).
+    std::set<std::string> file_baseline;
     int64_t oom_kills_at_start = -1;
     int result_fd = -1, ctl_fd = -1;
     WorkerOptions options;
