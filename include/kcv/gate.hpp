@@ -89,8 +89,7 @@ struct CallResult {
   std::vector<GuardReport> input_guards, output_guards;
 };
 
-/// side_effect: the call left something behind (a process, a file outside the worker's cwd).
-enum class RunStatus { ok, crash, timeout, side_effect };
+enum class RunStatus { ok, crash, timeout };
 
 /// Where a cpu worker's SIGSEGV/SIGBUS hit, when the address lies in one of the case's buffers
 /// (guard bands and the inaccessible page after each input included).
