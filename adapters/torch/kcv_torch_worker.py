@@ -14,11 +14,7 @@ process that kcv's Runner starts exactly like kcv-worker and that speaks the sam
 Nothing here knows an expected value: the parent judges the snapshots.
 
 Per call: inputs live inside guarded buffers of our own (4 KiB of keyed canaries each side) and
-are handed over as torch.as_strided views with the plan's strides and offset; a call whose plan
-says "exact" gets them in tensors of exactly their span from the caching allocator, as production
-has them (no guard band). Calls run on torch's current stream, the default (null) stream; the
-concurrency gate's writer runs on a side stream of our own, or on the default stream when the plan
-says "null_stream", and then only that stream is synchronized. Outputs are the
+are handed over as torch.as_strided views with the plan's strides and offset. Outputs are the
 tensors the candidate returns; before the call the caching allocator is filled with the plan's
 output poison, so an element the candidate never writes shows up as poison. A raised exception is a
 refusal (rc 1 when its message carries "kcv: refuse", else rc 2); an output of the wrong shape,
@@ -188,10 +184,10 @@ def main():
             models[k] = common.build_model(cls, init, init_seed, device)
         return models[k]
 
-    def view_of(buf, a, g=KGUARD):
-        """The tensor the plan describes, inside buf's data region [g, g + span)."""
+    def view_of(buf, a):
+        """The tensor the plan describes, inside buf's data region [KGUARD, KGUARD + span)."""
         dt = common.DTYPES[a["dtype"]]
-        region = buf[g:g + a["span"]]
+        region = buf[KGUARD:KGUARD + a["span"]]
         if a["span"] == 0:
             return torch.empty(a["shape"], dtype=dt, device=buf.device)
         v = region.view(dt)
@@ -201,10 +197,6 @@ def main():
     load_stream = torch.cuda.Stream() if cuda else None
     load_a = None
 
-    def caller_stream(c):
-        """The concurrency gate's caller stream: a side stream of ours, or the default (null) one."""
-        return torch.cuda.default_stream() if c.get("null_stream") else side_stream
-
     def prepare(i):
         c = calls[i]
         st = state[i]
@@ -212,14 +204,10 @@ def main():
         st["bindings"] = {k: int(v) for k, v in c.get("bindings", {}).items()}
         st["model"] = model_for(st["bindings"])
         st["in_buf"], st["inputs"] = [], []
-        # NOTES: exact: a tensor of the span alone, from the caching allocator (issue 26).
-        g = st["g"] = 0 if c.get("exact") else KGUARD
         for n, a in enumerate(c["inputs"]):
             span = a["span"]
             if reuse is not None:
                 buf = reuse["in_buf"][n]
-            elif g == 0:
-                buf = torch.empty(span, dtype=torch.uint8, device=device)
             else:
                 buf = torch.empty(KGUARD + span + KGUARD, dtype=torch.uint8, device=device)
                 buf[:KGUARD].copy_(pre_guard)
@@ -227,13 +215,13 @@ def main():
             src = shm[a["src"]:a["src"] + span]
             if c.get("writer_kernel") and cuda:
                 # Poison now; the real values arrive on the caller's stream behind a 20 ms kernel.
-                buf[g:g + span].fill_(0xFF)
+                buf[KGUARD:KGUARD + span].fill_(0xFF)
                 torch.cuda.synchronize()
                 st.setdefault("late", []).append((buf, src.pin_memory() if span else src))
             else:
-                buf[g:g + span].copy_(src)
+                buf[KGUARD:KGUARD + span].copy_(src)
             st["in_buf"].append(buf)
-            view = view_of(buf, a, g)
+            view = view_of(buf, a)
             st["inputs"].append(view.view(torch.bool) if n in bool_inputs else view)
         if cuda:
             torch.cuda.synchronize()
@@ -271,11 +259,10 @@ def main():
         try:
             with torch.no_grad():
                 if c.get("writer_kernel") and cuda:
-                    with torch.cuda.stream(caller_stream(c)):
+                    with torch.cuda.stream(side_stream):
                         torch.cuda._sleep(int(20e-3 * 1.98e9))  # ~20 ms at the H200's clock
-                        g = st["g"]
                         for buf, src in st["late"]:
-                            buf[g:g + src.numel()].copy_(src, non_blocking=True)
+                            buf[KGUARD:KGUARD + src.numel()].copy_(src, non_blocking=True)
                         out = st["model"](*args)
                 else:
                     out = st["model"](*args)
@@ -297,7 +284,7 @@ def main():
         if not cuda:
             return
         if calls[i].get("writer_kernel"):
-            caller_stream(calls[i]).synchronize()  # only the caller's: escaped work shows as missing
+            side_stream.synchronize()  # only the caller's stream: escaped work shows as missing
         else:
             torch.cuda.synchronize()
 
@@ -307,10 +294,7 @@ def main():
         rc, msg = st["rc"], st["msg"]
         for n, a in enumerate(c["inputs"]):
             span = a["span"]
-            if st["g"] == 0:  # exact: only the span (the parent checks no guards of such a call)
-                shm[a["snap"] + KGUARD:a["snap"] + KGUARD + span].copy_(st["in_buf"][n].cpu())
-            else:
-                shm[a["snap"]:a["snap"] + 2 * KGUARD + span].copy_(st["in_buf"][n].cpu())
+            shm[a["snap"]:a["snap"] + 2 * KGUARD + span].copy_(st["in_buf"][n].cpu())
         outs = common.as_tuple(st["out"]) if rc == 0 else ()
         if rc == 0 and len(outs) != len(c["outputs"]):
             rc, msg = 3, f"returned {len(outs)} outputs; the problem's Model returns {len(c['outputs'])}"
@@ -336,7 +320,7 @@ def main():
                 o = o.detach().cpu()
                 view_of(slot, a).copy_(o.view(torch.uint8) if o.dtype == torch.bool else o)
         emit(f"done {i} {rc} {st['seconds']:.6f} {hexs(msg)}")
-        state[i] = {"in_buf": st["in_buf"], "g": st["g"]}  # later calls may reuse the buffers
+        state[i] = {"in_buf": st["in_buf"]}  # later calls may reuse the buffers
 
     import socket
     ctl = socket.socket(fileno=5) if plan.get("session") else None
