@@ -257,14 +257,16 @@ __global__ void error_stats(const float* C, const double* ref, const double* mag
 /// TN/4 groups of 4, group j at j·(N/(TN/4)) + tx·4, so that 8 consecutive threads of a quarter
 /// warp read 128 contiguous bytes of a B row (float4, conflict-free) and store 128 contiguous
 /// bytes of a C row. A's TM values per k are one address per quarter warp (broadcast). K walked
-/// in blocks of 4: per block 4·(TM + TN) values from shared memory for 4·TM·TN FFMA
-/// (8 x 8: 16 FFMA per loaded value). Sums run over k in order, one fma each.
-template <class P, int TM, int TN>
+/// in blocks of KB (4: A row-major read as float4 along k; 2: float2, half the fragment registers,
+/// room for the next block's loads): per block KB·(TM + TN) values from shared memory for
+/// KB·TM·TN FFMA (8 x 8: 16 FFMA per loaded value). Sums run over k in order, one fma each.
+template <class P, int TM, int TN, int KB>
 __global__ void __launch_bounds__((P::M / TM) * (P::N / TN))
     ffma_product(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int reps) {
   constexpr int TX = P::N / TN, TY = P::M / TM, THREADS = TX * TY;
   constexpr int NG = TN / 4, GS = P::N / NG;  // column groups per thread, their stride
   static_assert(P::M % TM == 0 && P::N % TN == 0 && TM % 4 == 0 && TN % 4 == 0, "micro-tile");
+  static_assert((KB == 2 || KB == 4) && P::BK % KB == 0, "k-block");
   static_assert(THREADS >= 32 && THREADS <= 1024 && THREADS % 32 == 0, "whole warps");
   extern __shared__ float4 smem_f4[];
   float* As = reinterpret_cast<float*>(smem_f4);
@@ -279,33 +281,39 @@ __global__ void __launch_bounds__((P::M / TM) * (P::N / TN))
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
 
-  // one block of 4 k: every register array indexed by unrolled constants only
+  // one block of KB k: every register array indexed by unrolled constants only
   auto kblock = [&](int k0) {
-    float a[4][TM], bv[4][TN];  // [k][row], [k][col]
+    float a[KB][TM], bv[KB][TN];  // [k][row], [k][col]
     if constexpr (P::AK) {
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
+      for (int kk = 0; kk < KB; ++kk)
 #pragma unroll
         for (int i4 = 0; i4 < TM / 4; ++i4) {
           const float4 v = *reinterpret_cast<const float4*>(As + P::a_idx(ty * TM + i4 * 4, k0 + kk));
           a[kk][i4 * 4 + 0] = v.x, a[kk][i4 * 4 + 1] = v.y, a[kk][i4 * 4 + 2] = v.z, a[kk][i4 * 4 + 3] = v.w;
         }
-    } else {
+    } else if constexpr (KB == 4) {
 #pragma unroll
       for (int i = 0; i < TM; ++i) {
         const float4 v = *reinterpret_cast<const float4*>(As + P::a_idx(ty * TM + i, k0));
         a[0][i] = v.x, a[1][i] = v.y, a[2][i] = v.z, a[3][i] = v.w;
       }
+    } else {
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+        const float2 v = *reinterpret_cast<const float2*>(As + P::a_idx(ty * TM + i, k0));
+        a[0][i] = v.x, a[1][i] = v.y;
+      }
     }
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
+    for (int kk = 0; kk < KB; ++kk)
 #pragma unroll
       for (int g = 0; g < NG; ++g) {
         const float4 v = *reinterpret_cast<const float4*>(Bs + P::b_idx(k0 + kk, g * GS + tx * 4));
         bv[kk][g * 4 + 0] = v.x, bv[kk][g * 4 + 1] = v.y, bv[kk][g * 4 + 2] = v.z, bv[kk][g * 4 + 3] = v.w;
       }
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
+    for (int kk = 0; kk < KB; ++kk)
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll
@@ -316,12 +324,12 @@ __global__ void __launch_bounds__((P::M / TM) * (P::N / TN))
     cp_async_wait(P::NS - 1 - s);
     __syncthreads();  // every thread's chunks of slice s have landed
 #pragma unroll 2
-    for (int kb = 0; kb < P::BK; kb += 4) kblock(s * P::BK + kb);
+    for (int kb = 0; kb < P::BK; kb += KB) kblock(s * P::BK + kb);
   }
 #pragma unroll 1
   for (int r = 1; r < reps; ++r)
 #pragma unroll 2
-    for (int k0 = 0; k0 < P::K; k0 += 4) kblock(k0);
+    for (int k0 = 0; k0 < P::K; k0 += KB) kblock(k0);
 
   float* c = C + b * P::M * P::N;
 #pragma unroll
@@ -488,11 +496,13 @@ struct Variant {
   KernelFn kernel;
 };
 
-template <class P, int TM, int TN>
+template <class P, int TM, int TN, int KB = 4>
 Variant ffma_variant() {
   const int threads = (P::M / TM) * (P::N / TN);
-  return {"ffma", std::to_string(TM) + "x" + std::to_string(TN) + " per thread, " + std::to_string(threads) + " thr",
-          threads, P::SMEM, 1.0, &ffma_product<P, TM, TN>};
+  return {"ffma",
+          std::to_string(TM) + "x" + std::to_string(TN) + " per thread, k by " + std::to_string(KB) + ", " +
+              std::to_string(threads) + " thr",
+          threads, P::SMEM, 1.0, &ffma_product<P, TM, TN, KB>};
 }
 
 template <class P, int WM, int WN, Tc MODE>
@@ -527,7 +537,8 @@ std::vector<ShapeCase> all_shapes() {
   {
     using P = ProbQK;
     ShapeCase c{"qk", "q·kᵀ of a chunk (C=64, K=128)", "A [M][K]", P::M, P::N, P::K, P::AK, {}};
-    c.variants = {ffma_variant<P, 4, 4>(), ffma_variant<P, 8, 4>(), ffma_variant<P, 4, 8>(), ffma_variant<P, 8, 8>()};
+    c.variants = {ffma_variant<P, 4, 4>(), ffma_variant<P, 8, 4>(), ffma_variant<P, 4, 8>(), ffma_variant<P, 8, 8>(),
+                  ffma_variant<P, 8, 8, 2>()};
     add_tc<P, 2, 2>(c.variants);
     add_tc<P, 4, 2>(c.variants);
     s.push_back(std::move(c));
@@ -535,7 +546,8 @@ std::vector<ShapeCase> all_shapes() {
   {
     using P = ProbQS;
     ShapeCase c{"qs", "q·S, the state as operand (C=64, K=V=128)", "A [M][K]", P::M, P::N, P::K, P::AK, {}};
-    c.variants = {ffma_variant<P, 4, 4>(), ffma_variant<P, 8, 4>(), ffma_variant<P, 4, 8>(), ffma_variant<P, 8, 8>()};
+    c.variants = {ffma_variant<P, 4, 4>(), ffma_variant<P, 8, 4>(), ffma_variant<P, 4, 8>(), ffma_variant<P, 8, 8>(),
+                  ffma_variant<P, 8, 8, 2>()};
     add_tc<P, 2, 2>(c.variants);
     add_tc<P, 2, 4>(c.variants);
     s.push_back(std::move(c));
@@ -543,7 +555,7 @@ std::vector<ShapeCase> all_shapes() {
   {
     using P = ProbKV;
     ShapeCase c{"kv", "kᵀ·v, the state update (C=64, K=V=128)", "A = kᵀ, K-major [K][M]", P::M, P::N, P::K, P::AK, {}};
-    c.variants = {ffma_variant<P, 8, 4>(), ffma_variant<P, 4, 8>(), ffma_variant<P, 8, 8>()};
+    c.variants = {ffma_variant<P, 8, 4>(), ffma_variant<P, 4, 8>(), ffma_variant<P, 8, 8>(), ffma_variant<P, 8, 8, 2>()};
     add_tc<P, 2, 4>(c.variants);
     add_tc<P, 4, 2>(c.variants);
     s.push_back(std::move(c));
