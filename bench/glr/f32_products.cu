@@ -30,7 +30,7 @@
 // data; TF32 inputs (2^-11 relative per operand) land around 2^13 times higher.
 //
 // Usage: f32_products [JSON_PATH] [--batch N] [--iters N] [--warmup N] [--reps 1,8] [--seed S]
-//                     [--shapes qk,qs,kv]
+//                     [--shapes qk,qs,kv] [--impls ffma,3xtf32,3xtf32-2acc,3xtf32-int,1xtf32]
 // Prints a markdown table (stdout); writes the JSON to JSON_PATH when given. Exit 0: every
 // result finite and within the gross bound, and every accuracy class as expected; 1: a non-finite
 // result or an error beyond the gross bound (2^17 u·Σ|ab|, far above TF32's ~2^14 worst case); 3:
@@ -572,6 +572,7 @@ struct Options {
   std::vector<int> reps = {1, 8};
   uint64_t seed = 20261218;
   std::vector<std::string> shapes = {"qk", "qs", "kv"};
+  std::vector<std::string> impls = {"ffma", "3xtf32", "3xtf32-2acc", "3xtf32-int", "1xtf32"};
 };
 
 struct Result {
@@ -873,7 +874,7 @@ void print_tables(const std::vector<ShapeCase>& shapes, const Options& o) {
 int usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [JSON_PATH] [--batch N] [--iters N (>= 20)] [--warmup N] [--reps 1,8] [--seed S] "
-               "[--shapes qk,qs,kv]\n",
+               "[--shapes qk,qs,kv] [--impls ffma,3xtf32,3xtf32-2acc,3xtf32-int,1xtf32]\n",
                argv0);
   return 2;
 }
@@ -913,6 +914,7 @@ int main(int argc, char** argv) {
         o.reps.clear();
         for (const std::string& r : split_commas(value())) o.reps.push_back(std::stoi(r));
       } else if (a == "--shapes") o.shapes = split_commas(value());
+      else if (a == "--impls") o.impls = split_commas(value());
       else if (a == "-h" || a == "--help") return usage(argv[0]), 0;
       else if (a.rfind("--", 0) != 0 && o.json_path.empty()) o.json_path = a;
       else {
@@ -947,8 +949,13 @@ int main(int argc, char** argv) {
 
   std::vector<ShapeCase> shapes;
   for (ShapeCase& sc : all_shapes())
-    if (std::find(o.shapes.begin(), o.shapes.end(), sc.name) != o.shapes.end()) shapes.push_back(std::move(sc));
-  if (shapes.empty()) return std::fprintf(stderr, "f32_products: no known shape selected\n"), usage(argv[0]);
+    if (std::find(o.shapes.begin(), o.shapes.end(), sc.name) != o.shapes.end()) {
+      std::erase_if(sc.variants, [&](const Variant& v) {
+        return std::find(o.impls.begin(), o.impls.end(), v.impl) == o.impls.end();
+      });
+      if (!sc.variants.empty()) shapes.push_back(std::move(sc));
+    }
+  if (shapes.empty()) return std::fprintf(stderr, "f32_products: no known shape or implementation selected\n"), usage(argv[0]);
 
   cudaStream_t st;
   CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
