@@ -61,7 +61,7 @@ int main() {
   const size_t flush_bytes = size_t(256) << 20;
   void* flush = nullptr;
   CK(cudaMalloc(&flush, flush_bytes));
-  std::printf("| B,T,H,D | seqs | tc fwd ms | ffma fwd ms | ffma/tc | max|tc-ffma|/max|ffma| |\n|---|---|---|---|---|---|\n");
+  std::printf("| B,T,H,D | seqs | split fwd ms | tc fwd ms | ffma fwd ms | tc/split | max|split-ffma|/max|ffma| | max|tc-ffma|/max|ffma| |\n|---|---|---|---|---|---|---|---|\n");
   std::mt19937 rng(1);
   for (const ShapeRow& r : rows) {
     const int64_t N = r.B * r.T * r.H, K = r.D, V = r.D;
@@ -107,24 +107,39 @@ int main() {
     p.g = g;
     p.scale = 1.0 / std::sqrt(double(K));
     const bool tc = gc::sm90::fwd_tc::takes(p);
-    float t_tc = NAN;
+    float t_tc = NAN, t_sp = NAN;
+    void *o3 = nullptr, *ws = nullptr;
+    CK(cudaMalloc(&o3, N * V * 2));
+    const size_t ws_bytes = gc::sm90::fwd_split::workspace_bytes(p.shape);
+    if (ws_bytes) CK(cudaMalloc(&ws, ws_bytes));
+    if (tc) {
+      p.o = o3;
+      p.workspace = ws;
+      p.workspace_bytes = ws_bytes;
+      t_sp = median_ms([&] { CK(cudaError_t(gc::sm90::fwd_split::launch<__nv_bfloat16>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
+    }
     p.o = o1;
     if (tc) t_tc = median_ms([&] { CK(cudaError_t(gc::sm90::fwd_tc::launch<__nv_bfloat16>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
     p.o = o2;
     const float t_ff = median_ms([&] { CK(cudaError_t(gc::sm90::fwd::launch_gate<__nv_bfloat16, float>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
-    double dmax = 0, rmax = 0;
+    double dmax = 0, smax = 0, rmax = 0;
     if (tc) {
-      std::vector<__nv_bfloat16> a(N * V), b(N * V);
+      std::vector<__nv_bfloat16> a(N * V), b(N * V), c(N * V);
       CK(cudaMemcpy(a.data(), o1, N * V * 2, cudaMemcpyDeviceToHost));
       CK(cudaMemcpy(b.data(), o2, N * V * 2, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(c.data(), o3, N * V * 2, cudaMemcpyDeviceToHost));
       for (int64_t i = 0; i < N * V; ++i) {
-        const double x = __bfloat162float(a[i]), y = __bfloat162float(b[i]);
+        const double x = __bfloat162float(a[i]), y = __bfloat162float(b[i]), z = __bfloat162float(c[i]);
         dmax = std::max(dmax, std::isfinite(x) ? std::abs(x - y) : INFINITY);
+        smax = std::max(smax, std::isfinite(z) ? std::abs(z - y) : INFINITY);
         rmax = std::max(rmax, std::abs(y));
       }
     }
-    std::printf("| %lld,%lld,%lld,%lld | %lld | %.3f | %.3f | %.2fx | %.2e |\n", (long long)r.B, (long long)r.T,
-                (long long)r.H, (long long)r.D, (long long)r.seqs, t_tc, t_ff, t_ff / t_tc, dmax / rmax);
+    std::printf("| %lld,%lld,%lld,%lld | %lld | %.3f | %.3f | %.3f | %.2fx | %.2e | %.2e |\n", (long long)r.B,
+                (long long)r.T, (long long)r.H, (long long)r.D, (long long)r.seqs, t_sp, t_tc, t_ff, t_tc / t_sp,
+                smax / rmax, dmax / rmax);
+    CK(cudaFree(o3));
+    if (ws) CK(cudaFree(ws));
     std::fflush(stdout);
     for (void* x : {q, k, v, g, o1, o2}) CK(cudaFree(x));
     if (cu) CK(cudaFree(cu));
