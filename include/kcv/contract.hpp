@@ -65,8 +65,11 @@ struct ScalarSpec {
 /// nonlinear steps add (e.g. |z|·|y| for y = exp(z)). The error model allows
 ///   |got - r| <= c·u_acc·(n·m + amp) + u_out·|r|.
 /// mag, depth and amp may be left empty: an empty vector reads as 0 for every element.
+/// walk, optional, sharpens the population test on random inputs (docs/population-test.md): the
+/// spread, in units of u_acc, of the rounding errors of a legitimate order on this element's terms
+/// taken in random order (random_walk_scale for a plain sum). Empty: sqrt(c·n)·m for every element.
 struct RefTensor {
-  std::vector<double> value, mag, depth, amp;
+  std::vector<double> value, mag, depth, amp, walk;
   void resize(std::size_t n) { value.assign(n, 0); mag.assign(n, 0); depth.assign(n, 0); amp.assign(n, 0); }
 };
 
@@ -85,6 +88,9 @@ inline constexpr const char* cancellation = "alternating sign";
 inline constexpr const char* wide_range = "wide dynamic range";
 inline constexpr const char* subnormal = "subnormals";
 inline constexpr const char* negated = "negated";
+/// Whether inputs of this kind are independent random draws (normal, scaled, negated), where
+/// rounding errors are random too: the population test judges such cases (docs/population-test.md).
+bool is_random(const std::string& kind);
 }  // namespace value_kind
 
 /// One output element of a large problem as the element of a small one: the small shape, per
@@ -129,6 +135,10 @@ class Contract {
   /// they disagree), not only the nonfinite gate. For references whose second "order" is a
   /// legitimate fp32 evaluation (KernelBench: Model in fp32 eager).
   bool classes_in_two_orders = false;
+  /// Shapes the shapes gate runs beside its sweep (those valid()): deep reductions at a modest
+  /// output size, where the population test must reach, e.g. matmul K = 16384 at 32 x 32
+  /// (docs/population-test.md).
+  std::vector<Bindings> extra_shapes;
   /// When positive, the sanitizer gate runs its nominal case at shape_within(this many elements
   /// per call): nominal sizes that are a benchmark's are too large to run instrumented.
   int64_t sanitizer_elements = 0;

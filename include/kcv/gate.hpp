@@ -71,6 +71,9 @@ struct Case {
   Bindings shape;
   std::vector<CallSpec> calls;
   WorkerOptions worker;
+  /// The inputs are independent random draws (value_kind::is_random): numerics, shapes and values
+  /// also run the population test on such cases (docs/population-test.md).
+  bool random_inputs = false;
 };
 
 struct GuardReport {

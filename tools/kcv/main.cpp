@@ -121,10 +121,14 @@ int cmd_contracts(const std::string& show) {
   for (const auto& s : c->symbols)
     std::cout << fmt::format("  {:<4} range [{}, {}]  nominal {}  swept up to {}\n", s.name, s.min, s.max, s.nominal,
                              std::min(s.max, s.sweep_max));
+  for (const kcv::Bindings& b : c->extra_shapes) std::cout << fmt::format("  also swept at {}\n", kcv::bindings_string(b));
   std::cout << fmt::format("accumulate: {}   in-place: {}\n", kcv::dtype_name(c->accumulate),
                            c->inplace_allowed ? "allowed" : "not allowed");
   std::cout << fmt::format("error model: |got - r| <= c·u·(depth·mag + amp) + u_out·|r|, c = {}\n  {}\n", c->c,
                            c->c_reasoning);
+  std::cout << fmt::format("population test (random inputs): RMS of |got - r|/sigma <= {:g} over >= {} elements "
+                           "(docs/population-test.md)\n",
+                           kcv::kPopulationLambda, kcv::kPopulationMinElements);
   return kExitPass;
 }
 

@@ -247,6 +247,7 @@ class GlrContract final : public Contract {
         }
         take(seq, {&rc.dq, &rc.dk, &rc.dv, &rc.dg, &rc.dh0});
       }
+      claim_no_walk_saving(out[3]);  // dg
     }
     // Where the orders' classes are all non-finite but disagree, any non-finite class: a value
     // beyond every output range whose terms reach fp32's (kcv's expect() then adds NaN and ±Inf,
@@ -263,6 +264,16 @@ class GlrContract final : public Contract {
   }
 
  private:
+  // NOTES: the population test (docs/population-test.md) takes sqrt(c·n)·m as an element's spread
+  // where the reference gives no walk: that holds where depth·mag counts roundings each within
+  // u·mag. dg's budget also holds the chunked identity's terms q⊙dq and k⊙dk (and G⊙S_e), larger
+  // than dg's own magnitude and cancelling (a chunk-64 fp32 kernel errs by 1e9 on a dg of 1e-19 at
+  // inputs scaled 1e4, inside the bound): dg claims no sqrt(n) saving, its walk is the worst case.
+  void claim_no_walk_saving(RefTensor& r) const {
+    r.walk.resize(r.value.size());
+    for (std::size_t i = 0; i < r.walk.size(); ++i) r.walk[i] = c * r.depth[i] * r.mag[i];
+  }
+
   /// Error data of the recurrence with the given values; the underflow slack joins amp, and in the
   /// bf16/f16 contracts the operand-rounding budget κ·u_in·op (in units of c·u, see kKappa).
   RefTensor to_ref(const glr::Estimate& e, const std::vector<double>& values) const {

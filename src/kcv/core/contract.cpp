@@ -83,6 +83,13 @@ double finish(const TensorSpec& spec, double v) {
 
 }  // namespace
 
+bool value_kind::is_random(const std::string& kind) {
+  // NOTES: the others set values by rule (all equal, zeros, alternating ±1), reach the edges of the
+  // range (subnormals) or mix magnitudes by 10^±6 (wide range): their rounding errors are
+  // correlated or exactly zero, outside the probabilistic model.
+  return kind == normal || kind == scaled_up || kind == scaled_down || kind == negated;
+}
+
 std::string bindings_string(const Bindings& b) {
   std::string s;
   for (const auto& [name, value] : b) {

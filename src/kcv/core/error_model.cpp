@@ -41,6 +41,25 @@ struct BoundModel {
   }
 };
 
+/// population_scale with its per-dtype constants looked up once per tensor.
+// NOTES: docs/population-test.md. Without a walk from the reference, each of the c·n roundings the
+// worst-case bound counts contributes at most u·m and their contributions sum to at most c·n·u·m,
+// so the variance is at most c·n·u²·m² (Higham–Mary's sqrt(n) for any data). amp is taken whole
+// (its worst case c·u·amp), in quadrature, as is the output's own rounding u_out·|r|.
+struct PopulationModel {
+  double c, u_acc, eta_acc, u_out, eta_out;
+  PopulationModel(DType out, DType accumulate, double c_)
+      : c(c_), u_acc(unit_roundoff(accumulate)), eta_acc(underflow_unit(accumulate)), u_out(unit_roundoff(out)),
+        eta_out(underflow_unit(out)) {}
+  double operator()(const RefTensor& ref, std::size_t i) const {
+    const double depth = at(ref.depth, i);
+    if (!(depth >= 1)) return 0.0;
+    const double walk = ref.walk.empty() ? std::sqrt(c * depth) * at(ref.mag, i) : ref.walk[i];
+    const double amp = c * at(ref.amp, i), out = u_out * ref.value[i];
+    return std::sqrt(u_acc * u_acc * (walk * walk + amp * amp) + out * out) + c * depth * eta_acc + eta_out;
+  }
+};
+
 /// What one reference (one summation order) accepts for element i.
 struct Expectation {
   ClassMask classes = 0;
@@ -186,6 +205,56 @@ Comparison compare(const HostTensor& got, const RefTensor& ref, const RefTensor*
       record(i, expected, bound, std::isnan(bound) ? "bound undefined (NaN) in the reference" : "error > bound");
   }
   return cmp;
+}
+
+double random_walk_scale(double n, double r, double q) { return std::sqrt((n + 1) * (2 * r * r + q) / 6 + q); }
+
+double population_scale(const RefTensor& ref, std::size_t i, DType out, DType accumulate, double c) {
+  if (i >= ref.value.size()) throw std::out_of_range("kcv: population_scale: index past the reference");
+  return PopulationModel(out, accumulate, c)(ref, i);
+}
+
+Population population_test(const HostTensor& got, const RefTensor& ref, DType accumulate, double c) {
+  const int64_t n = got.numel();
+  if (static_cast<int64_t>(ref.value.size()) != n)
+    throw std::invalid_argument(fmt::format("kcv: population_test: the reference has {} values for {} elements",
+                                            ref.value.size(), n));
+  if (!ref.walk.empty() && static_cast<int64_t>(ref.walk.size()) != n)
+    throw std::invalid_argument("kcv: population_test: walk and value differ in size");
+  Population p;
+  if (!is_floating(got.dtype)) return p;
+  const std::vector<double> g = got.values();
+  const PopulationModel sigma(got.dtype, accumulate, c);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::size_t k = static_cast<std::size_t>(i);
+    const double r = ref.value[k];
+    if (!std::isfinite(g[k]) || !std::isfinite(r)) continue;
+    const double s = sigma(ref, k);
+    if (!(s > 0) || !std::isfinite(s)) continue;
+    const double z = std::abs(g[k] - r) / s;
+    sum += z * z;
+    ++p.elements;
+    if (p.worst_index < 0 || z > p.worst_z) {
+      p.worst_index = i;
+      p.worst_z = z;
+      p.worst_got = g[k];
+      p.worst_expected = r;
+      p.worst_sigma = s;
+    }
+  }
+  if (p.elements > 0) p.rms = std::sqrt(sum / static_cast<double>(p.elements));
+  return p;
+}
+
+std::string Population::describe(const std::string& output_name, const Shape& shape) const {
+  std::string s = fmt::format("out '{}': population test on random inputs: RMS err/σ {:.3g} over {} elements {} λ = {:g} "
+                              "(σ: the spread of a legitimate order's rounding errors, docs/population-test.md)",
+                              output_name, rms, elements, ok() ? "<=" : ">", kPopulationLambda);
+  if (worst_index >= 0)
+    s += fmt::format("; largest err/σ {:.3g} at {} got {:.9g} expected {:.9g} σ {:.3g}", worst_z,
+                     index_string(worst_index, shape), worst_got, worst_expected, worst_sigma);
+  return s;
 }
 
 std::string Comparison::describe(const std::string& output_name, const Shape& shape) const {

@@ -89,6 +89,9 @@ struct JudgeOptions {
   bool classes_only = false;   // nonfinite: only the class of every element is judged
   bool two_orders = false;     // accept either class where two summation orders disagree
   bool refusal_ok = false;     // layout: a clean refusal passes
+  /// numerics, shapes, values: on a case with random inputs (Case::random_inputs), each output
+  /// that passes the worst-case bound must pass the population test too (docs/population-test.md).
+  bool population = false;
 };
 
 /// Judges one finished call: a refusal (rc != 0) is REFUSED (or PASS with refusal_ok), outputs are
