@@ -135,6 +135,7 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
                                                     : gate.judge_abnormal(ctx, chunk[i], run);
       if (j.worst && (!rep.worst || j.worst->ratio() > rep.worst->ratio())) rep.worst = j.worst;
       if (j.verdict != Verdict::pass) {
+        rep.failing.push_back({index, chunk[i].label, j.verdict});
         if (mentions_out_of_memory(run.log) || mentions_out_of_memory(j.evidence))
           rep.out_of_memory = true;
         if (rep.failing_case < 0) {
@@ -175,7 +176,12 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
   } else if (rep.failing_case < 0) {
     rep.verdict = Verdict::pass;
   } else if (failing > 1) {
-    rep.evidence += fmt::format(" [{} of {} cases failed]", failing, rep.cases);
+    // Every failing case's label, compactly: a pattern (which sizes, which inputs) is the
+    // diagnosis more often than the first case is.
+    std::vector<std::string> failed, passed;
+    for (std::size_t i = 0; i < out.labels.size(); ++i)
+      (out.judgements[i].verdict == Verdict::pass ? passed : failed).push_back(out.labels[i]);
+    rep.evidence += fmt::format(" [{} of {} cases failed: {}]", failing, rep.cases, summarize_cases(failed, passed));
   }
   // A pass that rests on cases without a strict comparison says so (layout: "handles strides" vs
   // "refused them"; KernelBench: inputs the reference itself rejects; a precision matter the

@@ -21,6 +21,10 @@ nlohmann::json report_to_json(const Report& r) {
                      {"cases", g.cases}, {"seconds", g.seconds}, {"evidence", g.evidence},
                      // NOTES: seeds are 64-bit; JSON readers that use doubles lose bits, so a string.
                      {"seed", std::to_string(g.seed)}, {"failing_case", g.failing_case}});
+    nlohmann::json failing = nlohmann::json::array();
+    for (const FailingCase& f : g.failing)
+      failing.push_back({{"case", f.index}, {"label", f.label}, {"verdict", verdict_name(f.verdict)}});
+    gates.back()["failing_cases"] = std::move(failing);
     // NOTES: JSON has no Inf: a worst element with an infinite or NaN ratio is left out.
     if (g.worst && std::isfinite(g.worst->error) && std::isfinite(g.worst->bound))
       gates.back()["worst"] = {{"error", g.worst->error}, {"bound", g.worst->bound}};
@@ -54,6 +58,10 @@ Report report_from_json(const nlohmann::json& j) {
       gr.seed = std::stoull(g.at("seed").get<std::string>());
       gr.failing_case = g.value("failing_case", int64_t{-1});
       gr.out_of_memory = g.value("out_of_memory", false);
+      if (g.contains("failing_cases"))
+        for (const auto& f : g["failing_cases"])
+          gr.failing.push_back({f.at("case").get<int64_t>(), f.at("label").get<std::string>(),
+                                parse_verdict(f.at("verdict").get<std::string>())});
       if (g.contains("worst")) gr.worst = WorstElement{g["worst"].at("error").get<double>(), g["worst"].at("bound").get<double>()};
       r.gates.push_back(std::move(gr));
     }

@@ -85,6 +85,12 @@ TEST(Cli, FailingCandidateExitsOneAndReplayReproducesTheCase) {
   EXPECT_GT(r.gates[0].cases, 0);
   ASSERT_EQ(r.gates[1].verdict, Verdict::fail);
   ASSERT_GE(r.gates[1].failing_case, 0);
+  // Every failing case listed (issue 21 item 5): in the JSON as a list, in the evidence compactly.
+  ASSERT_GE(j["gates"][1]["failing_cases"].size(), 2u) << j["gates"][1].dump();
+  EXPECT_EQ(j["gates"][1]["failing_cases"][0]["case"], r.gates[1].failing_case);
+  EXPECT_EQ(r.gates[1].failing.size(), j["gates"][1]["failing_cases"].size());
+  EXPECT_NE(r.gates[1].evidence.find("cases failed: "), std::string::npos) << r.gates[1].evidence;
+  EXPECT_TRUE(j["gates"][0]["failing_cases"].empty());
   EXPECT_EQ(r.gates[2].verdict, Verdict::skipped);
   EXPECT_EQ(r.gates[2].evidence, "not selected (--gates)");
 
