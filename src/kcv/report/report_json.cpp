@@ -5,6 +5,7 @@
 
 #include "kcv/candidate.hpp"
 #include "kcv/report.hpp"
+#include "kcv/text.hpp"
 
 namespace kcv {
 
@@ -13,6 +14,27 @@ Verdict parse_verdict(const std::string& s) {
     if (s == verdict_name(v)) return v;
   throw SetupError(fmt::format("unknown verdict '{}' in report", s));
 }
+
+namespace {
+
+/// Every string of j (keys too) as clean_text makes it: what a candidate wrote reaches the report
+/// as valid UTF-8 without control characters (issue 21 item 6).
+nlohmann::json cleaned(const nlohmann::json& j) {
+  if (j.is_string()) return clean_text(j.get_ref<const std::string&>());
+  if (j.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& x : j) out.push_back(cleaned(x));
+    return out;
+  }
+  if (j.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [k, v] : j.items()) out[clean_text(k)] = cleaned(v);
+    return out;
+  }
+  return j;
+}
+
+}  // namespace
 
 nlohmann::json report_to_json(const Report& r) {
   nlohmann::json gates = nlohmann::json::array();
@@ -34,12 +56,23 @@ nlohmann::json report_to_json(const Report& r) {
   nlohmann::json j = {{"schema", r.schema}, {"op", r.op}, {"candidate", r.candidate}, {"backend", r.backend},
                       {"seed", std::to_string(r.seed)}, {"verdict", verdict_name(r.verdict)}, {"gates", gates}};
   if (!r.kernelbench.is_null()) j["kernelbench"] = r.kernelbench;
-  return j;
+  return cleaned(j);
+}
+
+nlohmann::json error_report_json(const std::string& op, const std::string& candidate, const std::string& backend,
+                                 std::optional<uint64_t> seed, const std::string& error) {
+  nlohmann::json j = {{"schema", "kcv.report/1"}, {"op", op}, {"candidate", candidate}, {"backend", backend},
+                      {"seed", seed ? nlohmann::json(std::to_string(*seed)) : nlohmann::json(nullptr)},
+                      {"verdict", kErrorVerdict}, {"error", error}, {"gates", nlohmann::json::array()}};
+  return cleaned(j);
 }
 
 Report report_from_json(const nlohmann::json& j) {
   try {
     if (j.at("schema").get<std::string>() != "kcv.report/1") throw SetupError("not a kcv.report/1 document");
+    if (j.value("verdict", std::string()) == kErrorVerdict)
+      throw SetupError(fmt::format("the report records a setup error, not a verification: {}",
+                                   j.value("error", std::string("?"))));
     Report r;
     r.op = j.at("op").get<std::string>();
     r.candidate = j.at("candidate").get<std::string>();
