@@ -49,6 +49,44 @@ def fatal(why):
     os._exit(2)
 
 
+def build_failure(e, sanitize):
+    """A load_inline/load build that failed (torch raises "Error building extension 'x': " and
+    ninja's output): the whole output goes to the verification's build.log (build-asan.log for the
+    sanitizer's builds), whose path is emitted for kcv to keep; the reason is the compiler's own
+    first error line, not ninja's command. None for any other exception."""
+    text = str(e)
+    if not isinstance(e, RuntimeError) or not text.startswith("Error building extension"):
+        return None
+    name = text.split(":", 1)[0][len("Error building extension"):].strip()
+    ext_dir = os.environ.get("TORCH_EXTENSIONS_DIR", "").rstrip("/")
+    log = os.path.join(os.path.dirname(ext_dir) if ext_dir else os.getcwd(),
+                       "build-asan.log" if sanitize else "build.log")
+    try:
+        with open(log, "w", encoding="utf-8", errors="replace") as f:
+            f.write(text + "\n")
+        emit("build_log " + hexs(log))
+        where = f" (whole compiler output: {log})"
+    except OSError:
+        where = ""
+    return f"cannot load candidate: the extension {name} does not build: {compiler_error(text)}{where}"
+
+
+def compiler_error(text):
+    """The compiler's first error line in a failed build's output: gcc/clang "file:line:col: error:",
+    nvcc "file(line): error", a linker's "undefined reference"; never ninja's progress, command or
+    FAILED lines. The build's first line when none is found."""
+    import re
+    lines = text.splitlines()[1:]
+    skip = re.compile(r"^\s*(\[\d+/\d+\]|FAILED:|ninja:|/\S*(c\+\+|g\+\+|gcc|clang\+*|nvcc)\s|(c\+\+|g\+\+|gcc|nvcc)\s)")
+    patterns = [re.compile(r":\d+(:\d+)?: (fatal )?error"), re.compile(r"\(\d+\): (catastrophic )?error"),
+                re.compile(r"undefined reference|error:"), re.compile(r"\berror\b", re.IGNORECASE)]
+    for pat in patterns:
+        for line in lines:
+            if line.strip() and not skip.match(line) and pat.search(line):
+                return line.strip()[:800]
+    return text.splitlines()[0][:800] if text else "no compiler output"
+
+
 def map_plan(fd):
     """The memfd's mapping and the plan it carries."""
     import json
@@ -136,7 +174,8 @@ def main():
     except SystemExit as e:
         fatal(f"cannot load candidate: it called exit({e.code}) while loading")
     except Exception as e:  # noqa: BLE001
-        fatal(f"cannot load candidate: {type(e).__name__}: {e}".splitlines()[0][:800])
+        why = build_failure(e, bool(kb.get("sanitize") and not cuda))
+        fatal(why or f"cannot load candidate: {type(e).__name__}: {e}".splitlines()[0][:800])
     init_seed = int(kb.get("init_seed", 42))
     template = kb.get("args", [])
     bool_inputs = {a["tensor"] for a in template if a.get("bool")}  # carried as uint8

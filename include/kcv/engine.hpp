@@ -14,6 +14,13 @@
 
 namespace kcv {
 
+/// A case of a gate that did not pass.
+struct FailingCase {
+  int64_t index = 0;
+  std::string label;
+  Verdict verdict = Verdict::fail;
+};
+
 struct GateReport {
   std::string id;
   Verdict verdict = Verdict::skipped;
@@ -23,6 +30,7 @@ struct GateReport {
   std::string evidence;       // failures: case, index, got, expected, bound; skips: the reason
   uint64_t seed = 0;          // the gate's seed: (gate, case, seed) replays a case
   int64_t failing_case = -1;  // index of the first case that did not pass
+  std::vector<FailingCase> failing;  // every case that did not pass, in case order
   /// Over the cases judged against the error model: the element with the largest error/bound.
   std::optional<WorstElement> worst;
   /// A case that did not pass ran out of device or host memory (its worker log, or the

@@ -47,8 +47,9 @@ struct PlainTwin {
 
 /// Judges got against the reference: element classes must match (the reference rounded to the
 /// output dtype: beyond its range it is expected as ±Inf), finite elements must sit within the
-/// bound. Where alt (the reference in another summation order) disagrees on an element's class,
-/// either class is accepted. With classes_only, finite values are not checked against the bound.
+/// bound. Where the reference classifies its terms (RefTensor::classes), those classes are
+/// accepted and alt is not used; otherwise, where alt (the reference in another summation order)
+/// disagrees on an element's class, either class is accepted. With classes_only, finite values are not checked against the bound.
 /// With plain, an element the reference rejects is accepted (counted in as_plain) when its class
 /// is the twin's there, or, finite, when its error is within plain->worst_ratio · bound.
 Comparison compare(const HostTensor& got, const RefTensor& ref, const RefTensor* alt, DType accumulate,

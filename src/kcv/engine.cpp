@@ -39,6 +39,8 @@ class Workdir {
   }
   ~Workdir() { if (owned_) { std::error_code ec; fs::remove_all(path_, ec); } }
   const std::string& path() const { return path_; }
+  /// Leaves the directory in place (a build log an error names is in it).
+  void keep() { owned_ = false; }
  private:
   std::string path_;
   bool owned_ = false;
@@ -135,6 +137,7 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
                                                     : gate.judge_abnormal(ctx, chunk[i], run);
       if (j.worst && (!rep.worst || j.worst->ratio() > rep.worst->ratio())) rep.worst = j.worst;
       if (j.verdict != Verdict::pass) {
+        rep.failing.push_back({index, chunk[i].label, j.verdict});
         if (mentions_out_of_memory(run.log) || mentions_out_of_memory(j.evidence))
           rep.out_of_memory = true;
         if (rep.failing_case < 0) {
@@ -175,7 +178,12 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
   } else if (rep.failing_case < 0) {
     rep.verdict = Verdict::pass;
   } else if (failing > 1) {
-    rep.evidence += fmt::format(" [{} of {} cases failed]", failing, rep.cases);
+    // Every failing case's label, compactly: a pattern (which sizes, which inputs) is the
+    // diagnosis more often than the first case is.
+    std::vector<std::string> failed, passed;
+    for (std::size_t i = 0; i < out.labels.size(); ++i)
+      (out.judgements[i].verdict == Verdict::pass ? passed : failed).push_back(out.labels[i]);
+    rep.evidence += fmt::format(" [{} of {} cases failed: {}]", failing, rep.cases, summarize_cases(failed, passed));
   }
   // A pass that rests on cases without a strict comparison says so (layout: "handles strides" vs
   // "refused them"; KernelBench: inputs the reference itself rejects; a precision matter the
@@ -238,6 +246,10 @@ KernelBenchParts kernelbench_parts(const std::string& problem, const std::string
   return parts;
 }
 
+/// verify's work once the options are checked, in workdir.
+Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Contract* builtin, bool kernelbench,
+                 const std::string& workdir);
+
 }  // namespace
 
 Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
@@ -257,21 +269,33 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
                                                     "concurrency, sanitizer)", g));
   if (o.timeout_s <= 0) throw SetupError("--timeout must be positive");
   Workdir wd(o.workdir);
+  try {
+    return verify_in(o, on_gate, builtin, kernelbench, wd.path());
+  } catch (const BuildError&) {
+    wd.keep();  // the error names the build log in it
+    throw;
+  }
+}
+
+namespace {
+
+Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Contract* builtin, bool kernelbench,
+                 const std::string& workdir) {
   Report report;
   report.op = o.op;
   report.candidate = o.candidate;
   report.backend = o.backend;
   report.seed = o.seed ? *o.seed : fresh_seed();
-  probe_backend(o.backend, wd.path(), o.timeout_s);
-  RunnerOptions ro = runner_options(o.backend, wd.path(), o.timeout_s, report.seed);
+  probe_backend(o.backend, workdir, o.timeout_s);
+  RunnerOptions ro = runner_options(o.backend, workdir, o.timeout_s, report.seed);
   KernelBenchParts kb;
   if (kernelbench) {
-    kb = kernelbench_parts(o.kernelbench_problem, o.kernelbench_solution, o.python, o.backend, wd.path(), ro);
+    kb = kernelbench_parts(o.kernelbench_problem, o.kernelbench_solution, o.python, o.backend, workdir, ro);
     report.op = kb.contract->name;
     report.candidate = kb.candidate.path();
   }
   const Contract& contract = kernelbench ? *kb.contract : *builtin;
-  const Candidate candidate = kernelbench ? kb.candidate : Candidate::prepare(o.candidate, o.backend, wd.path());
+  const Candidate candidate = kernelbench ? kb.candidate : Candidate::prepare(o.candidate, o.backend, workdir);
   Runner runner(candidate, ro);
   const auto t_load = std::chrono::steady_clock::now();
   runner.probe();
@@ -308,8 +332,6 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
   return report;
 }
 
-namespace {
-
 ReplayResult replay_case(const Contract& contract, const Candidate& candidate, const RunnerOptions& ro,
                          const std::string& backend, const Gate* gate, uint64_t seed, int64_t case_index) {
   Runner runner(candidate, ro);
@@ -342,10 +364,15 @@ ReplayResult replay(const std::string& op, const std::string& candidate_path, co
   require_backend(backend);
   const Gate* gate = require_gate(gate_id);
   Workdir wd("");
-  probe_backend(backend, wd.path(), timeout_s);
-  const Candidate candidate = Candidate::prepare(candidate_path, backend, wd.path());
-  return replay_case(contract, candidate, runner_options(backend, wd.path(), timeout_s, seed), backend, gate, seed,
-                     case_index);
+  try {
+    probe_backend(backend, wd.path(), timeout_s);
+    const Candidate candidate = Candidate::prepare(candidate_path, backend, wd.path());
+    return replay_case(contract, candidate, runner_options(backend, wd.path(), timeout_s, seed), backend, gate, seed,
+                       case_index);
+  } catch (const BuildError&) {
+    wd.keep();  // the error names the build log in it
+    throw;
+  }
 }
 
 ReplayResult replay_kernelbench(const std::string& problem, const std::string& solution, const std::string& python,
@@ -354,10 +381,15 @@ ReplayResult replay_kernelbench(const std::string& problem, const std::string& s
   require_backend(backend);
   const Gate* gate = require_gate(gate_id);
   Workdir wd("");
-  probe_backend(backend, wd.path(), timeout_s);
-  RunnerOptions ro = runner_options(backend, wd.path(), timeout_s, seed);
-  KernelBenchParts kb = kernelbench_parts(problem, solution, python, backend, wd.path(), ro);
-  return replay_case(*kb.contract, kb.candidate, ro, backend, gate, seed, case_index);
+  try {
+    probe_backend(backend, wd.path(), timeout_s);
+    RunnerOptions ro = runner_options(backend, wd.path(), timeout_s, seed);
+    KernelBenchParts kb = kernelbench_parts(problem, solution, python, backend, wd.path(), ro);
+    return replay_case(*kb.contract, kb.candidate, ro, backend, gate, seed, case_index);
+  } catch (const BuildError&) {
+    wd.keep();  // the error names the build log in it
+    throw;
+  }
 }
 
 }  // namespace kcv

@@ -1,6 +1,7 @@
 // Runner: stage a plan in a memfd, start kcv-worker isolated (own process group, clean env, fresh
 // cwd, rlimits), follow its records with a per-call deadline, kill the whole group at the end.
 #include "kcv/runner.hpp"
+#include "kcv/text.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -446,7 +447,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   std::vector<std::string> msg(static_cast<std::size_t>(global));
   int current = -1;  // the call the worker last started
   bool ready = false, bye = false, idle = false, timed_out = false;
-  std::string fatal, pending;
+  std::string fatal, pending, build_log;
   Fault fault;  // global call index until mapped to its case below
   std::string device_error;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(load_timeout);
@@ -473,6 +474,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       else if (kind == "bye") bye = true;
       else if (kind == "idle") idle = true;
       else if (kind == "fatal") { std::string h; line >> h; fatal = proto::hex_decode(h); }
+      else if (kind == "build_log") { std::string h; line >> h; build_log = proto::hex_decode(h); }
       else if (kind == "start") { line >> current; }
       else if (kind == "fault") {
         std::string where;
@@ -480,7 +482,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
         if (where == "device") {
           std::string h;
           line >> h;
-          device_error = proto::hex_decode(h);
+          device_error = clean_text(proto::hex_decode(h));
         } else if (where == "in" || where == "out") {
           fault.known = true;
           fault.input = where == "in";
@@ -530,11 +532,14 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       sessions_.push_back(w);
     }
     if (log_text.size() > kMaxLog) log_text = "[...]\n" + log_text.substr(log_text.size() - kMaxLog);
+    // The candidate writes this log: valid UTF-8 without control characters from here on.
+    log_text = clean_text(log_text, /*keep_newlines=*/true);
   }
 
   if (!fatal.empty()) {
     release_data_file(memfd, shm, mapped);
-    throw SetupError(fatal);
+    if (!build_log.empty()) throw BuildError(clean_text(fatal), build_log);
+    throw SetupError(clean_text(fatal));
   }
 
   const bool unsent_sigkill =
@@ -564,7 +569,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       r.ran = done[g];
       if (r.ran) {
         r.rc = rc[g];
-        r.message = msg[g];
+        r.message = clean_text(msg[g]);  // the candidate's own text
         r.seconds = secs[g];
         auto read_back = [&](const std::vector<HostTensor>& ts, const std::vector<Staged>& where,
                              std::vector<HostTensor>& out, std::vector<GuardReport>& guards) {

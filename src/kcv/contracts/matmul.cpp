@@ -1,4 +1,5 @@
 /// Contract `matmul`: C[M,N] = A[M,K] · B[K,N], fp32 inputs, fp32 accumulation, fp32 output.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -89,6 +90,22 @@ class MatmulContract final : public Contract {
       for (int64_t j = 0; j < N; ++j) {
         r.depth[i * N + j] = static_cast<double>(K);
         sq[j] = random_walk_scale(static_cast<double>(K), val[j], sq[j]);
+      }
+    }
+    // The classes of C_ij = Σ_k A_ik·B_kj from its K terms (docs/nonfinite-classes.md); a product
+    // below FLT_MIN may be flushed to zero beside an infinity.
+    r.classes.assign(static_cast<std::size_t>(M * N), kClassFinite);
+    if (!all_finite(in)) {
+      std::vector<Terms> tb(B.size());
+      for (std::size_t x = 0; x < B.size(); ++x) tb[x] = Terms::factor(B[x]);
+      std::vector<Terms> row(static_cast<std::size_t>(N));
+      for (int64_t i = 0; i < M; ++i) {
+        std::fill(row.begin(), row.end(), Terms{});
+        for (int64_t k = 0; k < K; ++k) {
+          const Terms a = Terms::factor(A[i * K + k]);
+          for (int64_t j = 0; j < N; ++j) row[j] += a * tb[k * N + j];
+        }
+        for (int64_t j = 0; j < N; ++j) r.classes[i * N + j] = row[j].classes(0x1p-126);
       }
     }
     return {std::move(r)};

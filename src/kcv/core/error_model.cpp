@@ -15,6 +15,8 @@ namespace {
 using ClassMask = unsigned;
 constexpr ClassMask bit(ValueClass c) { return 1u << static_cast<unsigned>(c); }
 constexpr ClassMask kNonFinite = bit(ValueClass::nan) | bit(ValueClass::pos_inf) | bit(ValueClass::neg_inf);
+static_assert(bit(ValueClass::finite) == kClassFinite && bit(ValueClass::nan) == kClassNaN &&
+              bit(ValueClass::pos_inf) == kClassPosInf && bit(ValueClass::neg_inf) == kClassNegInf);
 
 /// Half the smallest subnormal: the absolute error of one rounding that underflows (IEEE
 /// gradual underflow; the standard model fl(x op y) = (x op y)(1 + d) + e, |e| <= this).
@@ -135,6 +137,9 @@ Comparison compare(const HostTensor& got, const RefTensor& ref, const RefTensor*
                                               which, r.value.size(), n));
   };
   check_size(ref, "the");
+  if (!ref.classes.empty() && static_cast<int64_t>(ref.classes.size()) != n)
+    throw std::invalid_argument(fmt::format("kcv: compare: the reference classifies {} elements of {}",
+                                            ref.classes.size(), n));
   if (alt) check_size(*alt, "the alternative");
   if (plain && (!plain->out || plain->out->numel() != n))
     throw std::invalid_argument("kcv: compare: the plain twin's output has another number of elements");
@@ -159,12 +164,20 @@ Comparison compare(const HostTensor& got, const RefTensor& ref, const RefTensor*
     // a finite output value, so a finite result is of an accepted class whatever the bound and
     // whatever the other order says, and it is judged against this reference: only its value is
     // judged (what the general path below concludes for it, without working out every class).
-    const bool common = floating_out && std::isfinite(g[i]) && std::abs(ref.value[k]) <= out_max;
+    const bool classified = !ref.classes.empty();
+    const bool common = floating_out && std::isfinite(g[i]) && std::abs(ref.value[k]) <= out_max &&
+                        (!classified || (ref.classes[k] & kClassFinite));
     if (!common) {
-      const Expectation e_ref = expect(ref, k, out, accumulate, allowed);
+      Expectation e_ref = expect(ref, k, out, accumulate, allowed);
+      if (classified) {
+        // The classes of the expansion (docs/nonfinite-classes.md); where finite is among them,
+        // the overflow rules of expect() decide which infinities may stand beside it.
+        const ClassMask terms = ref.classes[k];
+        e_ref.classes = (terms & kNonFinite) | ((terms & kClassFinite) ? e_ref.classes : 0u);
+      }
       ClassMask accepted = e_ref.classes;
       Expectation e_alt;
-      if (alt) {
+      if (alt && !classified) {
         // Either order's class is legitimate where the orders disagree (Inf - Inf vs Inf).
         e_alt = expect(*alt, k, out, accumulate, allowed);
         accepted |= e_alt.classes;
@@ -181,7 +194,7 @@ Comparison compare(const HostTensor& got, const RefTensor& ref, const RefTensor*
       }
       if (cls != ValueClass::finite) continue;
       // Finite and a finite value is accepted: judge the value against the order that allows it.
-      if (!e_ref.finite_ok() && alt) src = alt;
+      if (!e_ref.finite_ok() && alt && !classified) src = alt;
     }
     if (classes_only) continue;
 

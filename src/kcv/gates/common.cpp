@@ -200,7 +200,10 @@ CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const 
   } catch (const ReferenceRejects& e) {
     return {Verdict::pass, fmt::format("not judged: the reference rejects these inputs ({})", e.what())};
   }
-  const bool two_orders = opts.two_orders || contract.classes_in_two_orders;
+  // NOTES: a reference that classifies the terms of every output decides classes itself
+  // (docs/nonfinite-classes.md); a second order is only evaluated for one that does not.
+  const bool classified = std::all_of(ref.begin(), ref.end(), [](const RefTensor& r) { return !r.classes.empty(); });
+  const bool two_orders = (opts.two_orders || contract.classes_in_two_orders) && !classified;
   std::vector<RefTensor> alt;
   if (two_orders) alt = contract.reference(spec.inputs, spec.scalars, shape, SumOrder::reverse);
   CaseJudgement out;

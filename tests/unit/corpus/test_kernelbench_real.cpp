@@ -274,6 +274,55 @@ TEST(KernelBenchCli, AWorkerThatDiesSaysItsLastLogLine) {
       << evidence;
 }
 
+// Issue 21 item 7: a load_inline build that fails names the compiler's own error line (not
+// ninja's command) and keeps the whole output in build.log in the workdir, which stays.
+TEST(KernelBenchCli, AFailedLoadInlineBuildSaysTheCompilersErrorAndKeepsItsOutput) {
+  TempDir tmp;
+  write_file(tmp / "broken_ext.py",
+             "import torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n\n"
+             "ext = load_inline('kcv_test_broken_ext', cpp_sources='#include <torch/extension.h>\\n"
+             "torch::Tensor f(torch::Tensor x) { return kcv_no_such_function(x); }', functions=['f'])\n\n\n"
+             "class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.f(x)\n");
+  const CliResult r = run_kcv({"verify", "--kernelbench", kRowsum + "/problem.py", tmp / "broken_ext.py", "--gates",
+                               "numerics"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("does not build: "), std::string::npos) << r.err;
+  // gcc's own line (its quotes follow the locale): main.cpp:L:C: error: ... kcv_no_such_function ...
+  EXPECT_NE(r.err.find("main.cpp:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(": error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kcv_no_such_function"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("[1/"), std::string::npos) << "ninja's progress line: " << r.err;
+  const std::string key = "(whole compiler output: ";
+  const std::size_t at = r.err.find(key);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string log = r.err.substr(at + key.size(), r.err.find(')', at) - at - key.size());
+  EXPECT_NE(read_text(log).find("kcv_no_such_function"), std::string::npos) << log;
+  std::error_code ec;
+  fs::remove_all(fs::path(log).parent_path(), ec);  // the kept workdir
+}
+
+// A reference server that dies says how: the signal (a SIGKILL kcv did not send: likely the
+// out-of-memory killer) and the last lines of its log.
+TEST(KernelBenchCli, AReferenceServerThatDiesSaysHowAndItsLastLines) {
+  TempDir tmp;
+  write_file(tmp / "problem.py", problem_file("class Model(nn.Module):\n"
+                                              "    def forward(self, x):\n"
+                                              "        import os, signal, sys\n"
+                                              "        if 'kcv_torch_reference' in sys.argv[0]:\n"
+                                              "            print('the server goes down now', file=sys.stderr, flush=True)\n"
+                                              "            os.kill(os.getpid(), signal.SIGKILL)\n"
+                                              "        return x + 1\n",
+                                              "n = 8", "[torch.randn(n)]"));
+  const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py", "--gates", "numerics"},
+                              "", tmp.path());
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("reference server ended"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("SIGKILL kcv did not send"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the server goes down now"), std::string::npos) << r.err;
+}
+
 TEST(KernelBenchCli, AModelThatKeepsStateIsJudgedOneCallFromAFreshModel) {
   // KernelBench's VanillaRNN keeps its hidden state between calls, and the reference and the
   // worker call their models different numbers of times: both sides build a fresh model for
