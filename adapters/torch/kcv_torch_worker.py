@@ -14,7 +14,9 @@ process that kcv's Runner starts exactly like kcv-worker and that speaks the sam
 Nothing here knows an expected value: the parent judges the snapshots.
 
 Per call: inputs live inside guarded buffers of our own (4 KiB of keyed canaries each side) and
-are handed over as torch.as_strided views with the plan's strides and offset. Outputs are the
+are handed over as torch.as_strided views with the plan's strides and offset. A new input's
+address (its first element's and its storage's) is one no input had before in this worker, so a
+result cached by address is met again only where a case reuses buffers on purpose. Outputs are the
 tensors the candidate returns; before the call the caching allocator is filled with the plan's
 output poison, so an element the candidate never writes shows up as poison. A raised exception is a
 refusal (rc 1 when its message carries "kcv: refuse", else rc 2); an output of the wrong shape,
@@ -193,6 +195,28 @@ def main():
         v = region.view(dt)
         return v.as_strided(a["shape"], a["stride"], v.storage_offset() + a["offset"])
 
+    # NOTES: every address an input ever had in this worker (its view's first element and its
+    # storage's), over all batches of a session. A new input never gets one of them: a candidate
+    # that caches its result by address must never be handed different data at an address it has
+    # seen, except where a case reuses a call's buffers on purpose (stateless). The allocators
+    # hand a freed block back first, so without this a call's "fresh" buffer (a plain twin, a
+    # later batch's input) could land where the candidate cached another input's result, and
+    # the twin's stale result would excuse the call it stands beside (issue 26, run 6).
+    seen = set()
+
+    def fresh_buffer(nbytes, data_at):
+        """A uint8 tensor of nbytes whose first byte and byte data_at were never an input's address."""
+        held = []  # blocks at seen addresses, kept until a fresh one comes: at most len(seen)
+        while True:
+            buf = torch.empty(nbytes, dtype=torch.uint8, device=device)
+            base = buf.data_ptr()
+            if base not in seen and base + data_at not in seen:
+                break
+            held.append(buf)
+        del held
+        seen.update((base, base + data_at))
+        return buf
+
     side_stream = torch.cuda.Stream() if cuda else None
     load_stream = torch.cuda.Stream() if cuda else None
     load_a = None
@@ -209,7 +233,8 @@ def main():
             if reuse is not None:
                 buf = reuse["in_buf"][n]
             else:
-                buf = torch.empty(KGUARD + span + KGUARD, dtype=torch.uint8, device=device)
+                elem = torch.tensor([], dtype=common.DTYPES[a["dtype"]]).element_size()
+                buf = fresh_buffer(KGUARD + span + KGUARD, KGUARD + a["offset"] * elem)
                 buf[:KGUARD].copy_(pre_guard)
                 buf[KGUARD + span:].copy_(post_guard(span))
             src = shm[a["src"]:a["src"] + span]
