@@ -188,6 +188,10 @@ TEST(TorchSessions, AFreshInputNeverGetsAnAddressTheCandidateHasSeen) {
     aba.calls.push_back(again);
     gates::add_plain_twin(aba, 1);   // B again at fresh addresses
     cases.push_back(aba);
+    // Guarded buffers and exact ones (tensors of their own size from the allocator, issue 26),
+    // mixed in every batch: neither may land where the other was.
+    for (std::size_t i = 0; i < cases.size(); ++i)
+      for (CallSpec& call : cases[i].calls) call.exact_buffers = (i + static_cast<std::size_t>(batch)) % 2 == 1;
     const auto runs = s.runner->run(cases);
     ASSERT_EQ(runs.size(), cases.size());
     for (std::size_t i = 0; i < cases.size(); ++i) {
