@@ -179,10 +179,12 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
   }
   // A pass that rests on cases without a strict comparison says so (layout: "handles strides" vs
   // "refused them"; KernelBench: inputs the reference itself rejects; a precision matter the
-  // plain twin shares, docs/tolerance-independence.md).
+  // plain twin shares, docs/tolerance-independence.md; coverage: output that varies between runs
+  // under the same poison).
   if (rep.verdict == Verdict::pass && passed_with_note > 0)
     rep.evidence = fmt::format("{} of {} cases passed without a strict comparison (a clean refusal, inputs the "
-                               "reference rejects, or outputs no further from the model than the plain call's); {}",
+                               "reference rejects, outputs no further from the model than the plain call's, or "
+                               "nondeterministic outputs); {}",
                                passed_with_note, rep.cases, first_note);
   if (const std::string note = gate.note(ctx); !note.empty())
     rep.evidence = rep.evidence.empty() ? note : rep.evidence + "; " + note;

@@ -19,6 +19,8 @@ rowsum_negative(oob_write bounds pass)
 rowsum_negative(mutates_input inputs_intact pass)
 rowsum_negative(stale_output coverage fail)
 rowsum_negative(random_order determinism pass)
+kcv_torch_control(NAME rowsum.dithers PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_dithers.py EXPECT FAIL
+                  FAILS determinism PASSES coverage numerics BASELINE pass ARGS --gates determinism,coverage,numerics)
 rowsum_negative(assumes_contiguous layout pass)
 # Its only bug is a state bug: numerics must pass, which it does only if no fresh input ever lands
 # at an address where it cached another input's result (issue 26, run 6).
