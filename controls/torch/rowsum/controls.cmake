@@ -52,6 +52,12 @@ rowsum_hostile(hangs)
 kcv_torch_control(NAME rowsum.reference PROBLEM ${p} SOLUTION ${p} EXPECT PASS BASELINE pass BACKEND cuda)
 kcv_torch_control(NAME rowsum.cuda_ok PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_cuda_ok.py EXPECT PASS
                   BASELINE pass BACKEND cuda)
+# torch.compile (Inductor's Triton kernels): each new shape compiles within the compile grace; the
+# per-call timeout stays short so that the grace is what lets those calls finish. Not sanitizer:
+# Triton kernels compiled under compute-sanitizer are a run of their own.
+kcv_torch_control(NAME rowsum.torch_compile PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_torch_compile.py EXPECT PASS
+                  BASELINE pass BACKEND cuda ARGS --timeout 5 --gates
+                  numerics,shapes,values,nonfinite,bounds,inputs_intact,coverage,determinism,layout,stateless,concurrency)
 kcv_torch_control(NAME rowsum.cuda_default_stream PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_cuda_default_stream.py
                   EXPECT FAIL FAILS concurrency BASELINE pass BACKEND cuda ARGS --gates concurrency,numerics)
 kcv_torch_control(NAME rowsum.cuda_shared_race PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_cuda_shared_race.py
