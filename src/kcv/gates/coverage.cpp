@@ -46,8 +46,9 @@ class CoverageGate final : public Gate {
     for (Case& c : out) {
       CallSpec second = c.calls[0];
       for (auto& t : second.outputs) fill_bytes(t, kPoisonFinite);
+      CallSpec again = c.calls[0];  // the first poison again: tells nondeterminism from the prefill
       c.calls.push_back(std::move(second));
-      c.calls.push_back(c.calls[0]);  // the first poison again: tells nondeterminism from the prefill
+      c.calls.push_back(std::move(again));
     }
     vary_calling(ctx, seed, out);
     return out;
