@@ -15,10 +15,10 @@ Nothing here knows an expected value: the parent judges the snapshots.
 
 Per call: inputs live inside guarded buffers of our own (4 KiB of keyed canaries each side) and
 are handed over as torch.as_strided views with the plan's strides and offset; a call whose plan
-says "exact" gets them in tensors of exactly their span from the caching allocator, as production
-has them (no guard band). A new input's address (its first element's and its storage's) is one no
-input had before in this worker, so a result cached by address is met again only where a case
-reuses buffers on purpose. Calls run on torch's current stream, the default (null) stream; the
+says "exact" gets them in tensors whose storage is exactly their span (no guard band), inside a
+block from the caching allocator as its own tensors lie inside its segments. A new input's address
+(its first element's and its storage's) is one no input had before in this worker, so a result
+cached by address is met again only where a case reuses buffers on purpose. Calls run on torch's current stream, the default (null) stream; the
 concurrency gate's writer runs on a side stream of our own, or on the default stream when the plan
 says "null_stream", and then only that stream is synchronized. Outputs are the
 tensors the candidate returns; before the call the caching allocator is filled with the plan's
@@ -206,22 +206,41 @@ def main():
     # hand a freed block back first, so without this a call's "fresh" buffer (a plain twin, a
     # later batch's input) could land where the candidate cached another input's result, and
     # the twin's stale result would excuse the call it stands beside (issue 26, run 6).
+    # Each buffer is a window, a storage of its own, at an unseen place in a block SLACK bytes
+    # larger: a block at a reused address still gives a fresh window, so memory stays bounded
+    # (never reusing a large block outright would hold a new one per call on a shared GPU).
     seen = set()
+    SLACK, STEP = 64 << 10, 512  # 128 places, as aligned as the caching allocator's blocks
+
+    class _Window:  # a device pointer and the block it lies in, for torch.as_tensor
+        def __init__(self, block, ptr, nbytes):
+            self.block = block
+            self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (ptr, False),
+                                             "version": 2}
+
+    def window(block, at, nbytes):
+        """nbytes of block from byte at, as a tensor whose storage is exactly them (it keeps block)."""
+        if cuda:
+            return torch.as_tensor(_Window(block, block.data_ptr() + at, nbytes), device=device)
+        try:
+            return torch.from_numpy(block.numpy()[at:at + nbytes])
+        except Exception:  # noqa: BLE001 - a torch without numpy: a view (its storage is the block's)
+            return block[at:at + nbytes]
 
     def fresh_buffer(nbytes, data_at):
-        """A uint8 tensor of nbytes whose first byte and byte data_at were never an input's address."""
+        """A uint8 tensor of nbytes, a storage of its own, whose first byte and byte data_at were
+        never an input's address in this worker."""
         if nbytes == 0:  # no address at all (an exact buffer of an empty tensor)
             return torch.empty(0, dtype=torch.uint8, device=device)
-        held = []  # blocks at seen addresses, kept until a fresh one comes: at most len(seen)
+        held = []  # blocks with no unseen place left, kept until one with a place comes
         while True:
-            buf = torch.empty(nbytes, dtype=torch.uint8, device=device)
-            base = buf.data_ptr()
-            if base not in seen and base + data_at not in seen:
-                break
-            held.append(buf)
-        del held
-        seen.update((base, base + data_at))
-        return buf
+            block = torch.empty(nbytes + SLACK, dtype=torch.uint8, device=device)
+            base = block.data_ptr()
+            for at in range(0, SLACK + 1, STEP):
+                if base + at not in seen and base + at + data_at not in seen:
+                    seen.update((base + at, base + at + data_at))
+                    return window(block, at, nbytes)
+            held.append(block)
 
     side_stream = torch.cuda.Stream() if cuda else None
     load_stream = torch.cuda.Stream() if cuda else None
