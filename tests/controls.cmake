@@ -40,18 +40,22 @@ endfunction()
 # of KernelBench's own check (pass|fail) beside the strict one.
 #
 #   kcv_torch_control(NAME <test name> PROBLEM <file> SOLUTION <file> EXPECT PASS|FAIL
-#                     [FAILS <gate> ...] [BASELINE pass|fail] [BACKEND cpu|cuda] [ARGS ...])
+#                     [FAILS <gate> ...] [PASSES <gate> ...] [TIMEOUTS <gate> ...] [BASELINE pass|fail]
+#                     [BACKEND cpu|cuda] [ARGS ...])
+# TIMEOUTS names gates that must report TIMEOUT (not only not pass).
 function(kcv_torch_control)
-  cmake_parse_arguments(C "" "NAME;PROBLEM;SOLUTION;EXPECT;BACKEND;BASELINE" "FAILS;ARGS" ${ARGN})
+  cmake_parse_arguments(C "" "NAME;PROBLEM;SOLUTION;EXPECT;BACKEND;BASELINE" "FAILS;PASSES;TIMEOUTS;ARGS" ${ARGN})
   if(NOT C_BACKEND)
     set(C_BACKEND cpu)
   endif()
   string(REPLACE ";" "," fails "${C_FAILS}")
+  string(REPLACE ";" "," passes "${C_PASSES}")
+  string(REPLACE ";" "," timeouts "${C_TIMEOUTS}")
   string(REPLACE ";" " " extra "${C_ARGS}")
   kcv_add_control_test(control.torch.${C_BACKEND}.${C_NAME} ${C_BACKEND} "control;torch;${C_BACKEND}"
                        torch.${C_BACKEND}.${C_NAME}
                        -DKB_PROBLEM=${C_PROBLEM} -DCANDIDATE=${C_SOLUTION} -DEXPECT=${C_EXPECT} -DFAILS=${fails}
-                       -DEXTRA=${extra} -DBASELINE=${C_BASELINE})
+                       -DPASSES=${passes} -DTIMEOUTS=${timeouts} -DEXTRA=${extra} -DBASELINE=${C_BASELINE})
 endfunction()
 
 file(GLOB_RECURSE KCV_CONTROL_LISTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/controls/*/controls.cmake

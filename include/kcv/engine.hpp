@@ -37,6 +37,9 @@ struct GateReport {
   /// judgement's evidence, says so; mentions_out_of_memory): the verdict may depend on what else
   /// ran on the machine at the time.
   bool out_of_memory = false;
+  /// Calls that outlasted the per-call timeout within their compile grace (first at their shape
+  /// in their worker); the evidence names the first.
+  int64_t compile_grace_calls = 0;
 };
 
 struct Report {
@@ -49,6 +52,10 @@ struct Report {
   nlohmann::json kernelbench;
 };
 
+/// KernelBench candidates' compile grace unless --compile-grace says otherwise (seconds): a
+/// torch.compile'd Model compiles at each new shape, minutes for a large network.
+inline constexpr double kDefaultCompileGrace = 300;
+
 struct VerifyOptions {
   std::string op;
   std::string candidate;
@@ -56,6 +63,10 @@ struct VerifyOptions {
   std::vector<std::string> gates;    // empty: all
   std::optional<uint64_t> seed;      // empty: drawn fresh
   double timeout_s = 10;             // per call
+  /// The first call at each shape signature in a worker may take this long instead (a JIT
+  /// compiles there: Inductor, Triton, NVRTC). Empty: kDefaultCompileGrace for KernelBench
+  /// candidates, none (timeout_s) for ABI candidates.
+  std::optional<double> compile_grace_s;
   std::string workdir;               // empty: a fresh temp dir, removed afterwards
   // KernelBench candidates (docs/kernelbench.md): set both files instead of op and candidate.
   std::string kernelbench_problem, kernelbench_solution;

@@ -210,6 +210,9 @@ int main(int argc, char** argv) {
   verify->add_option("--gates", gates, "comma-separated gate ids (default: all 12)");
   auto* seed_opt = verify->add_option("--seed", seed, "run seed (default: drawn fresh, printed, recorded)");
   verify->add_option("--timeout", vopts.timeout_s, "wall-clock seconds per call before TIMEOUT")->capture_default_str();
+  verify->add_option("--compile-grace", vopts.compile_grace_s,
+                     "seconds the first call at each shape in a worker may take instead, as a JIT compiles (default: "
+                     "300 for --kernelbench, none otherwise)");
   verify->add_option("--json", json_out, "write the kcv.report/1 JSON report here ('-': standard output)");
   verify->add_option("--junit", junit_out, "write a JUnit XML report here ('-': standard output)");
   verify->add_flag("--quiet", quiet, "print only the verdict line");

@@ -52,6 +52,7 @@ nlohmann::json report_to_json(const Report& r) {
       gates.back()["worst"] = {{"error", g.worst->error}, {"bound", g.worst->bound}};
     // NOTES: written only when set, so reports without it read the same as before.
     if (g.out_of_memory) gates.back()["out_of_memory"] = true;
+    if (g.compile_grace_calls > 0) gates.back()["compile_grace_calls"] = g.compile_grace_calls;
   }
   nlohmann::json j = {{"schema", r.schema}, {"op", r.op}, {"candidate", r.candidate}, {"backend", r.backend},
                       {"seed", std::to_string(r.seed)}, {"verdict", verdict_name(r.verdict)}, {"gates", gates}};
@@ -95,6 +96,7 @@ Report report_from_json(const nlohmann::json& j) {
         for (const auto& f : g["failing_cases"])
           gr.failing.push_back({f.at("case").get<int64_t>(), f.at("label").get<std::string>(),
                                 parse_verdict(f.at("verdict").get<std::string>())});
+      gr.compile_grace_calls = g.value("compile_grace_calls", int64_t{0});
       if (g.contains("worst")) gr.worst = WorstElement{g["worst"].at("error").get<double>(), g["worst"].at("bound").get<double>()};
       r.gates.push_back(std::move(gr));
     }

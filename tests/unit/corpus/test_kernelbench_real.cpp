@@ -428,6 +428,60 @@ TEST(KernelBenchCli, ShapesTheReferenceRejectsAreSkippedWithTheReason) {
     }
 }
 
+/// The gate of a kcv.report/1 document with this id.
+nlohmann::json gate_of(const nlohmann::json& report, const std::string& id) {
+  for (const auto& g : report.at("gates"))
+    if (g.at("id") == id) return g;
+  ADD_FAILURE() << "no gate " << id;
+  return {};
+}
+
+TEST(KernelBenchCli, AFirstCallAtANewShapeHasACompileGraceThatTheEvidenceNames) {
+  // Issue 21 item 2: a JIT (Inductor, Triton) compiles at each new shape. The stand-in takes 6 s
+  // at each; with --timeout 2 it is TIMEOUT without the grace and PASS with it.
+  TempDir tmp;
+  const std::string problem = kRowsum + "/problem.py", solution = kRowsum + "/solution_compiles_per_shape.py";
+  CliResult r = run_kcv({"verify", "--kernelbench", problem, solution, "--gates", "numerics", "--timeout", "2",
+                         "--compile-grace", "0", "--json", tmp / "none.json"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_EQ(gate_of(nlohmann::json::parse(read_text(tmp / "none.json")), "numerics").at("verdict"), "TIMEOUT");
+
+  r = run_kcv({"verify", "--kernelbench", problem, solution, "--gates", "numerics,layout", "--timeout", "2",
+               "--compile-grace", "30", "--json", tmp / "grace.json"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  const auto report = nlohmann::json::parse(read_text(tmp / "grace.json"));
+  const auto numerics = gate_of(report, "numerics"), layout = gate_of(report, "layout");
+  EXPECT_EQ(numerics.at("verdict"), "PASS");
+  EXPECT_EQ(numerics.value("compile_grace_calls", 0), 1) << numerics;  // one shape: nominal
+  const std::string evidence = numerics.at("evidence");
+  EXPECT_NE(evidence.find("1 call(s) outlasted the per-call timeout (2 s) as the first at their shape in their "
+                          "worker, within the compile grace (30 s"), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("case 0 (batch_size=4, dim=33 seed 0) call 0 took "), std::string::npos) << evidence;
+  // Strided views are new shapes to a JIT: each gets its own grace.
+  EXPECT_EQ(layout.at("verdict"), "PASS") << layout;
+  EXPECT_GE(layout.value("compile_grace_calls", 0), 1) << layout;
+}
+
+TEST(KernelBenchCli, AHangThroughACompileGraceSpendsItForTheRestOfTheRun) {
+  // A hang on a first call is TIMEOUT after the grace, and said so; from then on every call has
+  // the per-call timeout, so a candidate that hangs costs one grace, not one per gate.
+  TempDir tmp;
+  const CliResult r = run_kcv({"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/solution_hangs.py",
+                               "--gates", "numerics,coverage", "--timeout", "2", "--compile-grace", "5", "--json",
+                               tmp / "hang.json"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  const auto report = nlohmann::json::parse(read_text(tmp / "hang.json"));
+  const auto numerics = gate_of(report, "numerics"), coverage = gate_of(report, "coverage");
+  EXPECT_EQ(numerics.at("verdict"), "TIMEOUT");
+  EXPECT_NE(numerics.at("evidence").get<std::string>().find(
+                "no progress for 5 s (the compile grace of a first call at its shape; the per-call timeout is 2 s)"),
+            std::string::npos) << numerics;
+  EXPECT_EQ(coverage.at("verdict"), "TIMEOUT");
+  EXPECT_NE(coverage.at("evidence").get<std::string>().find(
+                "no progress for 2 s (no compile grace: an earlier first call at its shape hung through it)"),
+            std::string::npos) << coverage;
+}
+
 TEST(KernelBenchCorpus, HostileCandidatesNeverStopTheRun) {
   TempDir tmp;
   const std::string dir = tmp / "corpus", out = tmp / "out";
@@ -435,8 +489,8 @@ TEST(KernelBenchCorpus, HostileCandidatesNeverStopTheRun) {
   for (const char* s : {"solution_ok.py", "solution_exits.py", "solution_segfault.py", "solution_hangs.py",
                         "solution_fails_to_import.py"})
     write_file(dir + "/rowsum/" + s, read_text(kRowsum + "/" + s));
-  const CliResult r = run_kcv({"corpus", "run", dir, "--out", out, "--jobs", "2", "--timeout", "2", "--baseline",
-                               "kernelbench"}, "", tmp.path());
+  const CliResult r = run_kcv({"corpus", "run", dir, "--out", out, "--jobs", "2", "--timeout", "2", "--compile-grace",
+                               "3", "--baseline", "kernelbench"}, "", tmp.path());
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   std::map<std::string, nlohmann::json> by_key;
   for (const auto& rec : results_of(read_journal(out + "/journal.jsonl"))) {
