@@ -34,7 +34,7 @@ def walk(x):
 walk(r)
 ET.parse(sys.argv[2])
 out = open(sys.argv[3], 'rb').read().decode('utf-8')
-bad = [c for c in out if (ord(c) < 32 and c not in '\n\t') or 0x7f <= ord(c) <= 0x9f]
+bad = [c for c in out if (ord(c) < 32 and c not in chr(10) + chr(9)) or 0x7f <= ord(c) <= 0x9f]
 assert not bad, 'raw control characters on the terminal: %r' % bad[:5]
 print('reports parse; terminal output clean')
 " ${OUT} ${junit_out} ${OUT}.terminal

@@ -78,12 +78,16 @@ std::optional<std::string> summarize_bindings(const std::vector<std::string>& fa
     return b.size() == keys.size() && std::all_of(b.begin(), b.end(), [&](const auto& kv) { return keys.count(kv.first); });
   };
   if (!std::all_of(f.begin(), f.end(), same_keys) || !std::all_of(p.begin(), p.end(), same_keys)) return std::nullopt;
-  std::map<std::string, int64_t> base;
+  // The base of a symbol: its most common value, when one repeats; a symbol whose values are all
+  // distinct (a one-symbol sweep) has none, and every case moves it.
+  std::map<std::string, std::optional<int64_t>> base;
   for (const std::string& k : keys) {
     std::map<int64_t, int> count;
     for (const auto& b : f) ++count[b.at(k)];
     for (const auto& b : p) ++count[b.at(k)];
-    base[k] = std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+    const auto top = std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (top->second >= 2) base[k] = top->first;
+    else base[k] = std::nullopt;
   }
   struct Sweep { std::vector<int64_t> failed, passed; };
   std::map<std::string, Sweep> by_key;
@@ -91,7 +95,7 @@ std::optional<std::string> summarize_bindings(const std::vector<std::string>& fa
   auto place = [&](const std::map<std::string, int64_t>& b, bool failed) {
     std::vector<std::string> moved;
     for (const auto& [k, v] : b)
-      if (v != base.at(k)) moved.push_back(k);
+      if (!base.at(k) || v != *base.at(k)) moved.push_back(k);
     if (moved.size() == 1) {
       Sweep& s = by_key[moved[0]];
       (failed ? s.failed : s.passed).push_back(b.at(moved[0]));

@@ -24,6 +24,13 @@ TEST(CaseLabels, EverySizeOfASymbolFailing) {
   EXPECT_EQ(s, "M ∈ {1, 3} (every M swept)") << s;
 }
 
+TEST(CaseLabels, AOneSymbolSweepHasNoBaseShape) {
+  // add's shapes gate: every case a different N, none of them the nominal one.
+  const std::string s = summarize_cases({"N=1", "N=3", "N=7"}, {"N=2", "N=4"});
+  EXPECT_EQ(s, "N ∈ {1, 3, 7}, passes {2, 4}") << s;
+  EXPECT_EQ(summarize_cases({"N=8", "N=8"}, {}), "the base shape");
+}
+
 TEST(CaseLabels, InjectionsGroupedByWhat) {
   const std::string s = summarize_cases({"NaN in 'q' at [0,0,0,0]", "NaN in 'q' at [0,64,0,0]", "+Inf in 'v' at [1,3]"}, {});
   EXPECT_EQ(s, "NaN in 'q' at {[0,0,0,0], [0,64,0,0]}; +Inf in 'v' at [1,3]") << s;
