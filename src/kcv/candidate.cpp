@@ -6,11 +6,13 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "kcv/build_config.hpp"
+#include "kcv/text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -105,15 +107,31 @@ int run_capture(const std::vector<std::string>& argv, std::string& output) {
 
 namespace {
 
-/// The first line of compiler output that says "error", else the first line.
+/// The first line of compiler output that says "error", else the first line; as one clean line
+/// (the candidate's source text can be in it).
 std::string first_error(const std::string& out) {
   std::istringstream in(out);
   std::string line, first;
   while (std::getline(in, line)) {
     if (first.empty() && !line.empty()) first = line;
-    if (line.find("error") != std::string::npos) return line;
+    if (line.find("error") != std::string::npos) return clean_text(line);
   }
-  return first.empty() ? "no compiler output" : first;
+  return first.empty() ? "no compiler output" : clean_text(first);
+}
+
+/// Runs a candidate build, its whole output kept in `log`; BuildError (`what` and the compiler's
+/// first error, and where the rest is) when it fails.
+void build(const std::vector<std::string>& cmd, const std::string& log, const std::string& what) {
+  std::string out;
+  const int rc = run_capture(cmd, out);
+  {
+    std::ofstream f(log, std::ios::binary | std::ios::trunc);
+    f << "$";
+    for (const auto& a : cmd) f << " " << a;
+    f << "\n" << out;
+  }
+  if (rc != 0)
+    throw BuildError(fmt::format("{}: {} (whole compiler output: {})", what, first_error(out), log), log);
 }
 
 std::vector<std::string> compile_command(const std::string& kind, const std::string& src, const std::string& out,
@@ -158,9 +176,8 @@ Candidate Candidate::prepare(const std::string& path, const std::string& backend
     return c;
   }
   c.library_ = (fs::path(workdir) / "candidate.so").string();
-  std::string out;
-  int rc = run_capture(compile_command(c.kind_, c.path_, c.library_, false), out);
-  if (rc != 0) throw SetupError(fmt::format("candidate '{}' does not compile: {}", path, first_error(out)));
+  build(compile_command(c.kind_, c.path_, c.library_, false), (fs::path(workdir) / "build.log").string(),
+        fmt::format("candidate '{}' does not compile", path));
   return c;
 }
 
@@ -181,9 +198,9 @@ std::string Candidate::sanitized_library() const {
   if (kind_ == "so" || kind_ == "cu") return {};
   std::lock_guard<std::mutex> lock(*mu_);
   if (sanitized_.empty()) {
-    std::string lib = (fs::path(workdir_) / "candidate-asan.so").string(), out;
-    int rc = run_capture(compile_command(kind_, path_, lib, true), out);
-    if (rc != 0) throw SetupError(fmt::format("candidate '{}' does not build with sanitizers: {}", path_, first_error(out)));
+    const std::string lib = (fs::path(workdir_) / "candidate-asan.so").string();
+    build(compile_command(kind_, path_, lib, true), (fs::path(workdir_) / "build-asan.log").string(),
+          fmt::format("candidate '{}' does not build with sanitizers", path_));
     sanitized_ = lib;
   }
   return sanitized_;

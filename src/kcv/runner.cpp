@@ -1,6 +1,7 @@
 // Runner: stage a plan in a memfd, start kcv-worker isolated (own process group, clean env, fresh
 // cwd, rlimits), follow its records with a per-call deadline, kill the whole group at the end.
 #include "kcv/runner.hpp"
+#include "kcv/text.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <utility>
 
@@ -197,6 +199,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   int64_t at = proto::kHeaderBytes;
   std::vector<std::vector<std::vector<Staged>>> in_at, out_at;  // [case][call][arg]
   json calls = json::array();
+  std::vector<std::string> signature;  // per call: its shape signature (compile grace)
   int global = 0;
   std::vector<int> first_call_of_case;
   for (std::size_t ci = 0; ci < batch.size(); ++ci) {
@@ -247,6 +250,11 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       out_at.back().emplace_back();
       jc["inputs"] = stage(call.inputs, true, in_at.back().back());
       jc["outputs"] = stage(call.outputs, false, out_at.back().back());
+      // What a JIT specializes on (Dynamo's guards: sizes, strides, dtypes, alignment, constants).
+      json sig = {{"bindings", jc["bindings"]}, {"scalars", jc["scalars"]}, {"inputs", json::array()}};
+      for (const json& t : jc["inputs"])
+        sig["inputs"].push_back({t["dtype"], t["shape"], t["stride"], t["offset"]});
+      signature.push_back(sig.dump());
       calls.push_back(std::move(jc));
       ++global;
     }
@@ -438,6 +446,14 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     w.ctl_fd = ctl[0];
   }
   const double load_timeout = reused ? timeout : std::max(timeout, opt_.load_timeout_s);
+  // NOTES: the compile grace, decided here from the plan: a call gets it when no earlier call of
+  // this worker had its signature, and only once (a worker that says `start` early or twice
+  // cannot stretch it). Sanitized runs already have their longer timeout.
+  const double grace = std::max(timeout, opt_.compile_grace_s);
+  std::vector<bool> first_at_shape(static_cast<std::size_t>(global), false);
+  if (grace > timeout && !grace_spent_)
+    for (int g = 0; g < global; ++g)
+      first_at_shape[static_cast<std::size_t>(g)] = w.signatures.insert(signature[static_cast<std::size_t>(g)]).second;
 
   // ---- follow its records ----
   std::vector<bool> done(static_cast<std::size_t>(global), false);
@@ -446,10 +462,14 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   std::vector<std::string> msg(static_cast<std::size_t>(global));
   int current = -1;  // the call the worker last started
   bool ready = false, bye = false, idle = false, timed_out = false;
-  std::string fatal, pending;
+  std::string fatal, pending, build_log;
   Fault fault;  // global call index until mapped to its case below
   std::string device_error;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(load_timeout);
+  using Clock = std::chrono::steady_clock;
+  std::map<int, Clock::time_point> in_grace;   // calls in their compile grace: since when
+  std::vector<double> graced(static_cast<std::size_t>(global), 0);
+  int next = 0;  // the first call not done
   bool eof = false;
   while (!eof && !bye && !idle) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
@@ -468,11 +488,12 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       pending.erase(0, nl + 1);
       std::string kind;
       line >> kind;
-      deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+      const auto now = Clock::now();
       if (kind == "ready") ready = true;
       else if (kind == "bye") bye = true;
       else if (kind == "idle") idle = true;
       else if (kind == "fatal") { std::string h; line >> h; fatal = proto::hex_decode(h); }
+      else if (kind == "build_log") { std::string h; line >> h; build_log = proto::hex_decode(h); }
       else if (kind == "start") { line >> current; }
       else if (kind == "fault") {
         std::string where;
@@ -480,7 +501,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
         if (where == "device") {
           std::string h;
           line >> h;
-          device_error = proto::hex_decode(h);
+          device_error = clean_text(proto::hex_decode(h));
         } else if (where == "in" || where == "out") {
           fault.known = true;
           fault.input = where == "in";
@@ -495,8 +516,24 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
           line >> rc[u] >> secs[u] >> h;
           msg[u] = proto::hex_decode(h);
           done[u] = true;
+          if (auto it = in_grace.find(i); it != in_grace.end()) {
+            const double wall = std::chrono::duration<double>(now - it->second).count();
+            if (wall > timeout) graced[u] = wall;
+            in_grace.erase(it);
+          }
         }
       }
+      // NOTES: the worker works on the first call not done yet (prepare, the model at new
+      // bindings, the call): from now on, when it is the first at its signature, it has the grace.
+      while (next < global && done[static_cast<std::size_t>(next)]) ++next;
+      if (ready && next < global && first_at_shape[static_cast<std::size_t>(next)]) {
+        first_at_shape[static_cast<std::size_t>(next)] = false;
+        in_grace[next] = now;
+      }
+      // No progress for timeout, or for the grace of a call that still runs in it.
+      deadline = now + std::chrono::duration<double>(timeout);
+      for (const auto& [call, since] : in_grace)
+        if (const auto until = since + std::chrono::duration<double>(grace); until > deadline) deadline = until;
     }
   }
   // A session worker that finished its batch waits for the next one; anything else ends here.
@@ -530,18 +567,29 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       sessions_.push_back(w);
     }
     if (log_text.size() > kMaxLog) log_text = "[...]\n" + log_text.substr(log_text.size() - kMaxLog);
+    // The candidate writes this log: valid UTF-8 without control characters from here on.
+    log_text = clean_text(log_text, /*keep_newlines=*/true);
   }
 
   if (!fatal.empty()) {
     release_data_file(memfd, shm, mapped);
-    throw SetupError(fatal);
+    if (!build_log.empty()) throw BuildError(clean_text(fatal), build_log);
+    throw SetupError(clean_text(fatal));
   }
 
   const bool unsent_sigkill =
       !timed_out && !outstayed && killed_by_sigkill(status, sanitized && opt_.backend == "cuda", log_text);
+  // A hang through a compile grace spends it for the rest of this runner (RunnerOptions).
+  const bool hung_in_grace = timed_out && !in_grace.empty();
+  const std::string no_grace = ready && grace_spent_ && grace > timeout
+                                   ? " (no compile grace: an earlier first call at its shape hung through it)" : "";
+  grace_spent_ = grace_spent_ || hung_in_grace;
   std::string death;
   if (!device_error.empty()) death = "hit a device error: " + device_error;
-  else if (timed_out) death = fmt::format("no progress for {:.0f} s", ready ? timeout : load_timeout);
+  else if (hung_in_grace)
+    death = fmt::format("no progress for {:g} s (the compile grace of a first call at its shape; the per-call timeout "
+                        "is {:g} s)", grace, timeout);
+  else if (timed_out) death = fmt::format("no progress for {:g} s{}", ready ? timeout : load_timeout, no_grace);
   else if (keep) death.clear();
   else if (unsent_sigkill && !bye) death = fmt::format("killed by {} before finishing{}", kUnsentSigkill, last_words(log_text));
   else if (WIFSIGNALED(status) && !bye) death = "killed by " + signal_text(WTERMSIG(status));
@@ -564,8 +612,9 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       r.ran = done[g];
       if (r.ran) {
         r.rc = rc[g];
-        r.message = msg[g];
+        r.message = clean_text(msg[g]);  // the candidate's own text
         r.seconds = secs[g];
+        r.compile_grace_seconds = graced[g];
         auto read_back = [&](const std::vector<HostTensor>& ts, const std::vector<Staged>& where,
                              std::vector<HostTensor>& out, std::vector<GuardReport>& guards) {
           for (std::size_t a = 0; a < ts.size(); ++a) {

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ struct RunnerOptions {
   uint64_t canary_key = 0;
   /// Until the worker says ready (imports, load_inline builds): at least this long. 0: timeout_s.
   double load_timeout_s = 0;
+  /// The first call at a shape signature (bindings, input dtypes, shapes, strides, offsets,
+  /// scalars) in a worker may run this long instead of timeout_s: a JIT compiles there (Inductor,
+  /// Triton, NVRTC). Granted once per such call, from the plan, never from what the worker says.
+  /// At most timeout_s: no grace. Once a call hangs through its grace, no later call gets one.
+  double compile_grace_s = 0;
   /// KernelBench candidates: what the torch worker needs beyond the calls (problem, init_seed,
   /// argument template); docs/kernelbench.md.
   nlohmann::json kernelbench;
@@ -82,6 +88,7 @@ class Runner {
   int workers_started() const { return serial_; }
   /// Data memfds made so far (a session's batches that fit reuse its last one).
   int data_files_made() const { return data_files_made_; }
+  const RunnerOptions& options() const { return opt_; }
 
  private:
   /// A worker kept between batches (torch candidates, unsanitized; one per worker options): it
@@ -92,6 +99,8 @@ class Runner {
     int result_fd = -1, ctl_fd = -1;
     WorkerOptions options;
     std::string cwd, log;
+    /// Shape signatures it has been called at (compile grace: only the first call at each gets it).
+    std::set<std::string> signatures;
     int64_t log_offset = 0;
     /// Its last batch's data memfd, still mapped here: the next batch that fits reuses it, so its
     /// pages are not faulted in and zeroed again (kcv's host time on large problems).
@@ -108,6 +117,9 @@ class Runner {
   RunnerOptions opt_;
   int serial_ = 0;
   int data_files_made_ = 0;
+  /// A call hung through its compile grace: no later call of this runner gets one (a compile that
+  /// never ends is a hang; each further hang costs the per-call timeout, not the grace).
+  bool grace_spent_ = false;
   std::vector<Session> sessions_;
 };
 

@@ -385,6 +385,8 @@ inline int sm_count() {
 /// off-diagonal operands: q_i 2^(b_i − b_r) can round to 0 in f16 beside an infinite k_j, giving
 /// NaN where the contract's 16-bit order (the decay on k alone) gives ±Inf (H200, session 13:
 /// glr_fwd_f16 and glr_fwd_varlen_f16 FAIL nonfinite, every other gate and contract PASS).
+/// That was judged before the nonfinite gate took its classes from the reference's expansion
+/// (issue 21 item 1, merged after): re-run glr_fwd_f16's nonfinite with f16 routed here first.
 /// The kernel is written for __half as well (E = __half), for when the contract models it.
 inline bool takes(const FwdParams& p) {
   const Shape& s = p.shape;
