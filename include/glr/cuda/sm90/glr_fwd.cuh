@@ -285,8 +285,8 @@ inline Status launch_fwd(const FwdParams& p, cudaStream_t stream) {
   if (!any_step && !p.hT) return {};  // nothing to write
   // The negative controls' faults live in the FFMA kernel: a control that sets one runs it.
   constexpr bool kTensorCores = kFault == Fault::none || kFault == Fault::default_stream;
-  if (kTensorCores && fwd_split::takes(p)) {
-    return fwd_split::launch<__nv_bfloat16>(p, stream);
+  if (kTensorCores && fwd_split::takes(s)) {
+    return s.dtype == DType::bf16 ? fwd_split::launch<__nv_bfloat16>(p, stream) : fwd_split::launch<__half>(p, stream);
   }
   switch (s.dtype) {
     case DType::f32: return fwd::launch_gate<float, float>(p, stream);

@@ -484,12 +484,12 @@ Status launch_gate(const FwdParams& p, cudaStream_t stream) {
   return launch_bv<E, kScalarGate, 16>(p, stream);
 }
 
-/// Whether the split forward takes this call (the same cases as the fused tensor-core kernel).
-inline bool takes(const FwdParams& p) { return fwd_tc::takes(p); }
-
-inline size_t workspace_bytes(const Shape& s) {
-  return (s.dtype == DType::bf16 && s.K <= fwd_tc::kMaxK && s.chunk == C) ? layout(s).bytes : 0;
+/// Whether the split forward takes this shape: bf16 and f16 inputs, K <= 128, chunk 64.
+inline bool takes(const Shape& s) {
+  return (s.dtype == DType::bf16 || s.dtype == DType::f16) && s.K <= fwd_tc::kMaxK && s.chunk == C;
 }
+
+inline size_t workspace_bytes(const Shape& s) { return takes(s) ? layout(s).bytes : 0; }
 
 template <class E>
 Status launch(const FwdParams& p, cudaStream_t stream) {
