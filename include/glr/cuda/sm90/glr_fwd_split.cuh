@@ -54,8 +54,12 @@ struct Layout {
 
 inline size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 
-/// Columns of K per slice of the prep kernel (its shared tiles fit 128).
-__host__ __device__ constexpr int prep_cols(int KP) { return KP < 128 ? KP : 128; }
+/// Columns of K per slice of the prep kernel: 64 keeps its shared tiles at 72 KB, three CTAs per SM.
+__host__ __device__ constexpr int prep_cols(int KP) { return KP < 64 ? KP : 64; }
+
+/// Chunks in flight in the walk: its per-chunk work is short, so one chunk ahead leaves it waiting on
+/// the memory latency every step.
+inline constexpr int kWalkStages = 4;
 
 /// Rows of S per walk CTA: at most 64, so that K = 128 gives two CTAs per (V tile, head, sequence).
 __host__ __device__ constexpr int walk_rows(int KP) { return KP < 64 ? KP : 64; }
@@ -154,7 +158,7 @@ __device__ __forceinline__ void store_rows(E* dst, int64_t stride, int nc, int K
 /// q·kᵀ on the lower blocks, then 2^(b_i − b_j). Then A (rounded, j > i selected to 0), q ⊙ 2^b,
 /// k ⊙ 2^(b_last − b) and 2^(b_last) to the workspace.
 template <class E, bool kScalarGate, int KP>
-__global__ void __launch_bounds__(fwd_split::kThreads)
+__global__ void __launch_bounds__(fwd_split::kThreads, 3)
     sm90_glr_fwd_prep(const E* __restrict__ q, const E* __restrict__ k, const float* __restrict__ g,
                       E* __restrict__ A, E* __restrict__ Qg, E* __restrict__ Kd, float* __restrict__ El,
                       const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t NT) {
@@ -321,7 +325,8 @@ __global__ void __launch_bounds__(fwd_split::kThreads)
 /// the prep kernel, storing the S that enters each chunk (rounded to E: an MMA operand of the out
 /// kernel) to ws.S [slot, H, K, V] and the final S to hT. The rows of S are independent (row kk
 /// decays by its own 2^(b_last)), so a CTA owns a KT x BV tile: grid (ceil(V / BV)·ceil(K / KT), H,
-/// N). Chunk c+1's operands are in flight (cp.async, the other buffer) while chunk c is computed.
+/// N). The operands of chunks c+1 … c+kWalkStages−1 are in flight (cp.async, a ring of buffers)
+/// while chunk c is computed.
 template <class E, int BV, int KP>
 __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: the walk has few CTAs
     sm90_glr_fwd_walk(const E* __restrict__ Kd, const E* __restrict__ v, const float* __restrict__ El,
@@ -335,7 +340,8 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
   constexpr int LQ = ld_half(KP), LV = ld_half(BV), LS = ld_float(BV);
   constexpr size_t kd_bytes = align128(size_t(C) * LQ * 2), v_bytes = align128(size_t(C) * LV * 2),
                    el_bytes = align128(size_t(KP) * 4);
-  constexpr size_t o_kd = 0, o_vs = o_kd + 2 * kd_bytes, o_el = o_vs + 2 * v_bytes, o_s = o_el + 2 * el_bytes;
+  constexpr int NS = kWalkStages;
+  constexpr size_t o_kd = 0, o_vs = o_kd + NS * kd_bytes, o_el = o_vs + NS * v_bytes, o_s = o_el + NS * el_bytes;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   float* S = reinterpret_cast<float*>(smem_raw + o_s);
 
@@ -349,26 +355,30 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
   auto kd_at = [&](int buf) { return reinterpret_cast<E*>(smem_raw + o_kd + buf * kd_bytes); };
   auto vs_at = [&](int buf) { return reinterpret_cast<E*>(smem_raw + o_vs + buf * v_bytes); };
   auto el_at = [&](int buf) { return reinterpret_cast<float*>(smem_raw + o_el + buf * el_bytes); };
-  auto prefetch = [&](int64_t c0, int64_t slot, int buf) {
-    const int nc = int(eos - c0 < C ? eos - c0 : C);
-    async_tile<KP>(kd_at(buf), LQ, Kd + (c0 * H + h) * K + k0, H * K, C, nc, kw);
-    async_tile<BV>(vs_at(buf), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-    async_tile<KP>(el_at(buf), KP, El + (slot * H + h) * K + k0, K, 1, 1, kw);
+  auto prefetch = [&](int64_t c, int buf) {  // chunk c of the sequence; a group is committed always
+    const int64_t c0 = bos + c * C;
+    if (c0 < eos) {
+      const int nc = int(eos - c0 < C ? eos - c0 : C);
+      async_tile<KP>(kd_at(buf), LQ, Kd + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+      async_tile<BV>(vs_at(buf), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+      async_tile<KP>(el_at(buf), KP, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
+    }
     cp_async_commit();
   };
 
-  if (bos < eos) prefetch(bos, slot0, 0);
+#pragma unroll
+  for (int c = 0; c < NS - 1; ++c) prefetch(c, c);
   for (int e = tid; e < KP * BV; e += kThreads) {
     const int kk = e / BV, vv = e % BV;
     S[kk * LS + vv] = (h0 && kk < kw && vv < vw) ? h0[((n * H + h) * K + k0 + kk) * V + v0 + vv] : 0.f;
   }
 
-  int64_t slot = slot0;
+  int64_t slot = slot0, c = 0;
   int buf = 0;
-  for (int64_t c0 = bos; c0 < eos; c0 += C, ++slot, buf ^= 1) {  // uniform per CTA
-    cp_async_wait<0>();
-    __syncthreads();  // chunk c's operands visible; every thread is done with chunk c−1 (the other buffer)
-    if (c0 + C < eos) prefetch(c0 + C, slot + 1, buf ^ 1);
+  for (int64_t c0 = bos; c0 < eos; c0 += C, ++slot, ++c, buf = buf + 1 == NS ? 0 : buf + 1) {  // uniform per CTA
+    cp_async_wait<NS - 2>();  // this thread's copies of chunk c have landed
+    __syncthreads();  // everyone's have; every thread is done with chunk c−1, whose buffer is refilled next
+    prefetch(c + NS - 1, buf == 0 ? NS - 1 : buf - 1);
     const E* ks = kd_at(buf);
     const E* vs = vs_at(buf);
     const float* el = el_at(buf);
@@ -527,8 +537,9 @@ Status launch_kp(const FwdParams& p, cudaStream_t stream) {
         q, k, static_cast<const float*>(p.g), A, Qg, Kd, El, s.cu_seqlens, s.T, s.H, s.K, l.NT);
   }
   constexpr int KT = walk_rows(KP);
-  constexpr size_t walk_bytes = 2 * align128(size_t(C) * ld_half(KT) * 2) + 2 * align128(size_t(C) * ld_half(BV) * 2) +
-                                2 * align128(size_t(KT) * 4) + align128(size_t(KT) * ld_float(BV) * 4);
+  constexpr size_t walk_bytes = kWalkStages * (align128(size_t(C) * ld_half(KT) * 2) +
+                                               align128(size_t(C) * ld_half(BV) * 2) + align128(size_t(KT) * 4)) +
+                                align128(size_t(KT) * ld_float(BV) * 4);
   auto* walk = &sm90_glr_fwd_walk<E, BV, KT>;
   if (Status st = allow_smem(walk, walk_bytes); !st.ok()) return st;
   walk<<<dim3(unsigned(nvt * cdiv(s.K, KT)), unsigned(s.H), unsigned(N)), kThreads, walk_bytes, stream>>>(
