@@ -195,5 +195,53 @@ TEST(Provenance, ReplayResolvesFromTheReportAndRefusesAChangedCandidate) {
   EXPECT_NE(out.find("not found (tried"), std::string::npos) << out;
 }
 
+// Item 8: `kcv replay OUT --key K --gate G --case I` replays a pair's case straight from the
+// corpus journal (OUT or OUT/journal.jsonl), the first result of the key as the summary counts it.
+TEST(Provenance, ReplaysACorpusPairFromItsJournal) {
+  test::TempDir dir;
+  const std::string out = dir.path() + "/out";
+  fs::create_directories(out);
+  fs::create_directories(dir.path() + "/corpus/x");
+  const std::string cand = dir.path() + "/corpus/x/tail.c";
+  fs::copy_file(kSrc + "/controls/cpu/softmax/softmax_drops_tail.c", cand);
+  std::string text;
+  ASSERT_EQ(test::run_kcv({"verify", "--op", "softmax", "--candidate", cand, "--gates", "shapes", "--seed", "8", "--json",
+                           out + "/r.json"},
+                          text),
+            1)
+      << text;
+  nlohmann::json report = read_json(out + "/r.json");
+  fs::remove(out + "/r.json");
+  const std::string failing = std::to_string(report["gates"][1]["failing_case"].get<int64_t>());
+  nlohmann::json passing = report;
+  passing["gates"][1]["seed"] = "1";  // a later record of the same key: not the one that counts
+  auto result = [](const std::string& key, const std::string& status, const nlohmann::json& r) {
+    return nlohmann::json{{"kind", "result"}, {"key", key}, {"status", status}, {"report", r},
+                          {"error", r.is_null() ? "solution does not build" : ""}};
+  };
+  {
+    std::ofstream j(out + "/journal.jsonl");
+    j << nlohmann::json{{"kind", "run"}, {"corpus", dir.path() + "/corpus"}}.dump() << "\n"
+      << result("x/tail.c", "verified", report).dump() << "\n"
+      << result("y/broken.c", "setup_error", nullptr).dump() << "\n"
+      << result("x/tail.c", "verified", passing).dump() << "\n";
+  }
+  for (const std::string& where : {out, out + "/journal.jsonl"}) {
+    EXPECT_EQ(test::run_kcv({"replay", where, "--key", "x/tail.c", "--gate", "shapes", "--case", failing}, text), 1)
+        << text;
+    EXPECT_NE(text.find("--key x/tail.c"), std::string::npos) << text;
+    EXPECT_NE(text.find("FAIL"), std::string::npos) << text;
+  }
+  EXPECT_EQ(test::run_kcv({"replay", out, "--key", "z/none.c", "--gate", "shapes", "--case", "0"}, text), 2);
+  EXPECT_NE(text.find("no result for key 'z/none.c'"), std::string::npos) << text;
+  EXPECT_EQ(test::run_kcv({"replay", out, "--key", "y/broken.c", "--gate", "shapes", "--case", "0"}, text), 2);
+  EXPECT_NE(text.find("has no report to replay (status setup_error: solution does not build)"), std::string::npos)
+      << text;
+  EXPECT_EQ(test::run_kcv({"replay", out, "--gate", "shapes", "--case", "0"}, text), 2);
+  EXPECT_NE(text.find("name the pair with --key"), std::string::npos) << text;
+  EXPECT_EQ(test::run_kcv({"replay", dir.path() + "/nothing", "--key", "x", "--gate", "shapes", "--case", "0"}, text), 2);
+  EXPECT_NE(text.find("no corpus journal at"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace kcv
