@@ -48,7 +48,8 @@ struct GateSummary {
 /// "own": it fails some gate in the problem's own calling convention (default stream, contiguous
 /// inputs as get_inputs() makes them, one caller); "library": it fails only as a library op is
 /// called (strided views, the caller's non-default stream, two callers at once); "crash": every gate
-/// that ran ended CRASH or TIMEOUT, counted once; "unknown": a failing gate's report does not say
+/// that ran ended CRASH or TIMEOUT (the sanitizer gate, whose tool reports a crash as a FAIL, need
+/// only not pass), counted once; "unknown": a failing gate's report does not say
 /// (a kcv before the split wrote it). Empty for a kernel that passed or has no report.
 inline constexpr const char* kSplitOwn = "own";
 inline constexpr const char* kSplitLibrary = "library";
@@ -86,7 +87,6 @@ struct KernelRow {
   std::vector<std::string> failing_gate_ids;  // in report order
   nlohmann::json gates;                   // the report's gates, as written (the drill-down)
   nlohmann::json provenance;              // the report's provenance (null when it has none)
-  std::string op;                         // the report's op
 };
 
 struct CorpusSummary {

@@ -155,7 +155,7 @@ CorpusCommands::CorpusCommands(CLI::App& app) {
 int CorpusCommands::dispatch() {
   if (*report_) {
     write_corpus_report(report_dir_);
-    std::cout << "kcv report: " << (fs::path(report_dir_) / "report.html").string() << "\n";
+    std::cout << "kcv report: " << (fs::path(report_dir_) / "report.html").string() << " (and summary.json, summary.md)\n";
     return 0;
   }
   if (*merge_) {

@@ -245,6 +245,12 @@ std::string numerics_scatter(const CorpusSummary& s) {
   return o + "</p>\n";
 }
 
+/// "<version> <commit>" of a report's provenance, "" when it names neither.
+std::string kcv_build(const nlohmann::json& provenance) {
+  const std::string v = json_scalar(provenance, "kcv_version"), c = json_scalar(provenance, "kcv_commit");
+  return v.empty() && c.empty() ? "" : v + " " + c;
+}
+
 std::string runs_section(const CorpusSummary& s) {
   std::set<std::string> corpora, backends;
   for (const auto& r : s.runs) {
@@ -266,11 +272,11 @@ std::string runs_section(const CorpusSummary& s) {
   std::set<std::string> builds, hosts, gpus, torches;
   int64_t without = 0;
   for (const auto& k : s.kernels) {
-    if (!k.provenance.is_object()) {
+    if (kcv_build(k.provenance).empty()) {
       without += k.gates.is_array() ? 1 : 0;
       continue;
     }
-    builds.insert(json_scalar(k.provenance, "kcv_version") + " " + json_scalar(k.provenance, "kcv_commit"));
+    builds.insert(kcv_build(k.provenance));
     if (auto h = json_scalar(k.provenance, "host"); !h.empty()) hosts.insert(h);
     if (auto g = json_scalar(k.provenance, "gpu"); !g.empty())
       gpus.insert(g + (json_scalar(k.provenance, "driver").empty() ? "" : ", driver " + json_scalar(k.provenance, "driver")));
@@ -544,8 +550,7 @@ nlohmann::json corpus_summary_json(const CorpusSummary& s) {
                      {"only_this_gate", g.only_this_gate}});
   std::set<std::string> builds;
   for (const auto& k : s.kernels)
-    if (k.provenance.is_object())
-      builds.insert(json_scalar(k.provenance, "kcv_version") + " " + json_scalar(k.provenance, "kcv_commit"));
+    if (!kcv_build(k.provenance).empty()) builds.insert(kcv_build(k.provenance));
   nlohmann::json j = {
       {"schema", "kcv.corpus-summary/1"},
       {"results", s.results}, {"verified", s.verified}, {"setup_error", s.setup_error}, {"timeout", s.timeout},

@@ -102,21 +102,25 @@ std::string verdict_split(const nlohmann::json& report) {
   auto gates = report.is_object() ? report.find("gates") : report.end();
   if (!report.is_object() || gates == report.end() || !gates->is_array()) return kSplitUnknown;
   int64_t ran = 0, failed = 0, abnormal = 0;
-  bool own = false, unknown = false;
+  bool own = false, unknown = false, sanitizer_passed = false;
   for (const auto& g : *gates) {
     const std::string verdict = verdict_field(g, "verdict");
     if (verdict == "skipped" || verdict.empty()) continue;
-    ++ran;
+    // NOTES: the sanitizer gate reports a crash as its tool's finding (FAIL: "AddressSanitizer:
+    // SEGV ..."), not as a CRASH: it is left out of "every gate crashed", unless it passed.
+    const bool sanitizer = str_field(g, "id") == "sanitizer";
+    if (sanitizer && !is_failure(verdict)) sanitizer_passed = true;
+    if (!sanitizer) ++ran;
     if (!is_failure(verdict)) continue;
     ++failed;
-    if (verdict == "crash" || verdict == "timeout") ++abnormal;
+    if (!sanitizer && (verdict == "crash" || verdict == "timeout")) ++abnormal;
     const std::string convention = str_field(g, "convention");
     if (convention == "own") own = true;
     else if (convention != "library") unknown = true;
   }
   // NOTES: a kernel that crashes (or hangs) in every gate it ran is one finding, not twelve, and
   // not a convention matter: it fails wherever it is called.
-  if (failed > 0 && abnormal == ran) return kSplitCrash;
+  if (ran > 0 && abnormal == ran && !sanitizer_passed) return kSplitCrash;
   if (own) return kSplitOwn;
   if (unknown || failed == 0) return kSplitUnknown;
   return kSplitLibrary;
@@ -170,7 +174,6 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
     } else {
       ++s.reports;
       row.strict_pass = verdict_field(report, "verdict") == "pass";
-      row.op = str_field(report, "op");
       row.provenance = obj_field(report, "provenance");
       const nlohmann::json& kb = obj_field(report, "kernelbench");
       row.compile_seconds = num_field(kb, "compile_seconds");

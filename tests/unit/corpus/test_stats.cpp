@@ -144,6 +144,10 @@ TEST(CorpusSummary, SplitsOwnConventionLibraryOnlyAndCrashes) {
   all_timeout["sanitizer"] = "skipped";  // not run: still every gate that ran
   std::map<std::string, std::string> almost = all_crash;
   almost["bounds"] = "pass";             // one gate passed: not a crash in every gate
+  std::map<std::string, std::string> asan = all_crash;
+  asan["sanitizer"] = "fail";            // its tool reports the crash: still a crash everywhere
+  std::map<std::string, std::string> asan_pass = all_crash;
+  asan_pass["sanitizer"] = "pass";       // the instrumented build runs: not a crash everywhere
   const std::vector<nlohmann::json> journal = {
       run_record("kernelbench"),
       result("own", "verified", make_report({{"numerics", "fail"}}, "pass", std::nullopt, {}, {{"numerics", "own"}})),
@@ -158,6 +162,8 @@ TEST(CorpusSummary, SplitsOwnConventionLibraryOnlyAndCrashes) {
       result("hang", "verified", make_report(all_timeout, "pass")),
       result("almost", "verified", make_report(almost, "pass", std::nullopt, {}, {{"numerics", "library"}})),
       result("old", "verified", make_report({{"values", "fail"}}, "pass")),  // a report before the split
+      result("asan", "verified", make_report(asan, "fail", std::nullopt, {}, {{"sanitizer", "own"}})),
+      result("asan-pass", "verified", make_report(asan_pass, "fail", std::nullopt, {}, {{"numerics", "own"}})),
       result("ok", "verified", make_report({}, "pass")),
       result("nobuild", "setup_error", nullptr, "does not build"),
   };
@@ -172,11 +178,13 @@ TEST(CorpusSummary, SplitsOwnConventionLibraryOnlyAndCrashes) {
   EXPECT_EQ(split["hang"], "crash");
   EXPECT_EQ(split["almost"], "unknown");  // 11 crashed gates whose reports do not say, one that says library
   EXPECT_EQ(split["old"], "unknown");
+  EXPECT_EQ(split["asan"], "crash");
+  EXPECT_EQ(split["asan-pass"], "own");
   EXPECT_EQ(split["ok"], "");
   EXPECT_EQ(split["nobuild"], "");
-  EXPECT_EQ(s.split.own, 2);
+  EXPECT_EQ(s.split.own, 3);
   EXPECT_EQ(s.split.library, 2);
-  EXPECT_EQ(s.split.crash, 2);
+  EXPECT_EQ(s.split.crash, 3);
   EXPECT_EQ(s.split.unknown, 2);
   // Accepted (baseline pass) and failing: all but lib-alone (baseline fail), ok and nobuild.
   EXPECT_EQ(s.accepted_fail_any, 7);
@@ -196,7 +204,7 @@ TEST(CorpusSummary, SplitsOwnConventionLibraryOnlyAndCrashes) {
   EXPECT_EQ(gate("concurrency").own_convention, 1);  // mixed
   EXPECT_EQ(gate("concurrency").library_only, 2);    // lib, lib-alone
   EXPECT_EQ(gate("layout").library_only, 2);
-  EXPECT_EQ(gate("numerics").own_convention, 1);
+  EXPECT_EQ(gate("numerics").own_convention, 2);     // own, asan-pass
   EXPECT_EQ(gate("numerics").library_only, 1);       // almost's
   EXPECT_EQ(verdict_split(nlohmann::json("not a report")), "unknown");
 }
