@@ -121,6 +121,17 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
                              b.value("verdict", std::string("?")), b.value("detail", std::string()).empty() ? "" : ": ",
                              b.value("detail", std::string()));
   }
+  // Issue 21 item 4: which failures a caller meets in the problem's own calling convention, and
+  // which only as a library op (strided views, its non-default stream, two callers at once).
+  std::string own, library;
+  for (const auto& g : report.gates) {
+    if (g.verdict == kcv::Verdict::pass || g.verdict == kcv::Verdict::skipped) continue;
+    std::string& list = g.fails_own_convention() ? own : library;
+    list += (list.empty() ? "" : ", ") + g.id;
+  }
+  if (!own.empty() || !library.empty())
+    human << fmt::format("fails in the problem's own calling convention: {}; only as a library op: {}\n",
+                         own.empty() ? "none" : own, library.empty() ? "none" : library);
   human << fmt::format("verdict: {} ({} of {} gates not passed) seed {}\n", kcv::verdict_name(report.verdict), failed,
                            report.gates.size(), report.seed);
   return report.verdict == kcv::Verdict::pass ? kExitPass : kExitFail;

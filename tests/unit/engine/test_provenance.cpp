@@ -70,6 +70,8 @@ TEST(Provenance, AFailingGateSaysWhetherItFailedInTheProblemsOwnConvention) {
   for (const auto& f : gate(s, "layout")["failing_cases"]) EXPECT_EQ(f["convention"], "library") << f.dump();
   EXPECT_FALSE(gate(s, "numerics").contains("convention"));  // passed: nothing to say
   EXPECT_FALSE(report_from_json(s).gates[8].fails_own_convention());
+  EXPECT_NE(out.find("fails in the problem's own calling convention: none; only as a library op: layout\n"),
+            std::string::npos) << out;
 
   const std::string scratch = dir.path() + "/scratch.json";
   ASSERT_EQ(test::run_kcv({"verify", "--op", "softmax", "--candidate", kSrc + "/controls/cpu/softmax/softmax_shared_scratch.c",
@@ -89,6 +91,8 @@ TEST(Provenance, AFailingGateSaysWhetherItFailedInTheProblemsOwnConvention) {
   EXPECT_EQ(gate(t, "shapes")["convention"], "own") << gate(t, "shapes").dump();
   EXPECT_EQ(gate(t, "shapes")["failing_cases"][0]["convention"], "own");
   EXPECT_TRUE(report_from_json(t).gates[1].fails_own_convention());
+  EXPECT_NE(out.find("fails in the problem's own calling convention: shapes; only as a library op: none\n"),
+            std::string::npos) << out;
 }
 
 // The rule itself, case by case (gate.hpp, library_convention).
