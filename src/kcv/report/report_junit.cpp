@@ -28,12 +28,13 @@ std::string xml_escape(const std::string& raw) {
 }
 
 /// The report's provenance as JUnit properties, one per key ("provenance.kcv_commit", ...), in
-/// the JSON's order; a null value (not found) is left out.
+/// the JSON's order; a null value (not found) is left out, and so is paths_from_report (relative
+/// to the JSON report's directory, not to this file's).
 std::string provenance_properties(const nlohmann::json& p) {
   std::string x;
   if (!p.is_object()) return x;
   for (const auto& [key, value] : p.items()) {
-    if (value.is_null()) continue;
+    if (value.is_null() || value.is_structured()) continue;
     x += fmt::format("<property name=\"provenance.{}\" value=\"{}\"/>", xml_escape(key),
                      xml_escape(value.is_string() ? value.get<std::string>() : value.dump()));
   }

@@ -150,6 +150,8 @@ TEST(Provenance, EveryReportCarriesItsProvenance) {
             std::string::npos) << xml;
   EXPECT_NE(xml.find("<property name=\"provenance.kcv_commit\" value=\"" + std::string(kcv_commit()) + "\"/>"),
             std::string::npos) << xml;
+  EXPECT_NE(xml.find("<property name=\"provenance.host\" value=\""), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("paths_from_report"), std::string::npos) << xml;  // the JSON's, not the XML's
 
   // A setup error's record names them too.
   const std::string broken = dir.file("broken.c", "int kcv_run( {");
