@@ -215,13 +215,14 @@ void check_unchanged(const std::string& path, const nlohmann::json& provenance, 
   if (!provenance.is_object() || !provenance.contains(sha_key) || !provenance[sha_key].is_string()) {
     std::cerr << fmt::format("kcv replay: warning: the report records no {} (a kcv before provenance wrote it): "
                              "'{}' (sha256 {}) cannot be checked against what was judged\n",
-                             sha_key, path, now);
+                             sha_key, kcv::clean_text(path), now);
     return;
   }
   const std::string then = provenance[sha_key].get<std::string>();
   if (now == then) return;
-  const std::string what = fmt::format("'{}' changed since the report: its sha256 is {}, the report judged {}", path,
-                                       now, then);
+  // (a report's text is shown clean: it may have been edited by hand, or by a candidate's author)
+  const std::string what = fmt::format("'{}' changed since the report: its sha256 is {}, the report judged {}",
+                                       kcv::clean_text(path), now, kcv::clean_text(then));
   if (!allow)
     throw kcv::SetupError(what + "; the replay would not reproduce the report (--allow-changed replays it anyway)");
   std::cerr << "kcv replay: WARNING: " << what << "; replaying anyway (--allow-changed): the result is not the "
