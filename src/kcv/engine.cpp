@@ -13,6 +13,7 @@
 #include "kcv/candidate.hpp"
 #include "kcv/gate_run.hpp"
 #include "kcv/kernelbench.hpp"
+#include "kcv/provenance.hpp"
 #include "kcv/runner.hpp"
 
 namespace fs = std::filesystem;
@@ -137,7 +138,7 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
                                                     : gate.judge_abnormal(ctx, chunk[i], run);
       if (j.worst && (!rep.worst || j.worst->ratio() > rep.worst->ratio())) rep.worst = j.worst;
       if (j.verdict != Verdict::pass) {
-        rep.failing.push_back({index, chunk[i].label, j.verdict});
+        rep.failing.push_back({index, chunk[i].label, j.verdict, library_convention(chunk[i])});
         if (mentions_out_of_memory(run.log) || mentions_out_of_memory(j.evidence))
           rep.out_of_memory = true;
         if (rep.failing_case < 0) {
@@ -304,6 +305,15 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
   report.candidate = o.candidate;
   report.backend = o.backend;
   report.seed = o.seed ? *o.seed : fresh_seed();
+  // NOTES: hashed before anything is built from them: the report names the bytes it judged, and
+  // replay refuses a file that changed since (issue 21 item 8).
+  report.provenance = machine_provenance(o.backend);
+  const std::string judged = kernelbench ? o.kernelbench_solution : o.candidate;
+  report.provenance["candidate_path"] = fs::absolute(judged).lexically_normal().string();
+  // (a missing file is left to the checks below, which say so in their own words)
+  if (fs::is_regular_file(judged)) report.provenance["candidate_sha256"] = sha256_file(judged);
+  if (kernelbench && fs::is_regular_file(o.kernelbench_problem))
+    report.provenance["problem_sha256"] = sha256_file(o.kernelbench_problem);
   probe_backend(o.backend, workdir, o.timeout_s);
   RunnerOptions ro = runner_options(o.backend, workdir, o.timeout_s, report.seed);
   KernelBenchParts kb;
@@ -325,6 +335,7 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
                           {"fresh_model", kb.contract->fresh_model()}};
     if (!kb.contract->reduced_sizes().empty()) report.kernelbench["reduced_sizes"] = kb.contract->reduced_sizes();
     if (o.baseline) report.kernelbench["baseline"] = kernelbench_baseline(*kb.contract, runner);
+    for (const auto& [key, value] : kb.contract->runtime().items()) report.provenance[key] = value;
   }
 
   const GateContext ctx{contract, o.backend, candidate};
