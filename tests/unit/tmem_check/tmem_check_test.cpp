@@ -14,6 +14,9 @@
 #include <gtest/gtest.h>
 
 #include "kcv/candidate.hpp"
+#include "kcv/gate.hpp"
+#include "kcv/gate_run.hpp"
+#include "kcv/runner.hpp"
 #include "kcv/tmem_check.hpp"
 
 namespace fs = std::filesystem;
@@ -203,4 +206,71 @@ TEST(TmemCheck, GlrSm100BackwardAsBuilt) {
       EXPECT_NE(k.evidence.find("<= 256 columns"), std::string::npos);
     }
   }
+}
+
+namespace {
+
+/// KCV_CUDA_ARCH as kcv verify would see it for the whole test ("" = unset: kcv's default, 90a).
+class CudaArch {
+ public:
+  explicit CudaArch(const std::string& arch) {
+    if (const char* old = std::getenv("KCV_CUDA_ARCH")) saved_ = old, had_ = true;
+    if (arch.empty()) ::unsetenv("KCV_CUDA_ARCH");
+    else ::setenv("KCV_CUDA_ARCH", arch.c_str(), 1);
+  }
+  ~CudaArch() {
+    if (had_) ::setenv("KCV_CUDA_ARCH", saved_.c_str(), 1);
+    else ::unsetenv("KCV_CUDA_ARCH");
+  }
+ private:
+  std::string saved_;
+  bool had_ = false;
+};
+
+kcv::Candidate prepare_cu(const fs::path& src, const fs::path& dir) {
+  fs::create_directories(dir);
+  return kcv::Candidate::prepare(src.string(), "cuda", dir.string());
+}
+
+}  // namespace
+
+TEST(TmemCheck, SanitizerGateFailsAnSm100CandidateOverBudgetWithoutRunningIt) {
+  if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
+  const fs::path dir = fs::temp_directory_path() / ("kcv-tmem-gate-" + std::to_string(::getpid()));
+  const CudaArch arch("100a");  // built for sm_100a, as on a Blackwell machine
+  const kcv::Candidate cand =
+      prepare_cu(fs::path(KCV_SOURCE_DIR) / "tests/tmem/candidates/over_budget_512x2.cu", dir / "over");
+  const kcv::GateContext ctx{*kcv::find_contract("add"), "cuda", cand};
+  const kcv::Gate* g = kcv::find_gate("sanitizer");
+  ASSERT_NE(g, nullptr);
+  const kcv::CaseJudgement j = g->static_check(ctx);
+  EXPECT_EQ(j.verdict, kcv::Verdict::fail) << j.evidence;
+  EXPECT_NE(j.evidence.find("512 columns x 2 CTAs/SM = 1024 > 512"), std::string::npos) << j.evidence;
+  EXPECT_TRUE(fs::exists(dir / "over" / "tmem" / "tmem.ptx"));
+  // The engine: the static FAIL is the gate's verdict, and no case runs (the runner is never used:
+  // there is no worker at this path).
+  kcv::RunnerOptions ro;
+  ro.backend = "cuda";
+  ro.worker = "/nonexistent/kcv-worker";
+  ro.workdir = dir.string();
+  kcv::Runner runner(cand, ro);
+  const kcv::GateRun run = kcv::run_gate(*g, ctx, runner, 1, std::nullopt);
+  EXPECT_EQ(run.report.verdict, kcv::Verdict::fail);
+  EXPECT_EQ(run.report.cases, 0);
+  EXPECT_NE(run.report.evidence.find("static check: TMEM fail"), std::string::npos) << run.report.evidence;
+  EXPECT_NE(run.report.evidence.find("cases were not run"), std::string::npos) << run.report.evidence;
+  fs::remove_all(dir);
+}
+
+TEST(TmemCheck, SanitizerGateSaysOneLineForACandidateWithoutTcgen05) {
+  if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
+  const fs::path dir = fs::temp_directory_path() / ("kcv-tmem-gate-plain-" + std::to_string(::getpid()));
+  const CudaArch arch("");
+  const kcv::Candidate cand = prepare_cu(fs::path(KCV_SOURCE_DIR) / "controls/cuda/add/add_ok.cu", dir);
+  const kcv::GateContext ctx{*kcv::find_contract("add"), "cuda", cand};
+  const kcv::CaseJudgement j = kcv::find_gate("sanitizer")->static_check(ctx);
+  EXPECT_EQ(j.verdict, kcv::Verdict::pass);
+  EXPECT_EQ(j.evidence, "TMEM check: no tcgen05 in the candidate and not built for sm_100");
+  EXPECT_FALSE(fs::exists(dir / "tmem"));  // nothing compiled for it
+  fs::remove_all(dir);
 }
