@@ -98,6 +98,7 @@ bool starts_with(const std::string& s, std::string_view p) { return s.compare(0,
 
 /// Ops whose first operand is not a destination.
 bool writes_first_operand(const std::string& op) {
+  if (op.find(".red") != std::string::npos && (starts_with(op, "bar") || starts_with(op, "barrier"))) return true;
   for (std::string_view p : {"st.", "st", "red.", "bra", "ret", "exit", "trap", "bar", "barrier", "fence", "membar",
                              "tcgen05.", "call", "prefetch", "cp.async", "mbarrier.init", "mbarrier.arrive.",
                              "griddepcontrol", "wgmma.fence", "wgmma.commit", "wgmma.wait", "stmatrix",

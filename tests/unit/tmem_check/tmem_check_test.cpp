@@ -121,6 +121,22 @@ TEST(TmemCheck, PathRulesOnHandWrittenPtx) {
   EXPECT_NE(r.evidence.find("columns not determined"), std::string::npos) << r.evidence;
   EXPECT_NE(r.evidence.find("up to 32 CTAs/SM"), std::string::npos) << r.evidence;
 
+  // An alloc/dealloc pair in a loop, relinquished after it: 32 columns at a time, proven. Without
+  // the dealloc, the allocations pile up along the loop: FAIL.
+  const std::string loop_body =
+      " mov.u32 %r1, 0;\n$L__BB0_1:\n tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r2], 32;\n"
+      "DEALLOC add.s32 %r1, %r1, 1;\n setp.lt.s32 %p1, %r1, 4;\n @%p1 bra $L__BB0_1;\n"
+      " tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n ret;";
+  std::string with = loop_body, without = loop_body;
+  with.replace(with.find("DEALLOC"), 7, " tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r5, 32;\n");
+  without.replace(without.find("DEALLOC"), 7, "");
+  r = kcv::tmem::check_ptx(module(with), "");
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.evidence;
+  ASSERT_EQ(r.kernels.size(), 1u);
+  EXPECT_EQ(r.kernels[0].columns, 32);
+  r = kcv::tmem::check_ptx(module(without), "");
+  EXPECT_EQ(r.outcome, Outcome::fail) << r.evidence;
+
   // No TMEM at all.
   r = kcv::tmem::check_ptx(module(" ret;"), "");
   EXPECT_EQ(r.outcome, Outcome::pass);
