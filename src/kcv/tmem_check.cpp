@@ -627,7 +627,9 @@ KernelTmem check_entry(const Entry& e, const std::map<std::string, std::pair<int
     std::string n;
     for (const auto& x : notes) n += "; " + x;
     k.evidence = fmt::format("{}{}{} ({})", head, paths.problems.empty() && !paths.gave_up
-                                                      ? "; every path deallocates and relinquishes"
+                                                      ? (k.cta_group == 2 ? "; every path deallocates and relinquishes, "
+                                                                                "with a cluster wait between alloc and dealloc"
+                                                                              : "; every path deallocates and relinquishes")
                                                       : "",
                              n, numbers);
   }
