@@ -43,6 +43,7 @@ class Candidate {
   const std::string& kind() const { return kind_; }          // c, cpp, cu, so, kernelbench
   const std::string& problem() const { return problem_; }    // kernelbench: the problem file
   const std::string& python() const { return python_; }      // kernelbench: the interpreter
+  const std::string& workdir() const { return workdir_; }    // where kcv builds it (source candidates)
   /// cpu: the candidate rebuilt with -fsanitize=address,undefined (built on first use, output in
   /// workdir/build-asan.log; throws BuildError if that build fails). Empty for a prebuilt .so,
   /// which runs under valgrind instead.

@@ -175,6 +175,10 @@ class Gate {
   virtual std::vector<CasePlan> plan(const GateContext& ctx, uint64_t seed) const { return plans_of(cases(ctx, seed)); }
   /// What the gate left out and why (e.g. shapes the contract rejects), said beside its verdict.
   virtual std::string note(const GateContext&) const { return {}; }
+  /// A check of the candidate's build that runs nothing (sanitizer: the TMEM check of an sm_100
+  /// candidate), made before the cases. FAIL ends the gate there, its cases not run; a pass's
+  /// evidence is said beside the gate's verdict. Default: nothing to check.
+  virtual CaseJudgement static_check(const GateContext&) const { return {}; }
   /// Why there are no cases here; reported as SKIPPED (never PASS).
   virtual std::string skip_reason(const GateContext&) const { return "no applicable cases"; }
   /// Judges a case the worker ran to the end (status ok).

@@ -106,6 +106,15 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
   auto finish = [&] {
     rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
+  // NOTES: a static check reads the build only; when it fails the cases are not run (an sm_100
+  // kernel over its TMEM budget would block in tcgen05.alloc under every tool until the timeout).
+  const CaseJudgement static_result = gate.static_check(ctx);
+  if (static_result.verdict != Verdict::pass) {
+    rep.verdict = static_result.verdict;
+    rep.evidence = fmt::format("static check: {} [the gate's cases were not run]", static_result.evidence);
+    finish();
+    return out;
+  }
   std::vector<CasePlan> plans = gate.plan(ctx, seed);
   if (plans.empty()) {
     rep.verdict = Verdict::skipped;
@@ -203,6 +212,8 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
                                passed_with_note, rep.cases, first_note);
   if (const std::string note = gate.note(ctx); !note.empty())
     rep.evidence = rep.evidence.empty() ? note : rep.evidence + "; " + note;
+  if (!static_result.evidence.empty())
+    rep.evidence = rep.evidence.empty() ? static_result.evidence : rep.evidence + "; " + static_result.evidence;
   if (rep.compile_grace_calls > 0) {
     const RunnerOptions& ro = runner.options();
     const std::string graced = fmt::format(
