@@ -23,6 +23,8 @@
 
 #include "glr/cuda.hpp"
 #include "glr/cuda/sm90/common.cuh"
+#include "glr/cuda/sm90/fault.cuh"
+#include "glr/cuda/sm90/glr_bwd_split.cuh"
 
 namespace glr::cuda::sm90 {
 
@@ -463,11 +465,28 @@ inline Status launch_gate(const BwdParams& p, cudaStream_t stream) {
 
 }  // namespace bwd_detail
 
-/// Device scratch of the backward: chunk-boundary states, per-V-tile dg seeds and dq/dk partials.
-inline size_t bwd_workspace_bytes(const Shape& s) { return bwd_detail::plan(s).bytes; }
+/// Whether launch_bwd runs the tensor-core split backward (glr_bwd_split.cuh) for this shape: bf16
+/// and f16 with K <= 128 and chunk 64; the FFMA kernels above take f32, f64, other chunks, K > 128,
+/// and every build with a negative control's fault (as the forward's kTensorCores rule).
+inline bool bwd_tensor_cores(const Shape& s) {
+  constexpr bool kTensorCores = kFault == Fault::none || kFault == Fault::default_stream;
+  return kTensorCores && bwd_split::takes(s);
+}
+
+/// Device scratch of the FFMA backward (also sm100_glr_bwd's): chunk-boundary states, per-V-tile dg
+/// seeds and dq/dk partials.
+inline size_t bwd_ffma_workspace_bytes(const Shape& s) { return bwd_detail::plan(s).bytes; }
+
+/// Device scratch of the backward launch_bwd runs for this shape.
+inline size_t bwd_workspace_bytes(const Shape& s) {
+  return bwd_tensor_cores(s) ? bwd_split::workspace_bytes(s) : bwd_ffma_workspace_bytes(s);
+}
 
 /// Enqueues sm90_glr_bwd on `stream` (checks of glr::cuda::impl::backward already passed).
 inline Status launch_bwd(const BwdParams& p, cudaStream_t stream) {
+  if (bwd_tensor_cores(p.shape))
+    return p.shape.dtype == DType::bf16 ? bwd_split::launch<__nv_bfloat16>(p, stream)
+                                        : bwd_split::launch<__half>(p, stream);
   switch (p.shape.dtype) {
     case DType::f32: return bwd_detail::launch_gate<float, float>(p, stream);
     case DType::bf16: return bwd_detail::launch_gate<__nv_bfloat16, float>(p, stream);
