@@ -110,12 +110,12 @@ int main(int argc, char** argv) {
       const int64_t GW = gate == gc::Gate::vector ? K : 1;
       std::normal_distribution<float> nd(0.f, 1.f);
       auto bf = [&](int64_t n) {
-        std::vector<__nv_bfloat16> x(size_t(n));
+        std::vector<__nv_bfloat16> x(static_cast<size_t>(n));
         for (auto& e : x) e = __float2bfloat16(nd(rng));
         return x;
       };
       auto fl = [&](int64_t n) {
-        std::vector<float> x(size_t(n));
+        std::vector<float> x(static_cast<size_t>(n));
         for (auto& e : x) e = nd(rng);
         return x;
       };
