@@ -347,7 +347,8 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
     const int vw = int(V - v0 < BV ? V - v0 : BV);
     const bool vec_v = vw == BV && V % 8 == 0 && (V * H) % 8 == 0 && reinterpret_cast<uintptr_t>(v) % 16 == 0 &&
                        reinterpret_cast<uintptr_t>(dO) % 16 == 0;
-    const bool vec_s = vw == BV && V % 8 == 0;  // the workspace is 256-byte aligned
+    const bool vec_s = vw == BV && V % 8 == 0 && reinterpret_cast<uintptr_t>(Sws) % 16 == 0 &&
+                       reinterpret_cast<uintptr_t>(dSws) % 16 == 0;
     fwd_tc::load_tile<BV>(dos, LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw, vec_v);
     fwd_tc::load_tile<BV>(vs, LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw, vec_v);
     fwd_tc::load_tile<BV>(hs, LV, Sc + v0, V, KP, int(K), vw, vec_s);
@@ -571,9 +572,10 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
   const bool vec_v = vw == BV && V % 8 == 0 && (V * H) % 8 == 0 && reinterpret_cast<uintptr_t>(dO) % 16 == 0;
 
   // A's rows past the chunk are selected to 0 (there q = 0 may have met an infinite k: 0·Inf).
-  fwd_tc::load_tile<C>(as, LA, A + (slot * H + h) * C * C, C, C, nc, C, true);
+  fwd_tc::load_tile<C>(as, LA, A + (slot * H + h) * C * C, C, C, nc, C, reinterpret_cast<uintptr_t>(A) % 16 == 0);
   fwd_tc::load_tile<BV>(dos, LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw, vec_v);
-  fwd_tc::load_tile<BV>(gs, LV, dSws + (slot * H + h) * K * V + v0, V, KP, int(K), vw, vw == BV && V % 8 == 0);
+  fwd_tc::load_tile<BV>(gs, LV, dSws + (slot * H + h) * K * V + v0, V, KP, int(K), vw,
+                        vw == BV && V % 8 == 0 && reinterpret_cast<uintptr_t>(dSws) % 16 == 0);
   fwd_tc::load_tile<KP>(kt, LQ, k + (c0 * H + h) * K, H * K, C, nc, int(K), vec_k);
   for (int x = tid; x < KP; x += kThreads)
     bl[x] = x < K ? b[((c0 + nc - 1) * H + h) * GW + (kScalarGate ? 0 : x)] : 0.f;
