@@ -12,6 +12,8 @@
 /// NOTES: no float atomics and fixed loop orders everywhere, so the result is bitwise deterministic.
 /// Every exp argument is b_i (i ≥ 0), b_i − b_j (i ≥ j) or b_last − b_j, so ≤ 0 when g ≤ 0; the
 /// j > i half of the intra-chunk matrices is never formed (selected to 0, never multiplied).
+/// launch_bwd hands bf16/f16 with K <= 128 and chunk 64 to the tensor-core split backward
+/// (glr_bwd_split.cuh) outside the negative controls' fault builds; these kernels take the rest.
 /// Varlen: cu_seqlens is read on the device only; the workspace is sized from T and N, with the
 /// state slot of chunk c of sequence n = 2n + floor(bos/C) + c (unique, < ceil(T/C) + 2N; the
 /// final state takes slot c = nc, which still stays below the next sequence's first slot).
