@@ -1,18 +1,24 @@
-/// glr CUDA family, sm90 tensor-core forward split in four kernels (docs/glr.md, "Where the speed
-/// is"): the state-independent work of every chunk runs in parallel, only the state pass walks.
-///   1. sm90_glr_fwd_cumsum  per (chunk, head):        b = chunk-local Σ g·log2e        -> ws.b
-///   2. sm90_glr_fwd_intra   per (chunk, head):        A (selected j <= i, input dtype)  -> ws.A
-///   3. sm90_glr_fwd_state   per (V tile, head, seq):  the walk; S entering each chunk   -> ws.S
-///   4. sm90_glr_fwd_out     per (chunk, head, V tile): o = scale·((q⊙2^b)·S_c + A·v)
-/// The arithmetic is glr_fwd_tc.cuh's (the same factored A, the same roundings to the input dtype:
-/// A, S_c, q⊙2^b, k⊙2^(b_last−b) and the factored A operands once each; fp32 state, sums and
-/// accumulation), so its contract analysis holds unchanged. Chunk slots: chunk c of sequence n is
-/// slot first_slot(n) + c with first_slot = n·(NT+1) (fixed length) or 2n + ⌊bos/64⌋ (varlen), as
-/// the backward numbers them (glr_bwd.cuh): unique and below slots() without reading cu_seqlens
-/// on the host. The parallel kernels launch ceil(T/64) chunk CTAs per sequence; a CTA past its
-/// sequence's end returns at once.
-/// NOTES: status — written in session 13 after the fused kernel's H200 measurement, not yet run on
-/// a GPU (branch wip-split); it is not routed until glr_cuda_tests and the gates pass on the H200.
+/// glr CUDA family, sm90 tensor-core forward split in three kernels (docs/glr.md, "Where the speed
+/// is"): everything that does not depend on the state runs in parallel over chunks; only the state
+/// pass walks, and it walks on precomputed operands.
+///   1. sm90_glr_fwd_prep  per (chunk, head):         b = chunk-local Σ g·log2e (shared memory only),
+///                                                    A (selected j <= i)             -> ws.A  [slot, H, C, C]
+///                                                    q ⊙ 2^b                          -> ws.Qg [BT, H, K]
+///                                                    k ⊙ 2^(b_last − b)               -> ws.Kd [BT, H, K]
+///                                                    2^(b_last)                       -> ws.El [slot, H, K]
+///   2. sm90_glr_fwd_walk  per (V tile, head, seq):   S ← El ⊙ S + Kdᵀ v per chunk; S entering each chunk
+///                                                    -> ws.S [slot, H, K, V], the final S -> hT
+///   3. sm90_glr_fwd_out   per (chunk, head, V tile): o = scale·(Qg·S_c + A·v)
+/// The arithmetic is glr_fwd_tc.cuh's, operation for operation (the same factored A, the same
+/// roundings to the input dtype: A, S_c, q⊙2^b, k⊙2^(b_last−b) and the factored A operands once
+/// each; fp32 b, state, sums and accumulation), so its contract analysis holds unchanged; only
+/// where each value is computed moved. Every global tile is loaded with cp.async (16-byte copies,
+/// zero-filled outside the live rows and columns; element copies where a row is not 16-byte
+/// aligned), all of a kernel's tiles in flight at once, and the walk prefetches chunk c+1 while it
+/// computes chunk c. Chunk slots: chunk c of sequence n is slot first_slot(n) + c with first_slot =
+/// n·(NT+1) (fixed length) or 2n + ⌊bos/64⌋ (varlen), as the backward numbers them (glr_bwd.cuh):
+/// unique and below slots() without reading cu_seqlens on the host. The parallel kernels launch
+/// ceil(T/64) chunk CTAs per sequence; a CTA past its sequence's end returns at once.
 #pragma once
 
 #include <mma.h>
@@ -33,6 +39,8 @@ using fwd_tc::kLog2e;
 using fwd_tc::ld_float;
 using fwd_tc::ld_half;
 using fwd_tc::align128;
+using fwd_tc::from_f;
+using fwd_tc::to_f;
 inline constexpr int kThreads = 256;
 inline constexpr int kWarps = kThreads / 32;
 
@@ -41,10 +49,20 @@ __host__ __device__ constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b
 /// Workspace layout (byte offsets), from the shape alone.
 struct Layout {
   int64_t NT = 0, slots = 0, BT = 0;
-  size_t b = 0, A = 0, S = 0, bytes = 0;
+  size_t A = 0, S = 0, Qg = 0, Kd = 0, El = 0, bytes = 0;
 };
 
 inline size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+
+/// Columns of K per slice of the prep kernel: 64 keeps its shared tiles at 72 KB, three CTAs per SM.
+__host__ __device__ constexpr int prep_cols(int KP) { return KP < 64 ? KP : 64; }
+
+/// Chunks in flight in the walk: its per-chunk work is short, so one chunk ahead leaves it waiting on
+/// the memory latency every step.
+inline constexpr int kWalkStages = 4;
+
+/// Rows of S per walk CTA: at most 64, so that K = 128 gives two CTAs per (V tile, head, sequence).
+__host__ __device__ constexpr int walk_rows(int KP) { return KP < 64 ? KP : 64; }
 
 inline Layout layout(const Shape& s) {
   Layout l;
@@ -53,12 +71,13 @@ inline Layout layout(const Shape& s) {
   l.NT = cdiv(s.T < 0 ? 0 : s.T, C);
   l.slots = s.cu_seqlens ? l.NT + 2 * N : N * (l.NT + 1);
   l.BT = (s.cu_seqlens ? 1 : N) * (s.T < 0 ? 0 : s.T);
-  const int64_t GW = s.gate == Gate::scalar ? 1 : K;
   const size_t es = 2;  // bf16 / f16
-  l.b = 0;
-  l.A = align256(size_t(l.BT) * H * GW * 4);
+  l.A = 0;
   l.S = l.A + align256(size_t(l.slots) * H * C * C * es);
-  l.bytes = l.S + align256(size_t(l.slots) * H * K * V * es);
+  l.Qg = l.S + align256(size_t(l.slots) * H * K * V * es);
+  l.Kd = l.Qg + align256(size_t(l.BT) * H * K * es);
+  l.El = l.Kd + align256(size_t(l.BT) * H * K * es);
+  l.bytes = l.El + align256(size_t(l.slots) * H * K * 4);
   return l;
 }
 
@@ -69,54 +88,80 @@ __device__ __forceinline__ int64_t first_slot(const int64_t* cu, int64_t n, int6
   return cu ? 2 * n + *bos / C : n * (NT + 1);
 }
 
-}  // namespace fwd_split
+/// One 16-byte cp.async (global -> shared), reading `bytes` (0..16) and zero-filling the rest.
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, int bytes) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int kPending> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
 
-/// 1. b = Σ_{i' <= i} g_{c0+i'}·log2e down each gate column, per chunk; grid (NT, H, N), threads
-/// over the gate width GW (1 or K) in steps of kThreads.
-__global__ void __launch_bounds__(fwd_split::kThreads)
-    sm90_glr_fwd_cumsum(const float* __restrict__ g, float* __restrict__ b, const int64_t* __restrict__ cu,
-                        int64_t T, int64_t H, int64_t GW, int64_t NT) {
-  using namespace fwd_split;
-  int64_t bos, eos;
-  first_slot(cu, blockIdx.z, T, NT, &bos, &eos);
-  const int64_t c0 = bos + int64_t(blockIdx.x) * C, h = blockIdx.y;
-  if (c0 >= eos) return;
-  const int nc = int(eos - c0 < C ? eos - c0 : C);
-  for (int64_t x = threadIdx.x; x < GW; x += kThreads) {
-    float a = 0.f;
-    for (int i = 0; i < nc; ++i) {
-      const int64_t at = ((c0 + i) * H + h) * GW + x;
-      a += g[at] * kLog2e;
-      b[at] = a;
+/// Starts loading rows x cols elements of T from global (row stride `stride` elements) into shared
+/// (row stride ld, 16-byte aligned rows), zero outside [0, live_rows) x [0, live_cols): 16-byte
+/// cp.async copies where src and stride are 16-byte aligned (the part of a copy past live_cols is
+/// zero-filled, never read), else element copies through registers (complete on return). The
+/// caller commits, waits and synchronizes. Out-of-range copies read nothing (src = the tile's base).
+template <int cols, class T>
+__device__ __forceinline__ void async_tile(T* dst, int ld, const T* src, int64_t stride, int rows, int live_rows,
+                                           int live_cols) {
+  constexpr int per = 16 / int(sizeof(T));
+  static_assert(cols % per == 0, "a shared row is a whole number of 16-byte copies");
+  const bool vec = reinterpret_cast<uintptr_t>(src) % 16 == 0 && (stride * int64_t(sizeof(T))) % 16 == 0;
+  if (vec) {
+    constexpr int per_row = cols / per;
+    for (int e = threadIdx.x; e < rows * per_row; e += kThreads) {
+      const int i = e / per_row, c = (e % per_row) * per;
+      const int live = (i < live_rows && c < live_cols) ? (live_cols - c < per ? live_cols - c : per) : 0;
+      cp_async16(dst + i * ld + c, live ? static_cast<const void*>(src + i * stride + c) : src,
+                 live * int(sizeof(T)));
+    }
+    return;
+  }
+#pragma unroll 4
+  for (int e = threadIdx.x; e < rows * cols; e += kThreads) {
+    const int i = e / cols, c = e % cols;
+    T x;
+    if constexpr (std::is_same_v<T, float>) x = 0.f;
+    else x = from_f<T>(0.f);
+    if (i < live_rows && c < live_cols) x = src[i * stride + c];
+    dst[i * ld + c] = x;
+  }
+}
+
+/// Stores a chunk's rows [0, nc) x columns [0, K) of f(i, kk) (rounded to E) to dst (row stride
+/// `stride`), eight columns per thread, 16-byte stores where the rows allow it.
+template <int KP, class E, class F>
+__device__ __forceinline__ void store_rows(E* dst, int64_t stride, int nc, int K, F f) {
+  const bool vec = K == KP && reinterpret_cast<uintptr_t>(dst) % 16 == 0 && (stride * 2) % 16 == 0;
+  for (int e = threadIdx.x; e < C * (KP / 8); e += kThreads) {
+    const int i = e / (KP / 8), k0 = (e % (KP / 8)) * 8;
+    if (i >= nc) continue;
+    if (vec) {
+      alignas(16) E x[8];
+#pragma unroll
+      for (int t = 0; t < 8; ++t) x[t] = from_f<E>(f(i, k0 + t));
+      *reinterpret_cast<uint4*>(dst + i * stride + k0) = *reinterpret_cast<const uint4*>(x);
+    } else {
+      for (int t = 0; t < 8 && k0 + t < K; ++t) dst[i * stride + k0 + t] = from_f<E>(f(i, k0 + t));
     }
   }
 }
 
-namespace fwd_split {
-
-/// Loads rows [c0, c0+nc) of b (gate width GW) into bs [C][ld], padding columns >= K and rows >= nc
-/// with the chunk's last value (b_last: a padded row adds no decay), scalar gate broadcast over KP.
-template <int KP, bool kScalarGate>
-__device__ __forceinline__ void load_b(float* bs, int ld, const float* b, int64_t c0, int nc, int64_t h, int64_t H,
-                                       int64_t K) {
-  const int64_t GW = kScalarGate ? 1 : K;
-  for (int e = threadIdx.x; e < C * KP; e += kThreads) {
-    const int i = e / KP, kk = e % KP;
-    const int row = i < nc ? i : nc - 1;
-    const int64_t x = kScalarGate ? 0 : (kk < K ? kk : -1);
-    bs[i * ld + kk] = x < 0 ? 0.f : b[((c0 + row) * H + h) * GW + x];
-  }
-}
-
 }  // namespace fwd_split
 
-/// 2. A of one chunk (j <= i, rounded to E, 0 above the diagonal) into ws.A [slot, H, C, C];
-/// grid (NT, H, N). Vector gate: off-diagonal blocks as MMAs of the factored operands, diagonal
-/// blocks on FFMA (as glr_fwd_tc.cuh); scalar gate: q·kᵀ on the lower blocks, then 2^(b_i − b_j).
+/// 1. Everything of one chunk that the state does not touch; grid (NT, H, N). b = Σ_{i' <= i}
+/// g·log2e down each gate column in shared memory (rows past the chunk's end add 0, so they hold
+/// b_last; columns past K hold 0; the scalar gate's one column broadcast over KP). Vector gate: A's
+/// off-diagonal blocks as MMAs of the factored operands, diagonal blocks on FFMA; scalar gate:
+/// q·kᵀ on the lower blocks, then 2^(b_i − b_j). Then A (rounded, j > i selected to 0), q ⊙ 2^b,
+/// k ⊙ 2^(b_last − b) and 2^(b_last) to the workspace.
 template <class E, bool kScalarGate, int KP>
-__global__ void __launch_bounds__(fwd_split::kThreads)
-    sm90_glr_fwd_intra(const E* __restrict__ q, const E* __restrict__ k, const float* __restrict__ b,
-                       E* __restrict__ A, const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t NT) {
+__global__ void __launch_bounds__(fwd_split::kThreads, 3)
+    sm90_glr_fwd_prep(const E* __restrict__ q, const E* __restrict__ k, const float* __restrict__ g,
+                      E* __restrict__ A, E* __restrict__ Qg, E* __restrict__ Kd, float* __restrict__ El,
+                      const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t NT) {
   using namespace fwd_split;
   namespace wmma = nvcuda::wmma;
   using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major>;
@@ -140,148 +185,209 @@ __global__ void __launch_bounds__(fwd_split::kThreads)
   if (c0 >= eos) return;
   const int nc = int(eos - c0 < C ? eos - c0 : C);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const bool vec = K == KP && (K * H) % 8 == 0 && reinterpret_cast<uintptr_t>(q) % 16 == 0 &&
-                   reinterpret_cast<uintptr_t>(k) % 16 == 0;
 
-  fwd_tc::load_tile<KP>(qs, LQ, q + (c0 * H + h) * K, H * K, C, nc, int(K), vec);
-  fwd_tc::load_tile<KP>(ks, LQ, k + (c0 * H + h) * K, H * K, C, nc, int(K), vec);
-  load_b<KP, kScalarGate>(bs, LB, b, c0, nc, h, H, K);
-  __syncthreads();
-
-  if constexpr (!kScalarGate) {
-    for (int e = tid; e < 3 * 16 * KP; e += kThreads) {  // kr[jb][j] = k_j 2^(b_r − b_j)
-      const int jb = e / (16 * KP), j = (e / KP) % 16, kk = e % KP;
-      const int row = 16 * jb + j, r = 16 * jb + 15;
-      kr[(jb * 16 + j) * LQ + kk] =
-          fwd_tc::from_f<E>(fwd_tc::to_f(ks[row * LQ + kk]) * exp2f(bs[r * LB + kk] - bs[row * LB + kk]));
+  // A sums over K: K runs in slices of KP columns, A's partial sums stay in registers between them
+  // (the diagonal blocks' four per thread, the off-diagonal blocks' WMMA accumulators).
+  float diag[4] = {0.f, 0.f, 0.f, 0.f};
+  FragC acc[2];
+  wmma::fill_fragment(acc[0], 0.f);
+  wmma::fill_fragment(acc[1], 0.f);
+  for (int64_t k0 = 0; k0 < K; k0 += KP) {  // uniform per CTA
+    const int kw = int(K - k0 < KP ? K - k0 : KP);
+    if (k0 > 0) __syncthreads();  // the previous slice's shared tiles are no longer read
+    async_tile<KP>(qs, LQ, q + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+    async_tile<KP>(ks, LQ, k + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+    if constexpr (!kScalarGate) {
+      async_tile<KP>(bs, LB, g + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+    } else if (k0 == 0) {
+      for (int i = tid; i < C; i += kThreads) bs[i * LB] = i < nc ? g[(c0 + i) * H + h] : 0.f;
     }
-    for (int e = tid; e < 6 * 16 * KP; e += kThreads) {  // qr[p][i] = q_i 2^(b_i − b_r)
-      const int p = e / (16 * KP), i = (e / KP) % 16, kk = e % KP;
-      int ib, jb;
-      fwd_tc::pair_of(p, &ib, &jb);
-      const int row = 16 * ib + i, r = 16 * jb + 15;
-      qr[(p * 16 + i) * LQ + kk] =
-          fwd_tc::from_f<E>(fwd_tc::to_f(qs[row * LQ + kk]) * exp2f(bs[row * LB + kk] - bs[r * LB + kk]));
-    }
-    {  // diagonal block warp/2 on FFMA, j <= i only
-      const int blk = warp >> 1, i = 16 * blk + (lane & 15), j0 = 16 * blk + 4 * ((warp & 1) * 2 + (lane >> 4));
-      float a[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll 4
-      for (int kk = 0; kk < KP; ++kk) {
-        const float qi = fwd_tc::to_f(qs[i * LQ + kk]), bi = bs[i * LB + kk];
-#pragma unroll
-        for (int jj = 0; jj < 4; ++jj) {
-          const int j = j0 + jj;
-          if (j <= i) a[jj] += qi * (fwd_tc::to_f(ks[j * LQ + kk]) * exp2f(bi - bs[j * LB + kk]));
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+    if (!kScalarGate || k0 == 0) {
+      for (int x = tid; x < (kScalarGate ? 1 : KP); x += kThreads) {  // b, down each column, in order
+        float a = 0.f;
+#pragma unroll 8
+        for (int i = 0; i < C; ++i) {
+          a += bs[i * LB + x] * kLog2e;
+          bs[i * LB + x] = a;
         }
       }
-#pragma unroll
-      for (int jj = 0; jj < 4; ++jj) af[i * LAF + j0 + jj] = a[jj];
+      __syncthreads();
+      if constexpr (kScalarGate) {
+        for (int e = tid; e < C * KP; e += kThreads) {
+          const int i = e / KP, kk = e % KP;
+          if (kk) bs[i * LB + kk] = bs[i * LB];
+        }
+        __syncthreads();
+      }
     }
-    __syncthreads();
+
+    if constexpr (!kScalarGate) {
+      for (int e = tid; e < 3 * 16 * KP; e += kThreads) {  // kr[jb][j] = k_j 2^(b_r − b_j)
+        const int jb = e / (16 * KP), j = (e / KP) % 16, kk = e % KP;
+        const int row = 16 * jb + j, r = 16 * jb + 15;
+        kr[(jb * 16 + j) * LQ + kk] =
+            from_f<E>(to_f(ks[row * LQ + kk]) * exp2f(bs[r * LB + kk] - bs[row * LB + kk]));
+      }
+      for (int e = tid; e < 6 * 16 * KP; e += kThreads) {  // qr[p][i] = q_i 2^(b_i − b_r)
+        const int p = e / (16 * KP), i = (e / KP) % 16, kk = e % KP;
+        int ib, jb;
+        fwd_tc::pair_of(p, &ib, &jb);
+        const int row = 16 * ib + i, r = 16 * jb + 15;
+        qr[(p * 16 + i) * LQ + kk] =
+            from_f<E>(to_f(qs[row * LQ + kk]) * exp2f(bs[row * LB + kk] - bs[r * LB + kk]));
+      }
+      {  // diagonal block warp/2 on FFMA, j <= i only
+        const int blk = warp >> 1, i = 16 * blk + (lane & 15), j0 = 16 * blk + 4 * ((warp & 1) * 2 + (lane >> 4));
+#pragma unroll 4
+        for (int kk = 0; kk < KP; ++kk) {
+          const float qi = to_f(qs[i * LQ + kk]), bi = bs[i * LB + kk];
+#pragma unroll
+          for (int jj = 0; jj < 4; ++jj) {
+            const int j = j0 + jj;
+            if (j <= i) diag[jj] += qi * (to_f(ks[j * LQ + kk]) * exp2f(bi - bs[j * LB + kk]));
+          }
+        }
+      }
+      __syncthreads();
+      if (warp < 6) {
+        int ib, jb;
+        fwd_tc::pair_of(warp, &ib, &jb);
+#pragma unroll
+        for (int kq = 0; kq < KP; kq += 16) {
+          FragA fa;
+          FragBT fb;
+          wmma::load_matrix_sync(fa, qr + (warp * 16) * LQ + kq, LQ);
+          wmma::load_matrix_sync(fb, kr + (jb * 16) * LQ + kq, LQ);
+          wmma::mma_sync(acc[0], fa, fb, acc[0]);
+        }
+      }
+    } else {
+      for (int p = warp, t = 0; p < 10; p += kWarps, ++t) {  // lower blocks (ib >= jb)
+        int ib = 0, jb = p;
+        while (jb > ib) jb -= ++ib;
+#pragma unroll
+        for (int kq = 0; kq < KP; kq += 16) {
+          FragA fa;
+          FragBT fb;
+          wmma::load_matrix_sync(fa, qs + (16 * ib) * LQ + kq, LQ);
+          wmma::load_matrix_sync(fb, ks + (16 * jb) * LQ + kq, LQ);
+          wmma::mma_sync(acc[t], fa, fb, acc[t]);
+        }
+      }
+    }
+    store_rows<KP>(Qg + (c0 * H + h) * K + k0, H * K, nc, kw,
+                   [&](int i, int kk) { return to_f(qs[i * LQ + kk]) * exp2f(bs[i * LB + kk]); });
+    store_rows<KP>(Kd + (c0 * H + h) * K + k0, H * K, nc, kw, [&](int i, int kk) {
+      return to_f(ks[i * LQ + kk]) * exp2f(bs[(C - 1) * LB + kk] - bs[i * LB + kk]);
+    });
+    for (int kk = tid; kk < kw; kk += kThreads) El[(slot * H + h) * K + k0 + kk] = exp2f(bs[(C - 1) * LB + kk]);
+  }
+
+  if constexpr (!kScalarGate) {
+    const int blk = warp >> 1, i = 16 * blk + (lane & 15), j0 = 16 * blk + 4 * ((warp & 1) * 2 + (lane >> 4));
+#pragma unroll
+    for (int jj = 0; jj < 4; ++jj) af[i * LAF + j0 + jj] = diag[jj];
     if (warp < 6) {
       int ib, jb;
       fwd_tc::pair_of(warp, &ib, &jb);
-      FragC acc;
-      wmma::fill_fragment(acc, 0.f);
-#pragma unroll
-      for (int k0 = 0; k0 < KP; k0 += 16) {
-        FragA fa;
-        FragBT fb;
-        wmma::load_matrix_sync(fa, qr + (warp * 16) * LQ + k0, LQ);
-        wmma::load_matrix_sync(fb, kr + (jb * 16) * LQ + k0, LQ);
-        wmma::mma_sync(acc, fa, fb, acc);
-      }
-      wmma::store_matrix_sync(af + (16 * ib) * LAF + 16 * jb, acc, LAF, wmma::mem_row_major);
+      wmma::store_matrix_sync(af + (16 * ib) * LAF + 16 * jb, acc[0], LAF, wmma::mem_row_major);
     }
   } else {
-    for (int p = warp; p < 10; p += kWarps) {  // lower blocks (ib >= jb)
+    for (int p = warp, t = 0; p < 10; p += kWarps, ++t) {
       int ib = 0, jb = p;
       while (jb > ib) jb -= ++ib;
-      FragC acc;
-      wmma::fill_fragment(acc, 0.f);
-#pragma unroll
-      for (int k0 = 0; k0 < KP; k0 += 16) {
-        FragA fa;
-        FragBT fb;
-        wmma::load_matrix_sync(fa, qs + (16 * ib) * LQ + k0, LQ);
-        wmma::load_matrix_sync(fb, ks + (16 * jb) * LQ + k0, LQ);
-        wmma::mma_sync(acc, fa, fb, acc);
-      }
-      wmma::store_matrix_sync(af + (16 * ib) * LAF + 16 * jb, acc, LAF, wmma::mem_row_major);
+      wmma::store_matrix_sync(af + (16 * ib) * LAF + 16 * jb, acc[t], LAF, wmma::mem_row_major);
     }
   }
   __syncthreads();
   E* Aout = A + (slot * H + h) * C * C;
-  for (int e = tid; e < C * C; e += kThreads) {  // select: j > i is never read
-    const int i = e / C, j = e % C;
-    float a = 0.f;
-    if (j <= i) {
-      a = af[i * LAF + j];
-      if constexpr (kScalarGate) a = a * exp2f(bs[i * LB] - bs[j * LB]);
+  for (int e = tid; e < C * C / 8; e += kThreads) {  // select: j > i is never read
+    const int i = e / (C / 8), j0 = (e % (C / 8)) * 8;
+    alignas(16) E x[8];
+#pragma unroll
+    for (int t = 0; t < 8; ++t) {
+      const int j = j0 + t;
+      float a = 0.f;
+      if (j <= i) {
+        a = af[i * LAF + j];
+        if constexpr (kScalarGate) a = a * exp2f(bs[i * LB] - bs[j * LB]);
+      }
+      x[t] = from_f<E>(a);
     }
-    Aout[e] = fwd_tc::from_f<E>(a);
+    *reinterpret_cast<uint4*>(Aout + i * C + j0) = *reinterpret_cast<const uint4*>(x);
   }
 }
 
-/// 3. The state pass: S ← 2^(b_last) ⊙ S + (k ⊙ 2^(b_last − b))ᵀ v per chunk, storing the S that
-/// enters each chunk (rounded to E: it is an MMA operand of kernel 4) to ws.S [slot, H, K, V], the
-/// final S to hT. Grid (ceil(V / BV), H, N).
-template <class E, bool kScalarGate, int BV, int KP>
-__global__ void __launch_bounds__(fwd_split::kThreads)
-    sm90_glr_fwd_state(const E* __restrict__ k, const E* __restrict__ v, const float* __restrict__ b,
-                       const float* __restrict__ h0, E* __restrict__ Sws, float* __restrict__ hT,
-                       const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t V, int64_t NT) {
+/// 2. The state pass: S ← 2^(b_last) ⊙ S + (k ⊙ 2^(b_last − b))ᵀ v per chunk, both factors from
+/// the prep kernel, storing the S that enters each chunk (rounded to E: an MMA operand of the out
+/// kernel) to ws.S [slot, H, K, V] and the final S to hT. The rows of S are independent (row kk
+/// decays by its own 2^(b_last)), so a CTA owns a KT x BV tile: grid (ceil(V / BV)·ceil(K / KT), H,
+/// N). The operands of chunks c+1 … c+kWalkStages−1 are in flight (cp.async, a ring of buffers)
+/// while chunk c is computed.
+template <class E, int BV, int KP>
+__global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: the walk has few CTAs
+    sm90_glr_fwd_walk(const E* __restrict__ Kd, const E* __restrict__ v, const float* __restrict__ El,
+                      const float* __restrict__ h0, E* __restrict__ Sws, float* __restrict__ hT,
+                      const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t V, int64_t NT) {
   using namespace fwd_split;
   namespace wmma = nvcuda::wmma;
   using FragAT = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::col_major>;
   using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major>;
   using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
-  constexpr int LQ = ld_half(KP), LB = ld_float(KP), LV = ld_half(BV), LS = ld_float(BV);
-  constexpr size_t o_ks = 0, o_bs = o_ks + align128(size_t(C) * LQ * 2), o_vs = o_bs + align128(size_t(C) * LB * 4),
-                   o_s = o_vs + align128(size_t(C) * LV * 2), o_el = o_s + align128(size_t(KP) * LS * 4);
+  constexpr int LQ = ld_half(KP), LV = ld_half(BV), LS = ld_float(BV);
+  constexpr size_t kd_bytes = align128(size_t(C) * LQ * 2), v_bytes = align128(size_t(C) * LV * 2),
+                   el_bytes = align128(size_t(KP) * 4);
+  constexpr int NS = kWalkStages;
+  constexpr size_t o_kd = 0, o_vs = o_kd + NS * kd_bytes, o_el = o_vs + NS * v_bytes, o_s = o_el + NS * el_bytes;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  E* ks = reinterpret_cast<E*>(smem_raw + o_ks);
-  float* bs = reinterpret_cast<float*>(smem_raw + o_bs);
-  E* vs = reinterpret_cast<E*>(smem_raw + o_vs);
   float* S = reinterpret_cast<float*>(smem_raw + o_s);
-  float* el = reinterpret_cast<float*>(smem_raw + o_el);
 
   const int tid = threadIdx.x, warp = tid / 32;
-  const int64_t v0 = int64_t(blockIdx.x) * BV, h = blockIdx.y, n = blockIdx.z;
-  const int vw = int(V - v0 < BV ? V - v0 : BV);
+  const int64_t nkt = cdiv(K, KP);
+  const int64_t v0 = int64_t(blockIdx.x / nkt) * BV, k0 = int64_t(blockIdx.x % nkt) * KP, h = blockIdx.y,
+                n = blockIdx.z;
+  const int vw = int(V - v0 < BV ? V - v0 : BV), kw = int(K - k0 < KP ? K - k0 : KP);
   int64_t bos, eos;
   const int64_t slot0 = first_slot(cu, n, T, NT, &bos, &eos);
-  const bool vec_k = K == KP && (K * H) % 8 == 0 && reinterpret_cast<uintptr_t>(k) % 16 == 0;
-  const bool vec_v = vw == BV && V % 8 == 0 && (V * H) % 8 == 0 && reinterpret_cast<uintptr_t>(v) % 16 == 0;
+  auto kd_at = [&](int buf) { return reinterpret_cast<E*>(smem_raw + o_kd + buf * kd_bytes); };
+  auto vs_at = [&](int buf) { return reinterpret_cast<E*>(smem_raw + o_vs + buf * v_bytes); };
+  auto el_at = [&](int buf) { return reinterpret_cast<float*>(smem_raw + o_el + buf * el_bytes); };
+  auto prefetch = [&](int64_t c, int buf) {  // chunk c of the sequence; a group is committed always
+    const int64_t c0 = bos + c * C;
+    if (c0 < eos) {
+      const int nc = int(eos - c0 < C ? eos - c0 : C);
+      async_tile<KP>(kd_at(buf), LQ, Kd + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+      async_tile<BV>(vs_at(buf), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+      async_tile<KP>(el_at(buf), KP, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
+    }
+    cp_async_commit();
+  };
 
+#pragma unroll
+  for (int c = 0; c < NS - 1; ++c) prefetch(c, c);
   for (int e = tid; e < KP * BV; e += kThreads) {
     const int kk = e / BV, vv = e % BV;
-    S[kk * LS + vv] = (h0 && kk < K && vv < vw) ? h0[((n * H + h) * K + kk) * V + v0 + vv] : 0.f;
+    S[kk * LS + vv] = (h0 && kk < kw && vv < vw) ? h0[((n * H + h) * K + k0 + kk) * V + v0 + vv] : 0.f;
   }
-  __syncthreads();
 
-  int64_t slot = slot0;
-  for (int64_t c0 = bos; c0 < eos; c0 += C, ++slot) {  // uniform per CTA
-    const int nc = int(eos - c0 < C ? eos - c0 : C);
-    E* Sout = Sws + (slot * H + h) * K * V + v0;
-    for (int e = tid; e < KP * BV; e += kThreads) {  // the S entering this chunk
+  int64_t slot = slot0, c = 0;
+  int buf = 0;
+  for (int64_t c0 = bos; c0 < eos; c0 += C, ++slot, ++c, buf = buf + 1 == NS ? 0 : buf + 1) {  // uniform per CTA
+    cp_async_wait<NS - 2>();  // this thread's copies of chunk c have landed
+    __syncthreads();  // everyone's have; every thread is done with chunk c−1, whose buffer is refilled next
+    prefetch(c + NS - 1, buf == 0 ? NS - 1 : buf - 1);
+    const E* ks = kd_at(buf);
+    const E* vs = vs_at(buf);
+    const float* el = el_at(buf);
+    E* Sout = Sws + ((slot * H + h) * K + k0) * V + v0;
+    for (int e = tid; e < KP * BV; e += kThreads) {  // store the S entering this chunk, then decay it
       const int kk = e / BV, vv = e % BV;
-      if (kk < K && vv < vw) Sout[kk * V + vv] = fwd_tc::from_f<E>(S[kk * LS + vv]);
-    }
-    fwd_tc::load_tile<KP>(ks, LQ, k + (c0 * H + h) * K, H * K, C, nc, int(K), vec_k);
-    fwd_tc::load_tile<BV>(vs, LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw, vec_v);
-    load_b<KP, kScalarGate>(bs, LB, b, c0, nc, h, H, K);
-    __syncthreads();
-    for (int e = tid; e < C * KP; e += kThreads) {  // k ⊙ 2^(b_last − b) in place
-      const int i = e / KP, kk = e % KP;
-      ks[i * LQ + kk] = fwd_tc::from_f<E>(fwd_tc::to_f(ks[i * LQ + kk]) * exp2f(bs[(C - 1) * LB + kk] - bs[i * LB + kk]));
-    }
-    for (int kk = tid; kk < KP; kk += kThreads) el[kk] = exp2f(bs[(C - 1) * LB + kk]);
-    __syncthreads();
-    for (int e = tid; e < KP * BV; e += kThreads) {
-      const int kk = e / BV, vv = e % BV;
-      S[kk * LS + vv] *= el[kk];
+      const float s = S[kk * LS + vv];
+      if (kk < kw && vv < vw) Sout[kk * V + vv] = from_f<E>(s);
+      S[kk * LS + vv] = s * (kk < kw ? el[kk] : 1.f);
     }
     __syncthreads();
     for (int t = warp; t < (KP / 16) * (BV / 16); t += kWarps) {
@@ -298,37 +404,33 @@ __global__ void __launch_bounds__(fwd_split::kThreads)
       }
       wmma::store_matrix_sync(S + (16 * rt) * LS + 16 * ct, acc, LS, wmma::mem_row_major);
     }
-    __syncthreads();
   }
+  __syncthreads();
   if (hT) {
     for (int e = tid; e < KP * BV; e += kThreads) {
       const int kk = e / BV, vv = e % BV;
-      if (kk < K && vv < vw) hT[((n * H + h) * K + kk) * V + v0 + vv] = S[kk * LS + vv];
+      if (kk < kw && vv < vw) hT[((n * H + h) * K + k0 + kk) * V + v0 + vv] = S[kk * LS + vv];
     }
   }
 }
 
-/// 4. o = scale·((q ⊙ 2^b)·S_c + A·v): MMAs for the inter product and A's off-diagonal blocks, the
+/// 3. o = scale·((q ⊙ 2^b)·S_c + A·v): MMAs for the inter product and A's off-diagonal blocks, the
 /// diagonal blocks' A·v on FFMA over j <= i. Grid (NT, H·ceil(V / BV), N).
-template <class E, bool kScalarGate, int BV, int KP>
+template <class E, int BV, int KP>
 __global__ void __launch_bounds__(fwd_split::kThreads)
-    sm90_glr_fwd_out(const E* __restrict__ q, const E* __restrict__ v, const float* __restrict__ b,
-                     const E* __restrict__ A, const E* __restrict__ Sws, E* __restrict__ o,
-                     const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t V, int64_t NT,
-                     float scale) {
+    sm90_glr_fwd_out(const E* __restrict__ Qg, const E* __restrict__ v, const E* __restrict__ A,
+                     const E* __restrict__ Sws, E* __restrict__ o, const int64_t* __restrict__ cu, int64_t T,
+                     int64_t H, int64_t K, int64_t V, int64_t NT, float scale) {
   using namespace fwd_split;
   namespace wmma = nvcuda::wmma;
   using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major>;
   using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major>;
   using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
-  constexpr int LQ = ld_half(KP), LB = ld_float(KP), LV = ld_half(BV), LA = ld_half(C), LS = ld_half(BV),
-                LO = ld_float(BV);
-  constexpr size_t o_qs = 0, o_bs = o_qs + align128(size_t(C) * LQ * 2), o_vs = o_bs + align128(size_t(C) * LB * 4),
-                   o_as = o_vs + align128(size_t(C) * LV * 2), o_ss = o_as + align128(size_t(C) * LA * 2),
-                   o_of = o_ss + align128(size_t(KP) * LS * 2);
+  constexpr int LQ = ld_half(KP), LV = ld_half(BV), LA = ld_half(C), LS = ld_half(BV), LO = ld_float(BV);
+  constexpr size_t o_qs = 0, o_vs = o_qs + align128(size_t(C) * LQ * 2), o_as = o_vs + align128(size_t(C) * LV * 2),
+                   o_ss = o_as + align128(size_t(C) * LA * 2), o_of = o_ss + align128(size_t(KP) * LS * 2);
   extern __shared__ __align__(128) unsigned char smem_raw[];
   E* qs = reinterpret_cast<E*>(smem_raw + o_qs);
-  float* bs = reinterpret_cast<float*>(smem_raw + o_bs);
   E* vs = reinterpret_cast<E*>(smem_raw + o_vs);
   E* as = reinterpret_cast<E*>(smem_raw + o_as);
   E* ss = reinterpret_cast<E*>(smem_raw + o_ss);
@@ -342,24 +444,13 @@ __global__ void __launch_bounds__(fwd_split::kThreads)
   if (c0 >= eos) return;
   const int nc = int(eos - c0 < C ? eos - c0 : C), vw = int(V - v0 < BV ? V - v0 : BV);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const bool vec_q = K == KP && (K * H) % 8 == 0 && reinterpret_cast<uintptr_t>(q) % 16 == 0;
-  const bool vec_v = vw == BV && V % 8 == 0 && (V * H) % 8 == 0 && reinterpret_cast<uintptr_t>(v) % 16 == 0;
 
-  fwd_tc::load_tile<KP>(qs, LQ, q + (c0 * H + h) * K, H * K, C, nc, int(K), vec_q);
-  fwd_tc::load_tile<BV>(vs, LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw, vec_v);
-  load_b<KP, kScalarGate>(bs, LB, b, c0, nc, h, H, K);
-  const E* Ain = A + (slot * H + h) * C * C;
-  for (int e = tid; e < C * C; e += kThreads) as[(e / C) * LA + e % C] = Ain[e];
-  const E* Sin = Sws + (slot * H + h) * K * V + v0;
-  for (int e = tid; e < KP * BV; e += kThreads) {
-    const int kk = e / BV, vv = e % BV;
-    ss[kk * LS + vv] = (kk < K && vv < vw) ? Sin[kk * V + vv] : fwd_tc::from_f<E>(0.f);
-  }
-  __syncthreads();
-  for (int e = tid; e < C * KP; e += kThreads) {  // q ⊙ 2^b in place
-    const int i = e / KP, kk = e % KP;
-    qs[i * LQ + kk] = fwd_tc::from_f<E>(fwd_tc::to_f(qs[i * LQ + kk]) * exp2f(bs[i * LB + kk]));
-  }
+  async_tile<KP>(qs, LQ, Qg + (c0 * H + h) * K, H * K, C, nc, int(K));
+  async_tile<BV>(vs, LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+  async_tile<C>(as, LA, A + (slot * H + h) * C * C, C, C, C, C);
+  async_tile<BV>(ss, LS, Sws + (slot * H + h) * K * V + v0, V, KP, int(K), vw);
+  cp_async_commit();
+  cp_async_wait<0>();
   __syncthreads();
   {
     constexpr int kTiles = BV / 16 > 1 ? BV / 32 : 1;
@@ -398,8 +489,8 @@ __global__ void __launch_bounds__(fwd_split::kThreads)
   for (int e = lane; e < 8 * BV; e += 32) {  // warp: 8 rows of block warp/2
     const int i = 16 * (warp >> 1) + 8 * (warp & 1) + e / BV, vv = e % BV;
     float a = of[i * LO + vv];
-    for (int j = 16 * (warp >> 1); j <= i; ++j) a += fwd_tc::to_f(as[i * LA + j]) * fwd_tc::to_f(vs[j * LV + vv]);
-    if (i < nc && vv < vw) o[((c0 + i) * H + h) * V + v0 + vv] = fwd_tc::from_f<E>(scale * a);
+    for (int j = 16 * (warp >> 1); j <= i; ++j) a += to_f(as[i * LA + j]) * to_f(vs[j * LV + vv]);
+    if (i < nc && vv < vw) o[((c0 + i) * H + h) * V + v0 + vv] = from_f<E>(scale * a);
   }
 }
 
@@ -423,70 +514,73 @@ template <class E, bool kScalarGate, int BV, int KP>
 Status launch_kp(const FwdParams& p, cudaStream_t stream) {
   const Shape& s = p.shape;
   const Layout l = layout(s);
-  const int64_t N = s.sequences(), GW = kScalarGate ? 1 : s.K;
+  const int64_t N = s.sequences();
   auto* ws = static_cast<unsigned char*>(p.workspace);
-  float* b = reinterpret_cast<float*>(ws + l.b);
   E* A = reinterpret_cast<E*>(ws + l.A);
   E* Sws = reinterpret_cast<E*>(ws + l.S);
+  E* Qg = reinterpret_cast<E*>(ws + l.Qg);
+  E* Kd = reinterpret_cast<E*>(ws + l.Kd);
+  float* El = reinterpret_cast<float*>(ws + l.El);
   const auto* q = static_cast<const E*>(p.q);
   const auto* k = static_cast<const E*>(p.k);
   const auto* v = static_cast<const E*>(p.v);
   const int64_t nvt = cdiv(s.V, BV);
 
   if (l.NT > 0) {
-    sm90_glr_fwd_cumsum<<<dim3(unsigned(l.NT), unsigned(s.H), unsigned(N)), kThreads, 0, stream>>>(
-        static_cast<const float*>(p.g), b, s.cu_seqlens, s.T, s.H, GW, l.NT);
-    constexpr int LQ = ld_half(KP), LB = ld_float(KP);
-    constexpr size_t intra_bytes = 2 * align128(size_t(C) * LQ * 2) + align128(size_t(C) * LB * 4) +
-                                   align128(size_t(3) * 16 * LQ * 2) + align128(size_t(6) * 16 * LQ * 2) +
-                                   align128(size_t(C) * ld_float(C) * 4);
-    auto* intra = &sm90_glr_fwd_intra<E, kScalarGate, KP>;
-    if (Status st = allow_smem(intra, intra_bytes); !st.ok()) return st;
-    intra<<<dim3(unsigned(l.NT), unsigned(s.H), unsigned(N)), kThreads, intra_bytes, stream>>>(q, k, b, A, s.cu_seqlens,
-                                                                                            s.T, s.H, s.K, l.NT);
+    constexpr int KS = prep_cols(KP), LQ = ld_half(KS), LB = ld_float(KS);
+    constexpr size_t prep_bytes = 2 * align128(size_t(C) * LQ * 2) + align128(size_t(C) * LB * 4) +
+                                  align128(size_t(3) * 16 * LQ * 2) + align128(size_t(6) * 16 * LQ * 2) +
+                                  align128(size_t(C) * ld_float(C) * 4);
+    auto* prep = &sm90_glr_fwd_prep<E, kScalarGate, KS>;
+    if (Status st = allow_smem(prep, prep_bytes); !st.ok()) return st;
+    prep<<<dim3(unsigned(l.NT), unsigned(s.H), unsigned(N)), kThreads, prep_bytes, stream>>>(
+        q, k, static_cast<const float*>(p.g), A, Qg, Kd, El, s.cu_seqlens, s.T, s.H, s.K, l.NT);
   }
-  constexpr size_t state_bytes = align128(size_t(C) * ld_half(KP) * 2) + align128(size_t(C) * ld_float(KP) * 4) +
-                                 align128(size_t(C) * ld_half(BV) * 2) + align128(size_t(KP) * ld_float(BV) * 4) +
-                                 align128(size_t(KP) * 4);
-  auto* state = &sm90_glr_fwd_state<E, kScalarGate, BV, KP>;
-  if (Status st = allow_smem(state, state_bytes); !st.ok()) return st;
-  state<<<dim3(unsigned(nvt), unsigned(s.H), unsigned(N)), kThreads, state_bytes, stream>>>(
-      k, v, b, static_cast<const float*>(p.h0), Sws, static_cast<float*>(p.hT), s.cu_seqlens, s.T, s.H, s.K, s.V,
+  constexpr int KT = walk_rows(KP);
+  constexpr size_t walk_bytes = kWalkStages * (align128(size_t(C) * ld_half(KT) * 2) +
+                                               align128(size_t(C) * ld_half(BV) * 2) + align128(size_t(KT) * 4)) +
+                                align128(size_t(KT) * ld_float(BV) * 4);
+  auto* walk = &sm90_glr_fwd_walk<E, BV, KT>;
+  if (Status st = allow_smem(walk, walk_bytes); !st.ok()) return st;
+  walk<<<dim3(unsigned(nvt * cdiv(s.K, KT)), unsigned(s.H), unsigned(N)), kThreads, walk_bytes, stream>>>(
+      Kd, v, El, static_cast<const float*>(p.h0), Sws, static_cast<float*>(p.hT), s.cu_seqlens, s.T, s.H, s.K, s.V,
       l.NT);
   if (l.NT > 0) {
-    constexpr size_t out_bytes = align128(size_t(C) * ld_half(KP) * 2) + align128(size_t(C) * ld_float(KP) * 4) +
-                                 align128(size_t(C) * ld_half(BV) * 2) + align128(size_t(C) * ld_half(C) * 2) +
-                                 align128(size_t(KP) * ld_half(BV) * 2) + align128(size_t(C) * ld_float(BV) * 4);
-    auto* out = &sm90_glr_fwd_out<E, kScalarGate, BV, KP>;
+    constexpr size_t out_bytes = align128(size_t(C) * ld_half(KP) * 2) + align128(size_t(C) * ld_half(BV) * 2) +
+                                 align128(size_t(C) * ld_half(C) * 2) + align128(size_t(KP) * ld_half(BV) * 2) +
+                                 align128(size_t(C) * ld_float(BV) * 4);
+    auto* out = &sm90_glr_fwd_out<E, BV, KP>;
     if (Status st = allow_smem(out, out_bytes); !st.ok()) return st;
     out<<<dim3(unsigned(l.NT), unsigned(s.H * nvt), unsigned(N)), kThreads, out_bytes, stream>>>(
-        q, v, b, A, Sws, static_cast<E*>(p.o), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT, float(p.scale));
+        Qg, v, A, Sws, static_cast<E*>(p.o), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT, float(p.scale));
   }
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return status("launch", e);
   return {};
 }
-
 template <class E, bool kScalarGate, int BV>
 Status launch_bv(const FwdParams& p, cudaStream_t stream) {
   if (p.shape.K <= 32) return launch_kp<E, kScalarGate, BV, 32>(p, stream);
   if (p.shape.K <= 64) return launch_kp<E, kScalarGate, BV, 64>(p, stream);
-  return launch_kp<E, kScalarGate, BV, 128>(p, stream);
+  if (p.shape.K <= 128) return launch_kp<E, kScalarGate, BV, 128>(p, stream);
+  return launch_kp<E, kScalarGate, BV, 256>(p, stream);
 }
 
-/// BV of the state pass (the only kernel whose grid the sequences and heads limit): the widest
-/// tile whose grid fills the device.
+/// BV of the walk and the out kernel: the widest tile whose walk grid (V tiles x K tiles x heads x
+/// sequences) still fills the device.
 template <class E, bool kScalarGate>
 Status launch_gate(const FwdParams& p, cudaStream_t stream) {
   const Shape& s = p.shape;
-  const int64_t heads = s.H * s.sequences(), sms = fwd_tc::sm_count();
-  if (s.V > 32 && cdiv(s.V, 64) * heads >= sms) return launch_bv<E, kScalarGate, 64>(p, stream);
-  if (s.V > 16 && cdiv(s.V, 32) * heads >= sms) return launch_bv<E, kScalarGate, 32>(p, stream);
+  const int64_t KT = walk_rows(s.K <= 32 ? 32 : s.K <= 64 ? 64 : 128);  // 64 from K = 64 on
+  const int64_t tiles = s.H * s.sequences() * cdiv(s.K, KT), sms = fwd_tc::sm_count();
+  if (s.V > 32 && cdiv(s.V, 64) * tiles >= sms) return launch_bv<E, kScalarGate, 64>(p, stream);
+  if (s.V > 16 && cdiv(s.V, 32) * tiles >= sms) return launch_bv<E, kScalarGate, 32>(p, stream);
   return launch_bv<E, kScalarGate, 16>(p, stream);
 }
 
-/// Whether the split forward takes this shape: bf16 and f16 inputs, K <= 128, chunk 64.
+/// Whether the split forward takes this shape: bf16 and f16 inputs, K <= 256, chunk 64.
+inline constexpr int64_t kMaxK = 256;
 inline bool takes(const Shape& s) {
-  return (s.dtype == DType::bf16 || s.dtype == DType::f16) && s.K <= fwd_tc::kMaxK && s.chunk == C;
+  return (s.dtype == DType::bf16 || s.dtype == DType::f16) && s.K <= kMaxK && s.chunk == C;
 }
 
 inline size_t workspace_bytes(const Shape& s) { return takes(s) ? layout(s).bytes : 0; }
