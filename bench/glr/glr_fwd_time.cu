@@ -5,7 +5,8 @@
 // max |o_tc − o_ffma| / max |o_ffma| as a sanity check (the 12 gates are the verification).
 //
 //   nvcc -std=c++17 -O3 -Iinclude -gencode arch=compute_90a,code=sm_90a bench/glr/glr_fwd_time.cu -o build/glr_fwd_time
-//   build/glr_fwd_time [N]        (H200; prints a markdown table; N: the first N shapes only)
+//   build/glr_fwd_time [N [split]] (H200; prints a markdown table; N: the first N shapes only;
+//                                   split: time the split kernels alone, the FFMA kernel runs once for the check)
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "glr/cuda/api_impl.cuh"
@@ -57,6 +59,7 @@ template <class F> float median_ms(F&& call, void* flush, size_t flush_bytes) {
 
 int main(int argc, char** argv) {
   const int max_rows = argc > 1 ? std::atoi(argv[1]) : 1 << 30;  // first N shapes only (for ncu)
+  const bool split_only = argc > 2 && std::string(argv[2]) == "split";  // time the split alone (FFMA runs once)
   namespace gc = glr::cuda;
   const ShapeRow rows[] = {{4, 2048, 16, 128, 0}, {8, 1024, 8, 64, 0},   {2, 16384, 16, 128, 0}, {4, 4096, 64, 128, 0},
                            {8, 2048, 32, 256, 0}, {1, 65536, 16, 128, 0}, {1, 32768, 16, 128, 16}};
@@ -123,9 +126,12 @@ int main(int argc, char** argv) {
       t_sp = median_ms([&] { CK(cudaError_t(gc::sm90::fwd_split::launch<__nv_bfloat16>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
     }
     p.o = o1;
-    if (tc) t_tc = median_ms([&] { CK(cudaError_t(gc::sm90::fwd_tc::launch<__nv_bfloat16>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
+    if (tc && !split_only) t_tc = median_ms([&] { CK(cudaError_t(gc::sm90::fwd_tc::launch<__nv_bfloat16>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
     p.o = o2;
-    const float t_ff = median_ms([&] { CK(cudaError_t(gc::sm90::fwd::launch_gate<__nv_bfloat16, float>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
+    auto ffma = [&] { CK(cudaError_t(gc::sm90::fwd::launch_gate<__nv_bfloat16, float>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); };
+    float t_ff = NAN;
+    if (split_only) ffma(), CK(cudaDeviceSynchronize());
+    else t_ff = median_ms(ffma, flush, flush_bytes);
     double dmax = 0, smax = 0, rmax = 0;
     if (sp) {
       std::vector<__nv_bfloat16> a(N * V), b(N * V), c(N * V);
@@ -134,7 +140,7 @@ int main(int argc, char** argv) {
       CK(cudaMemcpy(c.data(), o3, N * V * 2, cudaMemcpyDeviceToHost));
       for (int64_t i = 0; i < N * V; ++i) {
         const double x = __bfloat162float(a[i]), y = __bfloat162float(b[i]), z = __bfloat162float(c[i]);
-        if (tc) dmax = std::max(dmax, std::isfinite(x) ? std::abs(x - y) : INFINITY);
+        if (tc && !split_only) dmax = std::max(dmax, std::isfinite(x) ? std::abs(x - y) : INFINITY);
         smax = std::max(smax, std::isfinite(z) ? std::abs(z - y) : INFINITY);
         rmax = std::max(rmax, std::abs(y));
       }
