@@ -2,9 +2,10 @@
 /// backward"): bwd_slice of glr/cpu_chunked.hpp for bf16/f16 inputs, K <= 128, chunk 64, its matrix
 /// products on WMMA m16n16k16 (operands in the input dtype, fp32 accumulation), every state,
 /// partial sum and reduction in fp32. Only the two state passes walk; the rest is per chunk.
-///   1. sm90_glr_fwd_cumsum  per (chunk, head):          b = chunk-local Σ g·log2e        -> ws.b
-///   2. sm90_glr_fwd_intra   per (chunk, head):          A (j <= i, input dtype)          -> ws.A
-///   3. sm90_glr_fwd_state   per (V tile, head, seq):    S entering each chunk (E)        -> ws.S,
+///   1. sm90_glr_bwd_cumsum  per (chunk, head):          b = chunk-local Σ g·log2e        -> ws.b
+///   2. sm90_glr_fwd_prep    per (chunk, head):          A (j <= i, input dtype) and the walk's
+///        operands (glr_fwd_split.cuh)                                             -> ws.fwd
+///   3. sm90_glr_fwd_walk    per (V x K tile, head, seq): S entering each chunk (E)  -> ws.fwd S,
 ///                                                       the final S (fp32)               -> ws.hfin
 ///   4. sm90_glr_bwd_dstate  per (V tile, head, seq):    chunks in reverse, G (fp32) = the gradient
 ///        of the state leaving the chunk, from dhT: stores G (E) -> ws.dS, the V-tile partial dg
@@ -12,7 +13,7 @@
 ///   5. sm90_glr_bwd_dqk     per (chunk, head):          over V tiles DV = do·vᵀ, do·S_cᵀ, v·G_cᵀ;
 ///        then dq, dk (intra through DV with factored decays) and dg         -> dq, dk, dg
 ///   6. sm90_glr_bwd_dv      per (chunk, head, V tile):  dv = scale·Aᵀ·do + (k ⊙ 2^(b_last−b))·G_c
-/// Kernels 1-3 are the forward split's own (glr_fwd_split.cuh), so S_c and A are the forward's bits.
+/// Kernels 2-3 are the forward split's own (fwd_split::launch_states), so S_c and A are the forward's bits.
 ///
 /// Per chunk (rows i, j; 16-row blocks; m = 1, 2, 3 and its reference row r = 16m − 1):
 ///   Kr_m[j] = k_j ⊙ 2^(b_r − b_j)  (j <= r),   Qr_m[i] = q_i ⊙ 2^(b_i − b_r)  (i > r)
@@ -58,15 +59,17 @@ using fwd_tc::from_f;
 using fwd_tc::ld_float;
 using fwd_tc::ld_half;
 using fwd_tc::to_f;
+using fwd_tc::kLog2e;
 inline constexpr int kThreads = 256;
 inline constexpr int kWarps = kThreads / 32;
 inline constexpr int kBV = 64;  // V tile of kernels 5 and 6
 
-/// Workspace layout (byte offsets): the forward split's b, A, S, then dS, the final states and the
-/// dg seeds (sized for the narrowest V tile of kernel 4, 16).
+/// Workspace layout (byte offsets): b, then the forward split's own workspace (A, S, q⊙2^b,
+/// k⊙2^(b_last−b), 2^(b_last): fwd_split::layout, at `fwd`), then dS, the final states and the dg
+/// seeds (sized for the narrowest V tile of kernel 4, 16).
 struct Layout {
   int64_t NT = 0, slots = 0, BT = 0, nvt_max = 0;
-  size_t b = 0, A = 0, S = 0, dS = 0, hfin = 0, seeds = 0, bytes = 0;
+  size_t b = 0, fwd = 0, A = 0, S = 0, dS = 0, hfin = 0, seeds = 0, bytes = 0;
 };
 
 inline Layout layout(const Shape& s) {
@@ -74,18 +77,35 @@ inline Layout layout(const Shape& s) {
   Layout l;
   const int64_t H = s.H < 1 ? 1 : s.H, K = s.K < 1 ? 1 : s.K, V = s.V < 1 ? 1 : s.V;
   const int64_t N = s.sequences() < 1 ? 1 : s.sequences();
+  const int64_t GW = s.gate == Gate::scalar ? 1 : K;
   l.NT = f.NT;
   l.slots = f.slots;
   l.BT = f.BT;
   l.nvt_max = cdiv(V, 16);
-  l.b = f.b;
-  l.A = f.A;
-  l.S = f.S;
-  l.dS = f.bytes;                                                   // [slots, H, K, V] E
+  l.b = 0;                                                          // [BT, H, GW] fp32
+  l.fwd = align256(size_t(l.BT) * H * GW * 4);
+  l.A = l.fwd + f.A;
+  l.S = l.fwd + f.S;
+  l.dS = l.fwd + f.bytes;                                           // [slots, H, K, V] E
   l.hfin = l.dS + align256(size_t(l.slots) * H * K * V * 2);        // [N, H, K, V] fp32
   l.seeds = l.hfin + align256(size_t(N) * H * K * V * 4);           // [nvt, slots, H, K] fp32
   l.bytes = l.seeds + align256(size_t(l.nvt_max) * l.slots * H * K * 4);
   return l;
+}
+
+/// Loads rows [c0, c0+nc) of b (gate width GW) into bs [C][ld], padding columns >= K and rows >= nc
+/// with the chunk's last value (b_last: a padded row adds no decay), scalar gate broadcast over KP.
+template <int KP, bool kScalarGate>
+__device__ __forceinline__ void load_b(float* bs, int ld, const float* b, int64_t c0, int nc, int64_t h, int64_t H,
+                                       int64_t K) {
+  const int64_t GW = kScalarGate ? 1 : K;
+#pragma unroll 8
+  for (int e = threadIdx.x; e < C * KP; e += kThreads) {
+    const int i = e / KP, kk = e % KP;
+    const int row = i < nc ? i : nc - 1;
+    const int64_t x = kScalarGate ? 0 : (kk < K ? kk : -1);
+    bs[i * ld + kk] = x < 0 ? 0.f : b[((c0 + row) * H + h) * GW + x];
+  }
 }
 
 /// Off-diagonal operand rows: Kr_m holds rows j < 16m at kr_row(m) + j, Qr_m rows i >= 16m at
@@ -170,6 +190,30 @@ struct DvPlan {
 
 }  // namespace bwd_split
 
+/// 1. b = Σ_{i' <= i} g_{c0+i'}·log2e down each gate column, per chunk; grid (NT, H, N), threads
+/// over the gate width GW (1 or K) in steps of kThreads (the forward keeps b in shared memory; the
+/// backward's kernels read it from here).
+__global__ void __launch_bounds__(bwd_split::kThreads)
+    sm90_glr_bwd_cumsum(const float* __restrict__ g, float* __restrict__ b, const int64_t* __restrict__ cu,
+                        int64_t T, int64_t H, int64_t GW, int64_t NT) {
+  using namespace bwd_split;
+  int64_t bos, eos;
+  first_slot(cu, blockIdx.z, T, NT, &bos, &eos);
+  const int64_t c0 = bos + int64_t(blockIdx.x) * C, h = blockIdx.y;
+  if (c0 >= eos) return;
+  const int nc = int(eos - c0 < C ? eos - c0 : C);
+  for (int64_t x = threadIdx.x; x < GW; x += kThreads) {
+    float a = 0.f;
+#pragma unroll 8
+    for (int i = 0; i < nc; ++i) {
+      const int64_t at = ((c0 + i) * H + h) * GW + x;
+      a += g[at] * kLog2e;
+      b[at] = a;
+    }
+  }
+}
+
+
 /// 4. The reverse state pass. Grid (ceil(V / BV), H, N). G starts as dhT (or 0); for each chunk c,
 /// last first: G (rounded) -> dS[slot c], the partial seeds Σ_{v in tile} G ⊙ S_end -> seeds[vt],
 /// then G ← 2^(b_last) ⊙ G + (scale·q ⊙ 2^b)ᵀ·do. Finally dh0 = G.
@@ -231,7 +275,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
     }
     fwd_tc::load_tile<KP>(qs, LQ, q + (c0 * H + h) * K, H * K, C, nc, int(K), vec_q);
     fwd_tc::load_tile<BV>(ds, LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw, vec_v);
-    fwd_split::load_b<KP, kScalarGate>(bs, LB, b, c0, nc, h, H, K);
+    load_b<KP, kScalarGate>(bs, LB, b, c0, nc, h, H, K);
     __syncthreads();
 
     for (int x = tid; x < K; x += kThreads) {  // the dg seed of this V tile, y in order
@@ -332,7 +376,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
 
   fwd_tc::load_tile<KP>(qs, LQ, q + (c0 * H + h) * K, H * K, C, nc, int(K), vec_qk);
   fwd_tc::load_tile<KP>(ks, LQ, k + (c0 * H + h) * K, H * K, C, nc, int(K), vec_qk);
-  fwd_split::load_b<KP, kScalarGate>(bs, LB, b, c0, nc, h, H, K);
+  load_b<KP, kScalarGate>(bs, LB, b, c0, nc, h, H, K);
 
   // ---- V loop: DV += do·vᵀ (lower blocks), Xq += do·S_cᵀ, Xk += v·G_cᵀ ----
   FragC accD[2], accQ[kPer], accK[kPer];
@@ -658,24 +702,6 @@ inline int walk_bv(const Shape& s) {
   return 16;
 }
 
-/// Kernel 3 (the forward split's state pass) with the final state into ws.hfin.
-template <class E, bool kScalarGate, int BV, int KP>
-Status launch_state(const BwdParams& p, const Layout& l, cudaStream_t stream) {
-  const Shape& s = p.shape;
-  auto* ws = static_cast<unsigned char*>(p.workspace);
-  // NOTES: the same shared-memory sum as fwd_split::launch_kp's state_bytes (the kernel's own plan).
-  constexpr size_t bytes = align128(size_t(C) * ld_half(KP) * 2) + align128(size_t(C) * ld_float(KP) * 4) +
-                           align128(size_t(C) * ld_half(BV) * 2) + align128(size_t(KP) * ld_float(BV) * 4) +
-                           align128(size_t(KP) * 4);
-  auto* kernel = &sm90_glr_fwd_state<E, kScalarGate, BV, KP>;
-  if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
-  kernel<<<dim3(unsigned(cdiv(s.V, BV)), unsigned(s.H), unsigned(s.sequences())), kThreads, bytes, stream>>>(
-      static_cast<const E*>(p.k), static_cast<const E*>(p.v), reinterpret_cast<const float*>(ws + l.b),
-      static_cast<const float*>(p.h0), reinterpret_cast<E*>(ws + l.S), reinterpret_cast<float*>(ws + l.hfin),
-      s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT);
-  return {};
-}
-
 /// Kernel 4; returns the number of V tiles of its seeds in *nvt.
 template <class E, bool kScalarGate, int BV, int KP>
 Status launch_dstate(const BwdParams& p, const Layout& l, cudaStream_t stream, int64_t* nvt) {
@@ -695,17 +721,11 @@ Status launch_dstate(const BwdParams& p, const Layout& l, cudaStream_t stream, i
 }
 
 template <class E, bool kScalarGate, int KP>
-Status launch_walks(const BwdParams& p, const Layout& l, cudaStream_t stream, int64_t* nvt) {
+Status launch_dstates(const BwdParams& p, const Layout& l, cudaStream_t stream, int64_t* nvt) {
   switch (walk_bv(p.shape)) {
-    case 64:
-      if (Status st = launch_state<E, kScalarGate, 64, KP>(p, l, stream); !st.ok()) return st;
-      return launch_dstate<E, kScalarGate, 64, KP>(p, l, stream, nvt);
-    case 32:
-      if (Status st = launch_state<E, kScalarGate, 32, KP>(p, l, stream); !st.ok()) return st;
-      return launch_dstate<E, kScalarGate, 32, KP>(p, l, stream, nvt);
-    default:
-      if (Status st = launch_state<E, kScalarGate, 16, KP>(p, l, stream); !st.ok()) return st;
-      return launch_dstate<E, kScalarGate, 16, KP>(p, l, stream, nvt);
+    case 64: return launch_dstate<E, kScalarGate, 64, KP>(p, l, stream, nvt);
+    case 32: return launch_dstate<E, kScalarGate, 32, KP>(p, l, stream, nvt);
+    default: return launch_dstate<E, kScalarGate, 16, KP>(p, l, stream, nvt);
   }
 }
 
@@ -721,20 +741,25 @@ Status launch_kp(const BwdParams& p, cudaStream_t stream) {
   const auto* k = static_cast<const E*>(p.k);
   const dim3 chunks(unsigned(l.NT), unsigned(s.H), unsigned(N));
 
-  if (l.NT > 0) {
-    sm90_glr_fwd_cumsum<<<chunks, kThreads, 0, stream>>>(static_cast<const float*>(p.g), b, s.cu_seqlens, s.T, s.H,
+  if (l.NT > 0)
+    sm90_glr_bwd_cumsum<<<chunks, kThreads, 0, stream>>>(static_cast<const float*>(p.g), b, s.cu_seqlens, s.T, s.H,
                                                          GW, l.NT);
-    // NOTES: the same shared-memory sum as fwd_split::launch_kp's intra_bytes.
-    constexpr int LQ = ld_half(KP), LB = ld_float(KP);
-    constexpr size_t intra_bytes = 2 * align128(size_t(C) * LQ * 2) + align128(size_t(C) * LB * 4) +
-                                   align128(size_t(3) * 16 * LQ * 2) + align128(size_t(6) * 16 * LQ * 2) +
-                                   align128(size_t(C) * ld_float(C) * 4);
-    auto* intra = &sm90_glr_fwd_intra<E, kScalarGate, KP>;
-    if (Status st = allow_smem(intra, intra_bytes); !st.ok()) return st;
-    intra<<<chunks, kThreads, intra_bytes, stream>>>(q, k, b, A, s.cu_seqlens, s.T, s.H, s.K, l.NT);
-  }
+  // Kernels 2 and 3: the forward split's prep and walk on its part of the workspace (A, every
+  // chunk's incoming S), the final state in fp32 to ws.hfin.
+  FwdParams f;
+  f.shape = s;
+  f.q = p.q;
+  f.k = p.k;
+  f.v = p.v;
+  f.g = p.g;
+  f.h0 = p.h0;
+  f.hT = ws + l.hfin;
+  f.scale = p.scale;
+  f.workspace = ws + l.fwd;
+  f.workspace_bytes = fwd_split::layout(s).bytes;
+  if (Status st = fwd_split::launch_states<E, kScalarGate>(f, stream); !st.ok()) return st;
   int64_t nvt_seed = 0;
-  if (Status st = launch_walks<E, kScalarGate, KP>(p, l, stream, &nvt_seed); !st.ok()) return st;
+  if (Status st = launch_dstates<E, kScalarGate, KP>(p, l, stream, &nvt_seed); !st.ok()) return st;
   if (l.NT > 0) {
     constexpr size_t dqk_bytes = DqkPlan(KP).total;
     static_assert(dqk_bytes <= 227 * 1024, "sm90_glr_bwd_dqk: shared memory above the sm_90 limit");

@@ -510,71 +510,113 @@ inline Status allow_smem(Kern* kernel, size_t bytes) {
   return {};
 }
 
-template <class E, bool kScalarGate, int BV, int KP>
-Status launch_kp(const FwdParams& p, cudaStream_t stream) {
+/// The three kernels' launches on p.workspace (layout(p.shape)); K <= KP, BV the walk's and out's V tile.
+template <class E, bool kScalarGate, int KP>
+Status launch_prep(const FwdParams& p, cudaStream_t stream) {
   const Shape& s = p.shape;
   const Layout l = layout(s);
-  const int64_t N = s.sequences();
+  if (l.NT == 0) return {};
   auto* ws = static_cast<unsigned char*>(p.workspace);
-  E* A = reinterpret_cast<E*>(ws + l.A);
-  E* Sws = reinterpret_cast<E*>(ws + l.S);
-  E* Qg = reinterpret_cast<E*>(ws + l.Qg);
-  E* Kd = reinterpret_cast<E*>(ws + l.Kd);
-  float* El = reinterpret_cast<float*>(ws + l.El);
-  const auto* q = static_cast<const E*>(p.q);
-  const auto* k = static_cast<const E*>(p.k);
-  const auto* v = static_cast<const E*>(p.v);
-  const int64_t nvt = cdiv(s.V, BV);
-
-  if (l.NT > 0) {
-    constexpr int KS = prep_cols(KP), LQ = ld_half(KS), LB = ld_float(KS);
-    constexpr size_t prep_bytes = 2 * align128(size_t(C) * LQ * 2) + align128(size_t(C) * LB * 4) +
-                                  align128(size_t(3) * 16 * LQ * 2) + align128(size_t(6) * 16 * LQ * 2) +
-                                  align128(size_t(C) * ld_float(C) * 4);
-    auto* prep = &sm90_glr_fwd_prep<E, kScalarGate, KS>;
-    if (Status st = allow_smem(prep, prep_bytes); !st.ok()) return st;
-    prep<<<dim3(unsigned(l.NT), unsigned(s.H), unsigned(N)), kThreads, prep_bytes, stream>>>(
-        q, k, static_cast<const float*>(p.g), A, Qg, Kd, El, s.cu_seqlens, s.T, s.H, s.K, l.NT);
-  }
-  constexpr int KT = walk_rows(KP);
-  constexpr size_t walk_bytes = kWalkStages * (align128(size_t(C) * ld_half(KT) * 2) +
-                                               align128(size_t(C) * ld_half(BV) * 2) + align128(size_t(KT) * 4)) +
-                                align128(size_t(KT) * ld_float(BV) * 4);
-  auto* walk = &sm90_glr_fwd_walk<E, BV, KT>;
-  if (Status st = allow_smem(walk, walk_bytes); !st.ok()) return st;
-  walk<<<dim3(unsigned(nvt * cdiv(s.K, KT)), unsigned(s.H), unsigned(N)), kThreads, walk_bytes, stream>>>(
-      Kd, v, El, static_cast<const float*>(p.h0), Sws, static_cast<float*>(p.hT), s.cu_seqlens, s.T, s.H, s.K, s.V,
-      l.NT);
-  if (l.NT > 0) {
-    constexpr size_t out_bytes = align128(size_t(C) * ld_half(KP) * 2) + align128(size_t(C) * ld_half(BV) * 2) +
-                                 align128(size_t(C) * ld_half(C) * 2) + align128(size_t(KP) * ld_half(BV) * 2) +
-                                 align128(size_t(C) * ld_float(BV) * 4);
-    auto* out = &sm90_glr_fwd_out<E, BV, KP>;
-    if (Status st = allow_smem(out, out_bytes); !st.ok()) return st;
-    out<<<dim3(unsigned(l.NT), unsigned(s.H * nvt), unsigned(N)), kThreads, out_bytes, stream>>>(
-        Qg, v, A, Sws, static_cast<E*>(p.o), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT, float(p.scale));
-  }
-  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return status("launch", e);
+  constexpr int KS = prep_cols(KP), LQ = ld_half(KS), LB = ld_float(KS);
+  constexpr size_t bytes = 2 * align128(size_t(C) * LQ * 2) + align128(size_t(C) * LB * 4) +
+                           align128(size_t(3) * 16 * LQ * 2) + align128(size_t(6) * 16 * LQ * 2) +
+                           align128(size_t(C) * ld_float(C) * 4);
+  auto* kernel = &sm90_glr_fwd_prep<E, kScalarGate, KS>;
+  if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
+  kernel<<<dim3(unsigned(l.NT), unsigned(s.H), unsigned(s.sequences())), kThreads, bytes, stream>>>(
+      static_cast<const E*>(p.q), static_cast<const E*>(p.k), static_cast<const float*>(p.g),
+      reinterpret_cast<E*>(ws + l.A), reinterpret_cast<E*>(ws + l.Qg), reinterpret_cast<E*>(ws + l.Kd),
+      reinterpret_cast<float*>(ws + l.El), s.cu_seqlens, s.T, s.H, s.K, l.NT);
   return {};
 }
-template <class E, bool kScalarGate, int BV>
-Status launch_bv(const FwdParams& p, cudaStream_t stream) {
-  if (p.shape.K <= 32) return launch_kp<E, kScalarGate, BV, 32>(p, stream);
-  if (p.shape.K <= 64) return launch_kp<E, kScalarGate, BV, 64>(p, stream);
-  if (p.shape.K <= 128) return launch_kp<E, kScalarGate, BV, 128>(p, stream);
-  return launch_kp<E, kScalarGate, BV, 256>(p, stream);
+
+template <class E, int BV, int KP>
+Status launch_walk(const FwdParams& p, cudaStream_t stream) {
+  const Shape& s = p.shape;
+  const Layout l = layout(s);
+  auto* ws = static_cast<unsigned char*>(p.workspace);
+  constexpr int KT = walk_rows(KP);
+  constexpr size_t bytes = kWalkStages * (align128(size_t(C) * ld_half(KT) * 2) + align128(size_t(C) * ld_half(BV) * 2) +
+                                          align128(size_t(KT) * 4)) +
+                           align128(size_t(KT) * ld_float(BV) * 4);
+  auto* kernel = &sm90_glr_fwd_walk<E, BV, KT>;
+  if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
+  kernel<<<dim3(unsigned(cdiv(s.V, BV) * cdiv(s.K, KT)), unsigned(s.H), unsigned(s.sequences())), kThreads, bytes,
+           stream>>>(reinterpret_cast<const E*>(ws + l.Kd), static_cast<const E*>(p.v),
+                     reinterpret_cast<const float*>(ws + l.El), static_cast<const float*>(p.h0),
+                     reinterpret_cast<E*>(ws + l.S), static_cast<float*>(p.hT), s.cu_seqlens, s.T, s.H, s.K, s.V,
+                     l.NT);
+  return {};
 }
 
-/// BV of the walk and the out kernel: the widest tile whose walk grid (V tiles x K tiles x heads x
-/// sequences) still fills the device.
+template <class E, int BV, int KP>
+Status launch_out(const FwdParams& p, cudaStream_t stream) {
+  const Shape& s = p.shape;
+  const Layout l = layout(s);
+  if (l.NT == 0) return {};
+  auto* ws = static_cast<unsigned char*>(p.workspace);
+  constexpr size_t bytes = align128(size_t(C) * ld_half(KP) * 2) + align128(size_t(C) * ld_half(BV) * 2) +
+                           align128(size_t(C) * ld_half(C) * 2) + align128(size_t(KP) * ld_half(BV) * 2) +
+                           align128(size_t(C) * ld_float(BV) * 4);
+  auto* kernel = &sm90_glr_fwd_out<E, BV, KP>;
+  if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
+  kernel<<<dim3(unsigned(l.NT), unsigned(s.H * cdiv(s.V, BV)), unsigned(s.sequences())), kThreads, bytes, stream>>>(
+      reinterpret_cast<const E*>(ws + l.Qg), static_cast<const E*>(p.v), reinterpret_cast<const E*>(ws + l.A),
+      reinterpret_cast<const E*>(ws + l.S), static_cast<E*>(p.o), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT,
+      float(p.scale));
+  return {};
+}
+
+/// Which tiles a shape runs with: KP (K padded: 32, 64, 128 or 256) and BV (the walk's and out's
+/// V tile: the widest whose walk grid, V tiles x K tiles x heads x sequences, still fills the device).
+struct Tiles {
+  int KP = 0, BV = 0;
+};
+inline Tiles tiles(const Shape& s) {
+  Tiles t;
+  t.KP = s.K <= 32 ? 32 : s.K <= 64 ? 64 : s.K <= 128 ? 128 : 256;
+  const int64_t walkers = s.H * s.sequences() * cdiv(s.K, walk_rows(t.KP)), sms = fwd_tc::sm_count();
+  t.BV = s.V > 32 && cdiv(s.V, 64) * walkers >= sms ? 64 : s.V > 16 && cdiv(s.V, 32) * walkers >= sms ? 32 : 16;
+  return t;
+}
+
+/// Calls f(kp, bv) with the shape's tiles as std::integral_constant<int, …> (compile-time in f).
+template <class F>
+Status with_tiles(const Shape& s, F&& f) {
+  const Tiles t = tiles(s);
+  auto by_bv = [&](auto kp) -> Status {
+    if (t.BV == 64) return f(kp, std::integral_constant<int, 64>{});
+    if (t.BV == 32) return f(kp, std::integral_constant<int, 32>{});
+    return f(kp, std::integral_constant<int, 16>{});
+  };
+  if (t.KP == 32) return by_bv(std::integral_constant<int, 32>{});
+  if (t.KP == 64) return by_bv(std::integral_constant<int, 64>{});
+  if (t.KP == 128) return by_bv(std::integral_constant<int, 128>{});
+  return by_bv(std::integral_constant<int, 256>{});
+}
+
+/// prep then walk: A, q⊙2^b, k⊙2^(b_last−b), 2^(b_last) and every chunk's incoming S in the
+/// workspace, the final S to p.hT (the backward's first two steps as well).
+template <class E, bool kScalarGate>
+Status launch_states(const FwdParams& p, cudaStream_t stream) {
+  return with_tiles(p.shape, [&](auto kp, auto bv) -> Status {
+    constexpr int KP = decltype(kp)::value, BV = decltype(bv)::value;
+    if (Status st = launch_prep<E, kScalarGate, KP>(p, stream); !st.ok()) return st;
+    return launch_walk<E, BV, KP>(p, stream);
+  });
+}
+
 template <class E, bool kScalarGate>
 Status launch_gate(const FwdParams& p, cudaStream_t stream) {
-  const Shape& s = p.shape;
-  const int64_t KT = walk_rows(s.K <= 32 ? 32 : s.K <= 64 ? 64 : 128);  // 64 from K = 64 on
-  const int64_t tiles = s.H * s.sequences() * cdiv(s.K, KT), sms = fwd_tc::sm_count();
-  if (s.V > 32 && cdiv(s.V, 64) * tiles >= sms) return launch_bv<E, kScalarGate, 64>(p, stream);
-  if (s.V > 16 && cdiv(s.V, 32) * tiles >= sms) return launch_bv<E, kScalarGate, 32>(p, stream);
-  return launch_bv<E, kScalarGate, 16>(p, stream);
+  if (Status st = launch_states<E, kScalarGate>(p, stream); !st.ok()) return st;
+  if (Status st = with_tiles(p.shape,
+                             [&](auto kp, auto bv) -> Status {
+                               return launch_out<E, decltype(bv)::value, decltype(kp)::value>(p, stream);
+                             });
+      !st.ok())
+    return st;
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return status("launch", e);
+  return {};
 }
 
 /// Whether the split forward takes this shape: bf16 and f16 inputs, K <= 256, chunk 64.
