@@ -130,8 +130,12 @@ int main(int argc, char** argv) {
     p.o = o2;
     auto ffma = [&] { CK(cudaError_t(gc::sm90::fwd::launch_gate<__nv_bfloat16, float>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); };
     float t_ff = NAN;
-    if (split_only) ffma(), CK(cudaDeviceSynchronize());
-    else t_ff = median_ms(ffma, flush, flush_bytes);
+    if (split_only) {
+      ffma();
+      CK(cudaDeviceSynchronize());
+    } else {
+      t_ff = median_ms(ffma, flush, flush_bytes);
+    }
     double dmax = 0, smax = 0, rmax = 0;
     if (sp) {
       std::vector<__nv_bfloat16> a(N * V), b(N * V), c(N * V);
