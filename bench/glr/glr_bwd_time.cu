@@ -5,12 +5,14 @@
 // dq, dk, dv, dg and dh0 as a sanity check (the 12 gates and glr_cuda_tests are the verification).
 //
 //   nvcc -std=c++17 -O3 -Iinclude -gencode arch=compute_90a,code=sm_90a bench/glr/glr_bwd_time.cu -o build/glr_bwd_time
-//   build/glr_bwd_time [--no-ffma]   (H200; prints a markdown table; --no-ffma times the split only)
+//   build/glr_bwd_time [--no-ffma [N]]   (H200; prints a markdown table; --no-ffma times the split only;
+//                                         N: the first N shapes only)
 #include <cuda_bf16.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -97,6 +99,7 @@ template <class T> double rel_diff(const void* a, const void* b, size_t n) {
 int main(int argc, char** argv) {
   namespace gc = glr::cuda;
   const bool ffma = !(argc > 1 && std::strcmp(argv[1], "--no-ffma") == 0);
+  const int max_rows = argc > 2 ? std::atoi(argv[2]) : 1 << 30;  // the first N shapes only (for ncu)
   const ShapeRow rows[] = {{4, 2048, 16, 128, 0}, {8, 1024, 8, 64, 0},   {2, 16384, 16, 128, 0}, {4, 4096, 64, 128, 0},
                            {8, 2048, 32, 256, 0}, {1, 65536, 16, 128, 0}, {1, 32768, 16, 128, 16}};
   const size_t flush_bytes = size_t(256) << 20;
@@ -104,8 +107,11 @@ int main(int argc, char** argv) {
   std::printf("| B,T,H,D | seqs | gate | split bwd ms | ffma bwd ms | ffma/split | rel dq | rel dk | rel dv | rel dg | rel dh0 |\n"
               "|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::mt19937 rng(1);
+  int row_no = 0;
   for (const ShapeRow& r : rows)
     for (gc::Gate gate : {gc::Gate::vector, gc::Gate::scalar}) {
+      if (row_no / 2 >= max_rows) break;
+      ++row_no;
       const int64_t BT = r.B * r.T, NTH = BT * r.H, K = r.D, V = r.D, S = r.seqs ? r.seqs : r.B;
       const int64_t GW = gate == gc::Gate::vector ? K : 1;
       std::normal_distribution<float> nd(0.f, 1.f);
