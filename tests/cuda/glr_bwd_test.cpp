@@ -799,6 +799,61 @@ TEST(GlrCudaBwdSplit, BitwiseDeterministicAcrossRunsAndStreams) {
   }
 }
 
+// A −Inf gate at step t of a chunk, mid-way through a 16-row block (kcv's nonfinite gate, H200
+// session 14: dk and dv at rows [32, 37) of the block came out NaN, where every pair through step
+// t decays to exactly 0). Nothing after step t reaches rows j < t, so those rows must equal the
+// gradients of the problem cut at t with no dhT: finite, and the same values.
+TEST(GlrCudaBwdSplit, NegInfGateMidBlockLeavesEarlierRowsFinite) {
+  REQUIRE_GPU();
+  for (Gate gate : {Gate::vector, Gate::scalar})
+    for (DType dt : {DType::bf16, DType::f16}) {
+      const int64_t t = 37;
+      Case c;
+      c.T = 64;
+      c.H = 2;
+      c.K = 64;
+      c.V = 48;
+      c.gate = gate;
+      c.dtype = dt;
+      c.seed = 2800 + int(gate) * 2 + int(dt == DType::f16);
+      Operands o = make_operands(c);
+      const int64_t GW = gate == Gate::vector ? c.K : 1;
+      for (int64_t x = 0; x < c.H * GW; ++x) o.g[size_t(t * c.H * GW + x)] = -INFINITY;
+      const Outputs full = run_backward(c, o);
+
+      Case cut = c;
+      cut.T = t;
+      cut.dhT = false;
+      Operands oc = o;
+      oc.p.T = t;
+      auto prefix = [&](std::vector<double>& x, int64_t width) { x.resize(size_t(t * c.H * width)); };
+      prefix(oc.q, c.K);
+      prefix(oc.k, c.K);
+      prefix(oc.g, GW);
+      prefix(oc.v, c.V);
+      prefix(oc.dO, c.V);
+      const Outputs part = run_backward(cut, oc);
+
+      auto same_rows = [&](const char* name, const std::vector<unsigned char>& a, const std::vector<unsigned char>& b,
+                           int64_t width) {
+        const std::vector<double> x = decode(dt, a), y = decode(dt, b);
+        const size_t n = size_t(t * c.H * width);
+        ASSERT_GE(x.size(), n);
+        ASSERT_EQ(y.size(), n);
+        double big = 0;
+        for (size_t i = 0; i < n; ++i) big = std::max(big, std::fabs(y[i]));
+        for (size_t i = 0; i < n; ++i) {
+          ASSERT_TRUE(std::isfinite(x[i])) << name << "[" << i << "] (row " << i / (c.H * width) << " < " << t
+                                           << ") is " << x[i] << ", " << c.name();
+          EXPECT_LE(std::fabs(x[i] - y[i]), 1e-2 * big) << name << "[" << i << "], " << c.name();
+        }
+      };
+      same_rows("dq", full.dq, part.dq, c.K);
+      same_rows("dk", full.dk, part.dk, c.K);
+      same_rows("dv", full.dv, part.dv, c.V);
+    }
+}
+
 TEST(GlrCudaBwd, ToleranceRejectsAWrongAnswer) {
   REQUIRE_GPU();
   // The same kernel judged against the reference of a 0.1%-different scale must fail: the bound is

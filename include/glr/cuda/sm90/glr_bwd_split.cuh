@@ -456,8 +456,9 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
     }
     {  // Qr_m[i] = q_i 2^(b_i − b_r), i > r = 16m − 1
       const int m = row < 48 ? 1 : row < 80 ? 2 : 3, i = row - qr_row(m) + 16 * m, r = 16 * m - 1;
-      qr[row * LQ + kk] = i < nc ? from_f<E>(to_f(qs[i * LQ + kk]) * exp2f(bs[i * LB + kk] - bs[r * LB + kk]))
-                                 : from_f<E>(0.f);
+      qr[row * LQ + kk] =
+          i < nc ? from_f<E>(to_f(qs[i * LQ + kk]) * fwd_split::decay_past_ref(bs[i * LB + kk], bs[r * LB + kk]))
+                 : from_f<E>(0.f);
     }
   }
   __syncthreads();
