@@ -88,6 +88,18 @@ __device__ __forceinline__ int64_t first_slot(const int64_t* cu, int64_t n, int6
   return cu ? 2 * n + *bos / C : n * (NT + 1);
 }
 
+/// 2^(b_i − b_r) for the later factor of an off-diagonal block (i > r, r the reference row):
+/// 0 where b_i and b_r are both −Inf. A −Inf gate at a step t <= r makes every later b −Inf, and
+/// −Inf − (−Inf) is NaN, yet every pair (i, j) with j < t that this factor meets decays to exactly
+/// 0 through step t (the other factor, 2^(b_r − b_j), is 0 there): the select keeps those pairs 0, as
+/// the per-pair 2^(b_i − b_j) of the FFMA kernels does. Pairs with b_j = −Inf still meet a NaN
+/// 2^(b_r − b_j) (the chunk-local cumsum cannot say how far apart two steps past a −Inf are), and a
+/// NaN b (a NaN gate) still gives NaN.
+__device__ __forceinline__ float decay_past_ref(float bi, float br) {
+  const float neg_inf = __int_as_float(0xff800000);
+  return (bi == neg_inf && br == neg_inf) ? 0.f : exp2f(bi - br);
+}
+
 /// One 16-byte cp.async (global -> shared), reading `bytes` (0..16) and zero-filling the rest.
 __device__ __forceinline__ void cp_async16(void* dst, const void* src, int bytes) {
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -237,7 +249,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 3)
         fwd_tc::pair_of(p, &ib, &jb);
         const int row = 16 * ib + i, r = 16 * jb + 15;
         qr[(p * 16 + i) * LQ + kk] =
-            from_f<E>(to_f(qs[row * LQ + kk]) * exp2f(bs[row * LB + kk] - bs[r * LB + kk]));
+            from_f<E>(to_f(qs[row * LQ + kk]) * decay_past_ref(bs[row * LB + kk], bs[r * LB + kk]));
       }
       {  // diagonal block warp/2 on FFMA, j <= i only
         const int blk = warp >> 1, i = 16 * blk + (lane & 15), j0 = 16 * blk + 4 * ((warp & 1) * 2 + (lane >> 4));
