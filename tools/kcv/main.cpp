@@ -12,12 +12,14 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "kcv/build_config.hpp"
 #include "kcv/candidate.hpp"
 #include "kcv/contract.hpp"
 #include "kcv/corpus.hpp"
 #include "kcv/engine.hpp"
 #include "kcv/provenance.hpp"
 #include "kcv/report.hpp"
+#include "kcv/runner.hpp"
 #include "kcv/text.hpp"
 
 #include "corpus_commands.hpp"
@@ -303,6 +305,16 @@ int cmd_replay(const ReplayOptions& o) {
   return res.judgement.verdict == kcv::Verdict::pass ? kExitPass : kExitFail;
 }
 
+/// `kcv --version`: the version and commit (as every report's provenance), the CUDA toolkit kcv was
+/// built with, and where this kcv finds the candidate headers, its adapters and its worker (from
+/// its own location when installed, the environment's KCV_* when set).
+std::string version_text() {
+  const std::string cuda = KCV_BUILD_CUDA_VERSION;
+  return fmt::format("kcv {} (commit {}; {})\ninclude:  {}\nadapters: {}\nworker:   {}", kcv::kcv_version(),
+                     kcv::kcv_commit(), cuda.empty() ? "cpu backend only" : "cuda " + cuda, kcv::kcv_include_dir(),
+                     kcv::kcv_adapters_dir(), kcv::default_worker_path());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -315,6 +327,7 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, -1);
   CLI::App app{"kcv — contract-grade verifier for GPU kernels"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", version_text, "print kcv's version, commit and the paths it uses, then exit");
 
   kcv::VerifyOptions vopts;
   std::string gates, json_out, junit_out;
@@ -366,6 +379,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
