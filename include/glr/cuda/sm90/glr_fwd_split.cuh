@@ -2,6 +2,7 @@
 /// is"): everything that does not depend on the state runs in parallel over chunks; only the state
 /// pass walks, and it walks on precomputed operands.
 ///   1. sm90_glr_fwd_prep  per (chunk, head):         b = chunk-local Σ g·log2e (shared memory only),
+///      (_scalar: the scalar gate)
 ///                                                    A (selected j <= i)             -> ws.A  [slot, H, C, C]
 ///                                                    q ⊙ 2^b                          -> ws.Qg [BT, H, K]
 ///                                                    k ⊙ 2^(b_last − b)               -> ws.Kd [BT, H, K]
@@ -9,10 +10,17 @@
 ///   2. sm90_glr_fwd_walk  per (V tile, head, seq):   S ← El ⊙ S + Kdᵀ v per chunk; S entering each chunk
 ///                                                    -> ws.S [slot, H, K, V], the final S -> hT
 ///   3. sm90_glr_fwd_out   per (chunk, head, V tile): o = scale·(Qg·S_c + A·v)
-/// The arithmetic is glr_fwd_tc.cuh's, operation for operation (the same factored A, the same
-/// roundings to the input dtype: A, S_c, q⊙2^b, k⊙2^(b_last−b) and the factored A operands once
-/// each; fp32 b, state, sums and accumulation), so its contract analysis holds unchanged; only
-/// where each value is computed moved. Every global tile is loaded with cp.async (16-byte copies,
+/// The arithmetic is glr_fwd_tc.cuh's, operation for operation, with one exception: the vector-gate
+/// prep forms the decay of A's diagonal 16-blocks (fp32, on FFMA, as there) per column as
+/// 2^(b_i − b_ρ)·2^(b_ρ − b_j), ρ the row before the block, where every |b − b_ρ| of the block's
+/// column is <= 32, and per pair as there elsewhere (diag_decay.hpp: the same Inf/NaN classes; a few
+/// fp32 ulps apart), and sums those blocks over K in two halves per 32-column slice. The roundings
+/// to the input dtype are unchanged (A, S_c, q⊙2^b, k⊙2^(b_last−b) and the factored off-diagonal
+/// A operands once each; fp32 b, diagonal factors, state, sums and accumulation), so the contract
+/// analysis holds unchanged; A's off-diagonal blocks, q⊙2^b, k⊙2^(b_last−b) and 2^(b_last) are
+/// the fused kernel's bits. The factored prep was compiled for sm_90a/sm_100a and its factoring
+/// emulated on the host (tests/unit/glr/diag_decay_test.cpp); not yet run on a GPU (session 16).
+/// Every global tile is loaded with cp.async (16-byte copies,
 /// zero-filled outside the live rows and columns; element copies where a row is not 16-byte
 /// aligned), all of a kernel's tiles in flight at once, and the walk prefetches chunk c+1 while it
 /// computes chunk c. Chunk slots: chunk c of sequence n is slot first_slot(n) + c with first_slot =
@@ -202,14 +210,9 @@ __device__ __forceinline__ void store_rows(E* dst, int64_t stride, int nc, int K
 /// After the last slice the two halves' partial sums are added (first + second); then A (rounded,
 /// j > i selected to 0) to the workspace.
 /// NOTES: the factored diagonal is what makes this kernel fast: the per-pair form costs an exp2f
-/// per (i, j, k), 16x more than the factors. x_i·y_j is q_i k_j 2^(b_i − b_j) up to fp32 roundings
-/// (two exp2f and two products against one and one; each exponent errs by at most half an ulp of
-/// |b − b_ρ| <= diag_decay::kSpan, inside the error model's allowance for exp arguments formed from
-/// cumulative gates). With diag_decay::kSpan = 32 both factors lie in [2^-32, 2^32]: never 0 nor Inf, so
-/// a nonfinite q or k gives the classes of the per-pair form, and x, y leave fp32's normal range
-/// only for |q|, |k| beyond 2^±94. A column whose b is not finite in the block (a −Inf or NaN gate,
-/// or one before the block) or spreads wider (gates far below −1 per step: the values gate's
-/// gates −20) takes the per-pair form, so the nonfinite semantics are those of the FFMA kernels.
+/// per (i, j, k), 16x the factors' one per (i, k), and the old kernel spent most of its time there.
+/// Why it is safe (nonfinite classes, range, accuracy): diag_decay.hpp. Slices of 32 columns keep
+/// four CTAs per SM within 64 registers; the diagonal's two halves keep its flag uniform per warp.
 template <class E, int KS>
 __global__ void __launch_bounds__(fwd_split::kThreads, 4)
     sm90_glr_fwd_prep(const E* __restrict__ q, const E* __restrict__ k, const float* __restrict__ g,
