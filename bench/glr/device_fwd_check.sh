@@ -7,7 +7,7 @@
 # BINDIR holds glr_cuda_tests and glr_fwd_time built on the host (carry it). Steps, each under
 # `timeout`, each exit code into $OUT/env.txt, each log into $OUT/<step>.txt:
 #   1. smoke    glr_cuda_tests on the forward's quick cases (both diagonal forms, a −Inf gate, every
-#               dtype); a failure stops the script here (exit 1)
+#               dtype, the benchmark's V tiles 64 and 32); a failure stops the script here (exit 1)
 #   2. tests    the whole glr_cuda_tests (the backward consumes the prep kernel's A, Qg, Kd, El)
 #   3. time     glr_fwd_time 5 split (the split alone at the first five shapes; 90 s)
 #   4. ncu      the forward kernels at shape 1 (4,2048,16,128): SpeedOfLight, Occupancy, LaunchStats (60 s)
@@ -47,7 +47,7 @@ step() {
 }
 
 # 1. smoke: fail fast
-smoke='GlrCudaFwd.EveryDtypeAndGate:GlrCudaFwd.GateExtremesTakeBothDiagonalForms:GlrCudaFwd.MinusInfGateLeavesEarlierRowsFinite'
+smoke='GlrCudaFwd.EveryDtypeAndGate:GlrCudaFwd.GateExtremesTakeBothDiagonalForms:GlrCudaFwd.MinusInfGateLeavesEarlierRowsFinite:GlrCudaFwd.TheBenchmarksVTiles'
 if ! step smoke 120 "$bin/glr_cuda_tests" --gtest_filter="$smoke"; then
   note "FAIL: smoke failed: the rest did not run (see $out/smoke.txt)"
   tail -40 "$out/smoke.txt"

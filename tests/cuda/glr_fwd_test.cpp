@@ -459,6 +459,21 @@ TEST(GlrCudaFwd, MinusInfGateLeavesEarlierRowsFinite) {
     }
 }
 
+TEST(GlrCudaFwd, TheBenchmarksVTiles) {
+  // The split's walk and out kernels take V tiles of 64 or 32 only when their grid fills the device
+  // (fwd_split::tiles): every shape above runs tiles of 16. On an H200 (132 SMs) these run 64
+  // (B·H·ceil(K/64) = 136 walkers, V = 100: a partial second tile) and 32 (68 walkers), as the
+  // benchmark's shapes do; T = 130 ends in a partial chunk.
+  SKIP_WITHOUT_GPU();
+  uint64_t seed = 800;
+  for (DType d : {DType::bf16, DType::f16})
+    for (auto [B, V] : {std::pair<int64_t, int64_t>{4, 100}, {2, 64}}) {
+      Case c;
+      c.B = B; c.T = 130; c.H = 17; c.K = 128; c.V = V; c.dtype = d; c.seed = ++seed;
+      check_case(c);
+    }
+}
+
 TEST(GlrCudaFwd, RefusesWhatItDoesNotSupport) {
   // No GPU needed: every refusal happens before any launch.
   auto refused = [](Shape s, const char* what) {

@@ -87,6 +87,20 @@ struct PrepSmem {
   static constexpr size_t bytes = end_xy > end_af ? end_xy : end_af;
 };
 
+/// Shared memory of sm90_glr_fwd_out (byte offsets): the fp32 sums of the MMAs take the place of
+/// q ⊙ 2^b once every warp has read it (53 KB at K = 128, V tile 64: four CTAs per SM, not three).
+template <int KP, int BV>
+struct OutSmem {
+  static constexpr int LQ = ld_half(KP), LV = ld_half(BV), LA = ld_half(C), LS = ld_half(BV), LO = ld_float(BV);
+  static constexpr size_t qs_bytes = align128(size_t(C) * LQ * 2), of_bytes = align128(size_t(C) * LO * 4);
+  static constexpr size_t qs = 0;                                               // q ⊙ 2^b   [C, KP] (E)
+  static constexpr size_t of = 0;                                               // then o's MMA sums [C, BV] (fp32)
+  static constexpr size_t vs = qs_bytes > of_bytes ? qs_bytes : of_bytes;       // v tile    [C, BV] (E)
+  static constexpr size_t as = vs + align128(size_t(C) * LV * 2);               // A         [C, C]  (E)
+  static constexpr size_t ss = as + align128(size_t(C) * LA * 2);               // S_c tile  [KP, BV] (E)
+  static constexpr size_t bytes = ss + align128(size_t(KP) * LS * 2);
+};
+
 /// Chunks in flight in the walk: its per-chunk work is short, so one chunk ahead leaves it waiting on
 /// the memory latency every step.
 inline constexpr int kWalkStages = 4;
@@ -578,15 +592,14 @@ __global__ void __launch_bounds__(fwd_split::kThreads)
   using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major>;
   using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major>;
   using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
-  constexpr int LQ = ld_half(KP), LV = ld_half(BV), LA = ld_half(C), LS = ld_half(BV), LO = ld_float(BV);
-  constexpr size_t o_qs = 0, o_vs = o_qs + align128(size_t(C) * LQ * 2), o_as = o_vs + align128(size_t(C) * LV * 2),
-                   o_ss = o_as + align128(size_t(C) * LA * 2), o_of = o_ss + align128(size_t(KP) * LS * 2);
+  using L = OutSmem<KP, BV>;
+  constexpr int LQ = L::LQ, LV = L::LV, LA = L::LA, LS = L::LS, LO = L::LO;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  E* qs = reinterpret_cast<E*>(smem_raw + o_qs);
-  E* vs = reinterpret_cast<E*>(smem_raw + o_vs);
-  E* as = reinterpret_cast<E*>(smem_raw + o_as);
-  E* ss = reinterpret_cast<E*>(smem_raw + o_ss);
-  float* of = reinterpret_cast<float*>(smem_raw + o_of);
+  E* qs = reinterpret_cast<E*>(smem_raw + L::qs);
+  E* vs = reinterpret_cast<E*>(smem_raw + L::vs);
+  E* as = reinterpret_cast<E*>(smem_raw + L::as);
+  E* ss = reinterpret_cast<E*>(smem_raw + L::ss);
+  float* of = reinterpret_cast<float*>(smem_raw + L::of);
 
   const int64_t nvt = cdiv(V, BV);
   const int64_t h = blockIdx.y / nvt, v0 = (blockIdx.y % nvt) * BV;
@@ -607,8 +620,9 @@ __global__ void __launch_bounds__(fwd_split::kThreads)
   {
     constexpr int kTiles = BV / 16 > 1 ? BV / 32 : 1;
     const int blk = warp >> 1, ct0 = warp & 1;
-    if (ct0 < BV / 16) {
-      FragC acc[kTiles];
+    const bool mma = ct0 < BV / 16;
+    FragC acc[kTiles];
+    if (mma) {
 #pragma unroll
       for (int t = 0; t < kTiles; ++t) wmma::fill_fragment(acc[t], 0.f);
 #pragma unroll
@@ -632,6 +646,9 @@ __global__ void __launch_bounds__(fwd_split::kThreads)
           wmma::mma_sync(acc[t], fa, fb, acc[t]);
         }
       }
+    }
+    __syncthreads();  // every warp is done with qs: of takes its place
+    if (mma) {
 #pragma unroll
       for (int t = 0; t < kTiles; ++t)
         wmma::store_matrix_sync(of + (16 * blk) * LO + 16 * (ct0 + 2 * t), acc[t], LO, wmma::mem_row_major);
@@ -713,9 +730,7 @@ Status launch_out(const FwdParams& p, cudaStream_t stream) {
   const Layout l = layout(s);
   if (l.NT == 0) return {};
   auto* ws = static_cast<unsigned char*>(p.workspace);
-  constexpr size_t bytes = align128(size_t(C) * ld_half(KP) * 2) + align128(size_t(C) * ld_half(BV) * 2) +
-                           align128(size_t(C) * ld_half(C) * 2) + align128(size_t(KP) * ld_half(BV) * 2) +
-                           align128(size_t(C) * ld_float(BV) * 4);
+  constexpr size_t bytes = OutSmem<KP, BV>::bytes;
   auto* kernel = &sm90_glr_fwd_out<E, BV, KP>;
   if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
   kernel<<<dim3(unsigned(l.NT), unsigned(s.H * cdiv(s.V, BV)), unsigned(s.sequences())), kThreads, bytes, stream>>>(
