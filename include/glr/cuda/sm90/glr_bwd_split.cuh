@@ -76,7 +76,7 @@ inline constexpr int kThreads = 256;
 inline constexpr int kWarps = kThreads / 32;
 static_assert(kThreads == fwd_split::kThreads, "async_tile strides by the forward split's block size");
 inline constexpr int kBV = 64;       // V tile of kernel 6
-inline constexpr int kDqkBV = 32;    // V tile of kernel 5's V loop (32 keeps its shared memory at 110.5 KB)
+inline constexpr int kDqkBV = 32;    // V tile of kernel 5's V loop (32 keeps its shared memory at 110.25 KB)
 inline constexpr int kStateStages = 3;  // chunks in flight in kernel 4 (three keep two CTAs per SM at BV 64)
 
 /// Columns of K per CTA of kernels 4 and 5 (K padded to KP): 64, or KP below that.
