@@ -316,30 +316,27 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     const float* el = el_at(buf);
     const E* se = se_at(buf);
 
-    {  // the dg seed of this V tile: row x over kParts lanes, y in order within a lane, the lanes in a fixed tree
+    {  // row x, columns [y0, y0 + kPerPart) per thread: the dg seed of this V tile (y in order within a
+       // lane, the kParts lanes in a fixed tree), G rounded (an MMA operand of kernels 5, 6), then decayed
       const int x = tid / kParts, y0 = (tid % kParts) * kPerPart;
-      const int y1 = x < kw ? (vw < y0 + kPerPart ? vw : y0 + kPerPart) : y0;  // live columns [y0, y1) of row x
+      const float e = x < kw ? el[x] : 1.f;
+      const bool last = c + 1 == nch;  // S_end: hfin (fp32), else the forward's S entering chunk c + 1
+      E* dSo = dSws + ((slot * H + h) * K + k0) * V + v0;
       float s = 0.f;
-      if (c + 1 < nch) {
 #pragma unroll 1
-        for (int y = y0; y < y1; ++y) s += G[x * LS + y] * to_f(se[x * LV + y]);
-      } else {
-#pragma unroll 1
-        for (int y = y0; y < y1; ++y) s += G[x * LS + y] * hfin[state0 + int64_t(x) * V + y];
+      for (int y = y0; y < y0 + kPerPart; ++y) {
+        const float g = G[x * LS + y];
+        if (x < kw && y < vw) {
+          s += g * (last ? hfin[state0 + int64_t(x) * V + y] : to_f(se[x * LV + y]));
+          dSo[int64_t(x) * V + y] = from_f<E>(g);
+        }
+        G[x * LS + y] = g * e;
       }
 #pragma unroll
       for (int o = 1; o < kParts; o *= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
       if (y0 == 0 && x < kw) seeds[((vt * slots + slot) * H + h) * K + k0 + x] = s;
     }
-    __syncthreads();  // the seeds have read G
-    E* dSo = dSws + ((slot * H + h) * K + k0) * V + v0;
-    for (int e = tid; e < KT * BV; e += kThreads) {  // G of this chunk (an MMA operand of kernels 5, 6), then decayed
-      const int kk = e / BV, vv = e % BV;
-      const float x = G[kk * LS + vv];
-      if (kk < kw && vv < vw) dSo[int64_t(kk) * V + vv] = from_f<E>(x);
-      G[kk * LS + vv] = x * (kk < kw ? el[kk] : 1.f);
-    }
-    __syncthreads();
+    __syncthreads();  // G is decayed everywhere
     for (int t = warp; t < (KT / 16) * (BV / 16); t += kWarps) {  // G += scale·(q ⊙ 2^b)ᵀ do
       const int rt = t / (BV / 16), ct = t % (BV / 16);
       FragC acc, prod;
