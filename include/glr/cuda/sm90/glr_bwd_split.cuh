@@ -42,7 +42,8 @@
 /// partials summed in order, no atomics.
 /// NOTES: status — the six-kernel split ran on the H200 (session 15: glr_cuda_tests, the 12 gates);
 /// the K tiles of kernels 4 and 5, the cp.async loads and kernel 6's reading of prep's k ⊙ 2^(b_last−b)
-/// were written without a GPU (session 16, branch wip-bwd2): not yet run on a GPU.
+/// were written without a GPU (branch wip-bwd2): not yet run on a GPU. Checked on the CPU by
+/// bench/glr/split_sim (these kernels, CUDA mocked, against the fp64 reference).
 #pragma once
 
 #include <mma.h>
@@ -520,15 +521,10 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   }
   __syncthreads();
 
-  // ---- dq's inter term and diagonal block -> dqs (P: DV is consumed) ----
+  // ---- dq's inter term -> dqs (P: DV is consumed) ----
   for (int e = tid; e < C * KT; e += kThreads) {
     const int i = e / KT, x = e % KT;
-    if (i >= nc) continue;  // never stored, never read by dg
-    const float bi = bs[i * LB + x];
-    float a = exp2f(bi) * xq[i * LB + x];             // 2^(b_i) ⊙ (do_i · S_cᵀ)
-    for (int j = i & ~15; j <= i; ++j)                // the diagonal block, j <= i only
-      a += dvd[i * LD + (j & 15)] * (to_f(ks[j * LQ + x]) * exp2f(bi - bs[j * LB + x]));
-    dqs[i * LB + x] = a;
+    if (i < nc) dqs[i * LB + x] = exp2f(bs[i * LB + x]) * xq[i * LB + x];  // 2^(b_i) ⊙ (do_i · S_cᵀ); rows >= nc never read
   }
   __syncthreads();
 
@@ -578,17 +574,39 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   }
   __syncthreads();
 
-  // ---- dk = 2^(b_last − b_j) ⊙ Xk + scale·(off-diagonal + diagonal block); dq ← scale·dq ----
-  for (int e = tid; e < C * KT; e += kThreads) {
-    const int j = e / KT, x = e % KT;
-    if (j >= nc) continue;
-    const float bj = bs[j * LB + x];
-    const int last = (j | 15) < nc - 1 ? (j | 15) : nc - 1;
-    float a = j < 48 ? exp2f(bs[(j | 15) * LB + x] - bj) * stk[j * LB + x] : 0.f;
-    for (int i = j; i <= last; ++i)  // the diagonal block, i >= j only
-      a += dvd[i * LD + (j & 15)] * (to_f(qs[i * LQ + x]) * exp2f(bs[i * LB + x] - bj));
-    dks[j * LB + x] = scale * a + exp2f(bs[(C - 1) * LB + x] - bj) * dks[j * LB + x];
-    dqs[j * LB + x] *= scale;
+  // ---- the diagonal blocks of dq and dk on FFMA, one 2^(b_i − b_j) per pair (i >= j): a thread owns block
+  // ib of column x; dq ← scale·(dq + Σ_{j in ib, j <= i} DV_ij k_j 2^(b_i − b_j)), j ascending;
+  // dk = 2^(b_last − b_j) ⊙ Xk + scale·(2^(b_r − b_j) ⊙ stk + Σ_{i in ib, i >= j} DV_ij q_i 2^(b_i − b_j)), i ascending ----
+  for (int task = tid; task < 4 * KT; task += kThreads) {
+    const int s0 = 16 * (task / KT), x = task % KT;  // block rows [s0, s0 + 16)
+    if (s0 >= nc) continue;
+    float dka[16];
+#pragma unroll
+    for (int jj = 0; jj < 16; ++jj) {  // dk's off-diagonal term (blocks 0-2), scaled below
+      const int j = s0 + jj;
+      dka[jj] = j < 48 ? exp2f(bs[(s0 + 15) * LB + x] - bs[j * LB + x]) * stk[j * LB + x] : 0.f;
+    }
+#pragma unroll
+    for (int ii = 0; ii < 16; ++ii) {
+      const int i = s0 + ii;
+      if (i < nc) {
+        const float bi = bs[i * LB + x], qi = to_f(qs[i * LQ + x]);
+        float a = dqs[i * LB + x];
+#pragma unroll
+        for (int jj = 0; jj <= ii; ++jj) {  // the live triangle only: j <= i < nc
+          const int j = s0 + jj;
+          const float d = dvd[i * LD + jj], e = exp2f(bi - bs[j * LB + x]);
+          a += d * (to_f(ks[j * LQ + x]) * e);
+          dka[jj] += d * (qi * e);
+        }
+        dqs[i * LB + x] = scale * a;
+      }
+    }
+#pragma unroll
+    for (int jj = 0; jj < 16; ++jj) {
+      const int j = s0 + jj;
+      if (j < nc) dks[j * LB + x] = scale * dka[jj] + exp2f(bs[(C - 1) * LB + x] - bs[j * LB + x]) * dks[j * LB + x];
+    }
   }
   __syncthreads();
 
