@@ -1,25 +1,25 @@
-/// glr CUDA family, sm90 tensor-core backward split in six kernels (docs/glr.md, "The split
+/// glr CUDA family, sm90 tensor-core backward split in five kernels (docs/glr.md, "The split
 /// backward"): bwd_slice of glr/cpu_chunked.hpp for bf16/f16 inputs, K <= 128, chunk 64, its matrix
 /// products on WMMA m16n16k16 (operands in the input dtype, fp32 accumulation), every state,
 /// partial sum and reduction in fp32. Only the two state passes walk; the rest is per chunk.
-/// K runs in tiles of KT = 64 columns (32 for K <= 32) in kernels 4 and 5: their columns are
-/// independent but for the scalar gate's dg, which sums over K (kernel 6 adds the tiles' partials).
-///   1. sm90_glr_bwd_cumsum  per (chunk, head):          b = chunk-local Σ g·log2e        -> ws.b
-///   2. sm90_glr_fwd_prep    per (chunk, head):          A (j <= i, input dtype), q ⊙ 2^b, k ⊙ 2^(b_last−b)
+/// K runs in tiles of KT = 64 columns (32 for K <= 32) in kernels 3 and 4: their columns are
+/// independent but for the scalar gate's dg, which sums over K (kernel 5 adds the tiles' partials).
+///   1. sm90_glr_fwd_prep    per (chunk, head):          A (j <= i, input dtype), q ⊙ 2^b, k ⊙ 2^(b_last−b)
 ///        (glr_fwd_split.cuh)                            (input dtype), 2^(b_last) (fp32)  -> ws.fwd
-///   3. sm90_glr_fwd_walk    per (V x K tile, head, seq): S entering each chunk (E)  -> ws.fwd S,
+///   2. sm90_glr_fwd_walk    per (V x K tile, head, seq): S entering each chunk (E)  -> ws.fwd S,
 ///                                                       the final S (fp32)               -> ws.hfin
-///   4. sm90_glr_bwd_dstate  per (V x K tile, head, seq): chunks in reverse, G (fp32) = the gradient
+///   3. sm90_glr_bwd_dstate  per (V x K tile, head, seq): chunks in reverse, G (fp32) = the gradient
 ///        of the state leaving the chunk, from dhT: stores G (E) -> ws.dS, the V-tile partial dg
 ///        seeds Σ_v G ⊙ S_end -> ws.seeds, then G ← 2^(b_last) ⊙ G + scale·(q ⊙ 2^b)ᵀ do; dh0 = G.
 ///        The operands of the next chunks load (cp.async ring) while one is computed.
-///   5. sm90_glr_bwd_dqk     per (chunk, head, K tile):  over V tiles DV = do·vᵀ (every K tile
-///        recomputes it), do·S_cᵀ, v·G_cᵀ; then dq, dk (intra through DV with factored decays) and
+///   4. sm90_glr_bwd_dqk     per (chunk, head, K tile):  b = chunk-local Σ g·log2e of the tile's
+///        columns (shared memory only); over V tiles DV = do·vᵀ (every K tile recomputes it),
+///        do·S_cᵀ, v·G_cᵀ; then dq, dk (intra through DV with factored decays) and
 ///        dg (vector gate; scalar gate: the tile's partial row sums and seed sum -> ws.dgp)
-///   6. sm90_glr_bwd_dv      per (chunk, head, V tile):  dv = scale·Aᵀ·do + (k ⊙ 2^(b_last−b))·G_c;
+///   5. sm90_glr_bwd_dv      per (chunk, head, V tile):  dv = scale·Aᵀ·do + (k ⊙ 2^(b_last−b))·G_c;
 ///        scalar gate: the V tile 0 CTA adds the K tiles' partials in order and writes dg.
-/// Kernels 2-3 are the forward split's own (fwd_split::launch_states), so S_c, A, q ⊙ 2^b,
-/// k ⊙ 2^(b_last−b) and 2^(b_last) are the forward's bits (kernels 4 and 6 read the last three).
+/// Kernels 1-2 are the forward split's own (fwd_split::launch_states), so S_c, A, q ⊙ 2^b,
+/// k ⊙ 2^(b_last−b) and 2^(b_last) are the forward's bits (kernels 3 and 5 read the last three).
 ///
 /// Per chunk (rows i, j; 16-row blocks; m = 1, 2, 3 and its reference row r = 16m − 1):
 ///   Kr_m[j] = k_j ⊙ 2^(b_r − b_j)  (j <= r),   Qr_m[i] = q_i ⊙ 2^(b_i − b_r)  (i > r)
@@ -31,8 +31,8 @@
 ///   dg_i = Σ_v G_c ⊙ S_end + Σ_{i' >= i} (q ⊙ dq − k ⊙ dk)_{i'}            (scalar gate: also Σ over K)
 /// Every 2^ argument is b_i, b_last − b_j, or b_i − b_j with i >= j, so <= 0 when g <= 0 (both
 /// factors of an off-diagonal block are <= 1, as in the forward's A). The operands rounded to the
-/// input dtype, once each: DV, Kr, Qr, A (and its factored operands, kernel 2), S_c, G_c,
-/// q ⊙ 2^b (kernel 4: scale multiplies the fp32 product), k ⊙ 2^(b_last − b) — the roundings the
+/// input dtype, once each: DV, Kr, Qr, A (and its factored operands, kernel 1), S_c, G_c,
+/// q ⊙ 2^b (kernel 3: scale multiplies the fp32 product), k ⊙ 2^(b_last − b) — the roundings the
 /// bf16/f16 contracts admit (docs/glr.md, ρ of dq, dk 2, dv 3, dh0 1, dg 3 and 3 on its seed,
 /// whose S_end is rounded and G fp32).
 /// Masking is by select: the diagonal blocks' products run on FFMA over the live triangle only, DV
@@ -40,10 +40,11 @@
 /// the chunk's end (or column past K, V) is selected to 0 (a padded row never makes 0·Inf).
 /// Deterministic: fixed tiling, fixed loop orders, the V-tile seeds and the scalar gate's K-tile
 /// partials summed in order, no atomics.
-/// NOTES: status — the six-kernel split ran on the H200 (session 15: glr_cuda_tests, the 12 gates);
-/// the K tiles of kernels 4 and 5, the cp.async loads and kernel 6's reading of prep's k ⊙ 2^(b_last−b)
-/// were written without a GPU (branch wip-bwd2): not yet run on a GPU. Checked on the CPU by
-/// bench/glr/split_sim (these kernels, CUDA mocked, against the fp64 reference).
+/// NOTES: status — the six-kernel split (a cumsum kernel first) ran on the H200 (session 15:
+/// glr_cuda_tests, the 12 gates); the K tiles of kernels 3 and 4, the cp.async loads, kernel 4's own
+/// b (the cumsum kernel folded in) and kernel 5's reading of prep's k ⊙ 2^(b_last−b) were written
+/// without a GPU (branch wip-bwd2): not yet run on a GPU. Checked on the CPU by bench/glr/split_sim
+/// (these kernels, CUDA mocked, against the fp64 reference).
 #pragma once
 
 #include <mma.h>
@@ -76,21 +77,21 @@ using fwd_tc::kLog2e;
 inline constexpr int kThreads = 256;
 inline constexpr int kWarps = kThreads / 32;
 static_assert(kThreads == fwd_split::kThreads, "async_tile strides by the forward split's block size");
-inline constexpr int kBV = 64;       // V tile of kernel 6
-inline constexpr int kDqkBV = 32;    // V tile of kernel 5's V loop (32 keeps its shared memory at 110.25 KB)
-inline constexpr int kStateStages = 3;  // chunks in flight in kernel 4 (three keep two CTAs per SM at BV 64)
+inline constexpr int kBV = 64;       // V tile of kernel 5
+inline constexpr int kDqkBV = 32;    // V tile of kernel 4's V loop (32 keeps its shared memory at 110.25 KB)
+inline constexpr int kStateStages = 3;  // chunks in flight in kernel 3 (three keep two CTAs per SM at BV 64)
 
-/// Columns of K per CTA of kernels 4 and 5 (K padded to KP): 64, or KP below that.
+/// Columns of K per CTA of kernels 3 and 4 (K padded to KP): 64, or KP below that.
 __host__ __device__ constexpr int k_tile(int KP) { return KP < 64 ? KP : 64; }
-/// K tiles of kernels 4 and 5 for K (KP = 32, 64 or 128 as launch_gate picks it).
+/// K tiles of kernels 3 and 4 for K (KP = 32, 64 or 128 as launch_gate picks it).
 __host__ __device__ constexpr int64_t k_tiles(int64_t K) { return K <= 32 ? 1 : cdiv(K, 64); }
 
-/// Workspace layout (byte offsets): b, then the forward split's own workspace (A, S, q⊙2^b,
-/// k⊙2^(b_last−b), 2^(b_last): fwd_split::layout, at `fwd`), then dS, the final states, the dg
-/// seeds (sized for the narrowest V tile of kernel 4, 16) and the scalar gate's K-tile partials.
+/// Workspace layout (byte offsets): the forward split's own workspace (A, S, q⊙2^b, k⊙2^(b_last−b),
+/// 2^(b_last): fwd_split::layout, at `fwd`), then dS, the final states, the dg seeds (sized for the
+/// narrowest V tile of kernel 3, 16) and the scalar gate's K-tile partials.
 struct Layout {
   int64_t NT = 0, slots = 0, BT = 0, nvt_max = 0, nkt = 0;
-  size_t b = 0, fwd = 0, A = 0, S = 0, Qg = 0, Kd = 0, El = 0, dS = 0, hfin = 0, seeds = 0, dgp = 0, bytes = 0;
+  size_t fwd = 0, A = 0, S = 0, Qg = 0, Kd = 0, El = 0, dS = 0, hfin = 0, seeds = 0, dgp = 0, bytes = 0;
 };
 
 inline Layout layout(const Shape& s) {
@@ -98,14 +99,12 @@ inline Layout layout(const Shape& s) {
   Layout l;
   const int64_t H = s.H < 1 ? 1 : s.H, K = s.K < 1 ? 1 : s.K, V = s.V < 1 ? 1 : s.V;
   const int64_t N = s.sequences() < 1 ? 1 : s.sequences();
-  const int64_t GW = s.gate == Gate::scalar ? 1 : K;
   l.NT = f.NT;
   l.slots = f.slots;
   l.BT = f.BT;
   l.nvt_max = cdiv(V, 16);
   l.nkt = k_tiles(K);
-  l.b = 0;                                                          // [BT, H, GW] fp32
-  l.fwd = align256(size_t(l.BT) * H * GW * 4);
+  l.fwd = 0;
   l.A = l.fwd + f.A;
   l.S = l.fwd + f.S;
   l.Qg = l.fwd + f.Qg;
@@ -119,18 +118,36 @@ inline Layout layout(const Shape& s) {
   return l;
 }
 
-/// Loads rows [c0, c0+nc) and columns [k0, k0+kw) of b (gate width GW) into bs [C][ld], padding
-/// columns >= kw with 0 and rows >= nc with the chunk's last value (b_last: a padded row adds no
-/// decay), the scalar gate broadcast over KT.
+/// b = Σ_{i' <= i} g·log2e down the columns [k0, k0 + kw) of one chunk into bs [C][ld] (shared
+/// memory; the forward's prep forms it the same way): rows >= nc add 0, so they hold b_last (a
+/// padded row adds no decay); columns >= kw hold 0; the scalar gate's one column is broadcast over
+/// the kw live columns. Called by every thread; waits for all of its cp.async groups; ends on a barrier.
 template <int KT, bool kScalarGate>
-__device__ __forceinline__ void load_b(float* bs, int ld, const float* b, int64_t c0, int nc, int64_t h, int64_t H,
-                                       int64_t K, int64_t k0, int kw) {
-  const int64_t GW = kScalarGate ? 1 : K;
+__device__ __forceinline__ void chunk_b(float* bs, int ld, const float* g, int64_t c0, int nc, int64_t h, int64_t H,
+                                        int64_t K, int64_t k0, int kw) {
+  if constexpr (!kScalarGate) {
+    async_tile<KT>(bs, ld, g + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+    cp_async_commit();
+  } else {
+    for (int i = threadIdx.x; i < C; i += kThreads) bs[i * ld] = i < nc ? g[(c0 + i) * H + h] : 0.f;
+  }
+  cp_async_wait<0>();
+  __syncthreads();
+  for (int x = threadIdx.x; x < (kScalarGate ? 1 : KT); x += kThreads) {  // down each column, in order
+    float a = 0.f;
 #pragma unroll 8
-  for (int e = threadIdx.x; e < C * KT; e += kThreads) {
-    const int i = e / KT, kk = e % KT;
-    const int row = i < nc ? i : nc - 1;
-    bs[i * ld + kk] = kk < kw ? b[((c0 + row) * H + h) * GW + (kScalarGate ? 0 : k0 + kk)] : 0.f;
+    for (int i = 0; i < C; ++i) {
+      a += bs[i * ld + x] * kLog2e;
+      bs[i * ld + x] = a;
+    }
+  }
+  __syncthreads();
+  if constexpr (kScalarGate) {
+    for (int e = threadIdx.x; e < C * KT; e += kThreads) {
+      const int i = e / KT, kk = e % KT;
+      if (kk) bs[i * ld + kk] = kk < kw ? bs[i * ld] : 0.f;
+    }
+    __syncthreads();
   }
 }
 
@@ -147,7 +164,7 @@ __device__ __forceinline__ void lower_block(int p, int* ib, int* jb) {
   *jb = j;
 }
 
-/// Shared-memory plan of kernel 4 (byte offsets): kStateStages buffers of one chunk's operands
+/// Shared-memory plan of kernel 3 (byte offsets): kStateStages buffers of one chunk's operands
 /// (buffer s at s·stage + the offset), then the state gradient.
 struct DstatePlan {
   size_t qg = 0, dos = 0, el = 0, se = 0, stage = 0, G = 0, total = 0;
@@ -167,7 +184,7 @@ struct DstatePlan {
   }
 };
 
-/// Shared-memory plan of kernel 5 (byte offsets). R1 holds the V tiles during the V loop, then
+/// Shared-memory plan of kernel 4 (byte offsets). R1 holds the V tiles during the V loop, then
 /// Kr and Qr; kr's space later holds dk's off-diagonal product stk (48 x KT fp32 fits in 96 x LQ E).
 /// P stages DV (fp32 [C, C]) and then holds dq; Q holds do·S_cᵀ, then dq's off-diagonal product,
 /// then v·G_cᵀ and dk.
@@ -182,7 +199,7 @@ struct DqkPlan {
   __host__ __device__ constexpr DqkPlan(int KT) {
     qs = take(size_t(C) * ld_half(KT) * 2);    // q            (E)    [C, KT]
     ks = take(size_t(C) * ld_half(KT) * 2);    // k            (E)    [C, KT]
-    bs = take(size_t(C) * ld_float(KT) * 4);   // b            (fp32) [C, KT]
+    bs = take(size_t(C) * ld_float(KT) * 4);   // g, then b    (fp32) [C, KT]
     dvd = take(size_t(C) * ld_float(16) * 4);  // DV's diagonal blocks (fp32) [C, 16]: row i, column j & 15
     dvb = take(size_t(C) * ld_half(C) * 2);    // DV selected to the off-diagonal blocks, rounded (E) [C, C]
     const size_t tile = align128(size_t(C) * ld_half(kDqkBV) * 2),
@@ -200,7 +217,7 @@ struct DqkPlan {
   }
 };
 
-/// Shared-memory plan of kernel 6 (byte offsets).
+/// Shared-memory plan of kernel 5 (byte offsets).
 struct DvPlan {
   size_t as = 0, dos = 0, kt = 0, gs = 0, stg = 0, red = 0, total = 0;
   __host__ __device__ constexpr size_t take(size_t bytes) {
@@ -220,31 +237,7 @@ struct DvPlan {
 
 }  // namespace bwd_split
 
-/// 1. b = Σ_{i' <= i} g_{c0+i'}·log2e down each gate column, per chunk; grid (NT, H, N), threads
-/// over the gate width GW (1 or K) in steps of kThreads (the forward keeps b in shared memory; the
-/// backward's kernels read it from here).
-__global__ void __launch_bounds__(bwd_split::kThreads)
-    sm90_glr_bwd_cumsum(const float* __restrict__ g, float* __restrict__ b, const int64_t* __restrict__ cu,
-                        int64_t T, int64_t H, int64_t GW, int64_t NT) {
-  using namespace bwd_split;
-  int64_t bos, eos;
-  first_slot(cu, blockIdx.z, T, NT, &bos, &eos);
-  const int64_t c0 = bos + int64_t(blockIdx.x) * C, h = blockIdx.y;
-  if (c0 >= eos) return;
-  const int nc = int(eos - c0 < C ? eos - c0 : C);
-  for (int64_t x = threadIdx.x; x < GW; x += kThreads) {
-    float a = 0.f;
-#pragma unroll 8
-    for (int i = 0; i < nc; ++i) {
-      const int64_t at = ((c0 + i) * H + h) * GW + x;
-      a += g[at] * kLog2e;
-      b[at] = a;
-    }
-  }
-}
-
-
-/// 4. The reverse state pass. Grid (ceil(V / BV)·ceil(K / KT), H, N): a CTA owns a KT x BV tile of
+/// 3. The reverse state pass. Grid (ceil(V / BV)·ceil(K / KT), H, N): a CTA owns a KT x BV tile of
 /// the state gradient (its rows are independent: row kk decays by its own 2^(b_last)). G starts as
 /// dhT (or 0); for each chunk c, last first: the partial seeds Σ_{v in tile} G ⊙ S_end ->
 /// seeds[vt], G (rounded) -> dS[slot c], then G ← 2^(b_last) ⊙ G + scale·(q ⊙ 2^b)ᵀ·do (q ⊙ 2^b
@@ -318,7 +311,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     const E* se = se_at(buf);
 
     {  // row x, columns [y0, y0 + kPerPart) per thread: the dg seed of this V tile (y in order within a
-       // lane, the kParts lanes in a fixed tree), G rounded (an MMA operand of kernels 5, 6), then decayed
+       // lane, the kParts lanes in a fixed tree), G rounded (an MMA operand of kernels 4, 5), then decayed
       const int x = tid / kParts, y0 = (tid % kParts) * kPerPart;
       const float e = x < kw ? el[x] : 1.f;
       const bool last = c + 1 == nch;  // S_end: hfin (fp32), else the forward's S entering chunk c + 1
@@ -365,16 +358,16 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   }
 }
 
-/// 5. dq, dk and dg of one chunk and K tile. Grid (NT, H·ceil(K / KT), N). The V loop accumulates
+/// 4. dq, dk and dg of one chunk and K tile. Grid (NT, H·ceil(K / KT), N). The V loop accumulates
 /// DV (lower blocks; every K tile computes the same DV, by the same operations), do·S_cᵀ and
 /// v·G_cᵀ (this tile's K rows of S_c, G_c) in fragments that each warp keeps across the V tiles.
 /// dq and dk of a column need only that column (and DV); the vector gate's dg too. The scalar
 /// gate's dg sums over K: the tile writes its partial row sums and its seed sum to dgp, and
-/// kernel 6 adds the tiles in order.
+/// kernel 5 adds the tiles in order. b is formed here, in shared memory, from g.
 template <class E, bool kScalarGate, int KT>
 __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     sm90_glr_bwd_dqk(const E* __restrict__ q, const E* __restrict__ k, const E* __restrict__ v,
-                     const E* __restrict__ dO, const float* __restrict__ b, const E* __restrict__ Sws,
+                     const E* __restrict__ dO, const float* __restrict__ g, const E* __restrict__ Sws,
                      const E* __restrict__ dSws, const float* __restrict__ seeds, E* __restrict__ dq,
                      E* __restrict__ dk, float* __restrict__ dg, float* __restrict__ dgp,
                      const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t V, int64_t NT,
@@ -426,7 +419,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   async_tile<KT>(qs, LQ, q + (c0 * H + h) * K + k0, H * K, C, nc, kw);
   async_tile<KT>(ks, LQ, k + (c0 * H + h) * K + k0, H * K, C, nc, kw);
   cp_async_commit();
-  load_b<KT, kScalarGate>(bs, LB, b, c0, nc, h, H, K, k0, kw);
+  chunk_b<KT, kScalarGate>(bs, LB, g, c0, nc, h, H, K, k0, kw);  // q and k have landed too
 
   // ---- V loop: DV += do·vᵀ (lower blocks), Xq += do·S_cᵀ, Xk += v·G_cᵀ ----
   FragC accD[2], accQ[kPer], accK[kPer];
@@ -479,9 +472,6 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     }
     __syncthreads();
   }
-  cp_async_wait<0>();  // V < 1: q and k have not been waited for in the loop
-  __syncthreads();
-
   // ---- DV (fp32) -> P, Xq -> Q; Kr, Qr into R1 (the V tiles are dead: the loop ended on a barrier) ----
 #pragma unroll
   for (int u = 0; u < 2; ++u) {
@@ -644,9 +634,9 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   }
 }
 
-/// 6. dv of one chunk and V tile. Grid (NT, H·ceil(V / kBV), N). Its operands are the forward's A,
-/// prep's k ⊙ 2^(b_last − b) and kernel 4's G_c. Scalar gate: the CTA of V tile 0 also writes the
-/// chunk's dg from kernel 5's K-tile partials (row sums and seed sums, added over the tiles in order).
+/// 5. dv of one chunk and V tile. Grid (NT, H·ceil(V / kBV), N). Its operands are the forward's A,
+/// prep's k ⊙ 2^(b_last − b) and kernel 3's G_c. Scalar gate: the CTA of V tile 0 also writes the
+/// chunk's dg from kernel 4's K-tile partials (row sums and seed sums, added over the tiles in order).
 template <class E, bool kScalarGate, int KP>
 __global__ void __launch_bounds__(bwd_split::kThreads)
     sm90_glr_bwd_dv(const E* __restrict__ Kd, const E* __restrict__ dO, const E* __restrict__ A,
@@ -767,7 +757,7 @@ inline Status allow_smem(Kern* kernel, size_t bytes) {
   return {};
 }
 
-/// The V tile of kernel 4 (the only kernel of the backward whose grid the sequences and heads
+/// The V tile of kernel 3 (the only kernel of the backward whose grid the sequences and heads
 /// limit): the widest whose grid, V tiles x K tiles x heads x sequences, fills the device, as the
 /// forward split chooses its walk's (fwd_split::tiles).
 template <int KT>
@@ -778,7 +768,7 @@ inline int dstate_bv(const Shape& s) {
   return 16;
 }
 
-/// Kernel 4; returns the number of V tiles of its seeds in *nvt.
+/// Kernel 3; returns the number of V tiles of its seeds in *nvt.
 template <class E, int BV, int KT>
 Status launch_dstate(const BwdParams& p, const Layout& l, cudaStream_t stream, int64_t* nvt) {
   const Shape& s = p.shape;
@@ -810,20 +800,15 @@ template <class E, bool kScalarGate, int KP>
 Status launch_kp(const BwdParams& p, cudaStream_t stream) {
   const Shape& s = p.shape;
   const Layout l = layout(s);
-  const int64_t N = s.sequences(), GW = kScalarGate ? 1 : s.K;
+  const int64_t N = s.sequences();
   constexpr int KT = k_tile(KP);
   const int64_t nkt = cdiv(s.K, KT);
   if (nkt > l.nkt) return {"glr::cuda::backward (split): K tiles beyond the workspace's"};  // k_tiles(K) == nkt
   auto* ws = static_cast<unsigned char*>(p.workspace);
-  float* b = reinterpret_cast<float*>(ws + l.b);
   const auto* q = static_cast<const E*>(p.q);
   const auto* k = static_cast<const E*>(p.k);
-  const dim3 chunks(unsigned(l.NT), unsigned(s.H), unsigned(N));
 
-  if (l.NT > 0)
-    sm90_glr_bwd_cumsum<<<chunks, kThreads, 0, stream>>>(static_cast<const float*>(p.g), b, s.cu_seqlens, s.T, s.H,
-                                                         GW, l.NT);
-  // Kernels 2 and 3: the forward split's prep and walk on its part of the workspace (A, q ⊙ 2^b,
+  // Kernels 1 and 2: the forward split's prep and walk on its part of the workspace (A, q ⊙ 2^b,
   // k ⊙ 2^(b_last − b), 2^(b_last), every chunk's incoming S), the final state in fp32 to ws.hfin.
   FwdParams f;
   f.shape = s;
@@ -845,7 +830,8 @@ Status launch_kp(const BwdParams& p, cudaStream_t stream) {
     auto* dqk = &sm90_glr_bwd_dqk<E, kScalarGate, KT>;
     if (Status st = allow_smem(dqk, dqk_bytes); !st.ok()) return st;
     dqk<<<dim3(unsigned(l.NT), unsigned(s.H * nkt), unsigned(N)), kThreads, dqk_bytes, stream>>>(
-        q, k, static_cast<const E*>(p.v), static_cast<const E*>(p.dO), b, reinterpret_cast<const E*>(ws + l.S),
+        q, k, static_cast<const E*>(p.v), static_cast<const E*>(p.dO), static_cast<const float*>(p.g),
+        reinterpret_cast<const E*>(ws + l.S),
         reinterpret_cast<const E*>(ws + l.dS), reinterpret_cast<const float*>(ws + l.seeds), static_cast<E*>(p.dq),
         static_cast<E*>(p.dk), static_cast<float*>(p.dg), reinterpret_cast<float*>(ws + l.dgp), s.cu_seqlens, s.T,
         s.H, s.K, s.V, l.NT, l.slots, nvt_seed, float(p.scale));
