@@ -7,11 +7,11 @@
 //   g++ -std=c++20 -O2 -Iinclude bench/glr/glr_bwd_split_emu.cpp -o build/glr_bwd_split_emu && build/glr_bwd_split_emu
 //   (session 14: worst relative difference 3.4e-15 over every case)
 //
-// The K tiles of kernels 4 and 5 (wip-bwd2): every state row and dq/dk/dg column is computed
+// The K tiles of kernels 3 (dstate) and 4 (dqk) (wip-bwd2): every state row and dq/dk/dg column is computed
 // tile by tile (k0, kw = min(KT, K − k0); columns past kw padded with q = k = 0, b = 0 as the
-// kernels' tiles are), kernel 4's seeds per (V tile, K tile) and its update as
+// kernels' tiles are), kernel 3's seeds per (V tile, K tile) and its update as
 // scale·((q ⊙ 2^b)ᵀ do), and the scalar gate's dg from the per-K-tile partials (row sums, seed sum)
-// that kernel 6 adds in tile order. KT = 64 as the kernels (K = 65, 96, 128) and KT = 8 (small K
+// that kernel 5 (dv) adds in tile order. KT = 64 as the kernels (K = 65, 96, 128) and KT = 8 (small K
 // crossing several tiles).
 #include <cmath>
 #include <cstdio>
@@ -49,7 +49,7 @@ double run(int L, int K, int V, bool scalar, unsigned rseed, int KT = 1 << 20, i
     for (int x = 0; x < K; ++x) { double el = std::exp2(bat(c,nc,C-1,x)); for (int y = 0; y < V; ++y) S[c+1][x*V+y] *= el; }
     for (int j = 0; j < nc; ++j) for (int x = 0; x < K; ++x) { double kt = k[(c*C+j)*K+x]*std::exp2(bat(c,nc,C-1,x)-bat(c,nc,j,x)); for (int y = 0; y < V; ++y) S[c+1][x*V+y] += kt * v[(c*C+j)*V+y]; }
   }
-  // dstate, kernel 4: per (V tile of BVs, K tile of KT), chunks in reverse; the seeds per V tile
+  // dstate, kernel 3: per (V tile of BVs, K tile of KT), chunks in reverse; the seeds per V tile
   const int nvt = (V + BVs - 1) / BVs, nkt = (K + KT - 1) / KT;
   vector<double> G(K*V); vector<vector<double>> dS(nch, vector<double>(K*V));
   vector<vector<vector<double>>> seedv(nvt, vector<vector<double>>(nch, vector<double>(K, std::nan(""))));
@@ -74,7 +74,7 @@ double run(int L, int K, int V, bool scalar, unsigned rseed, int KT = 1 << 20, i
     }
     for (int kk = 0; kk < kw; ++kk) for (int vv = 0; vv < vw; ++vv) G[(k0+kk)*V+v0+vv] = Gt[kk*BVs+vv];
   }
-  vector<vector<double>> seed(nch, vector<double>(K, 0));  // what kernel 5 adds: the V tiles in order
+  vector<vector<double>> seed(nch, vector<double>(K, 0));  // what kernel 4 adds: the V tiles in order
   for (int c = 0; c < nch; ++c) for (int x = 0; x < K; ++x) for (int vt = 0; vt < nvt; ++vt) seed[c][x] += seedv[vt][c][x];
   vector<double> eq(L*K), ek(L*K), ev(L*V), eg(L*GW);
   for (int c = 0; c < nch; ++c) {
@@ -109,7 +109,7 @@ double run(int L, int K, int V, bool scalar, unsigned rseed, int KT = 1 << 20, i
       eq[(c0+j)*K+x] = dqs[j*K+x]; ek[(c0+j)*K+x] = dks[j*K+x];
     }
     if (!scalar) for (int x = 0; x < K; ++x) { double acc = seed[c][x]; for (int i = nc-1; i >= 0; --i) { acc += Q(i,x)*dqs[i*K+x] - Kk(i,x)*dks[i*K+x]; eg[(c0+i)*K+x] = acc; } }
-    else {  // kernel 5 per K tile: row sums over its columns, its seed sum -> dgp[kt]; kernel 6 adds the tiles in order
+    else {  // kernel 4 per K tile: row sums over its columns, its seed sum -> dgp[kt]; kernel 5 adds the tiles in order
       vector<double> dgp(nkt*(C+1), std::nan(""));
       for (int kt = 0; kt < nkt; ++kt) {
         const int k0 = kt*KT, kw = std::min(KT, K - k0);
@@ -143,7 +143,7 @@ int main() {
   double w = 0;
   for (bool sc : {false, true}) for (int L : {1, 15, 16, 17, 33, 48, 63, 64, 65, 130, 200}) w = std::max(w, run(L, 13, 7, sc, L));
   w = std::max(w, run(150, 40, 70, false, 9)); w = std::max(w, run(150, 40, 70, true, 9));
-  std::printf("K tiles (KT, V tile of kernel 4):\n");
+  std::printf("K tiles (KT, V tile of kernel 3):\n");
   for (bool sc : {false, true}) {
     for (int L : {1, 17, 64, 65, 130}) w = std::max(w, run(L, 13, 7, sc, 100 + L, 8, 16));  // K 13 = tiles 8 + 5
     w = std::max(w, run(150, 21, 40, sc, 7, 8, 32));  // 8 + 8 + 5, V 32 + 8

@@ -649,9 +649,9 @@ TEST(GlrCudaBwdSplit, SizesK) {
   }
 }
 
-// K in tiles of 64 in kernels 4 (dstate) and 5 (dqk): K just past a tile (65), a part tile (96,
+// K in tiles of 64 in kernels 3 (dstate) and 4 (dqk): K just past a tile (65), a part tile (96,
 // 100), two whole tiles (128), one tile (33, 64); V around dqk's V-loop tile (32) and dstate's V
-// tiles; both gates (the scalar gate's dg adds the K tiles' partials in kernel 6), varlen and the
+// tiles; both gates (the scalar gate's dg adds the K tiles' partials in kernel 5, dv), varlen and the
 // −20 gates at two tiles.
 TEST(GlrCudaBwdSplit, KTiles) {
   REQUIRE_GPU();
