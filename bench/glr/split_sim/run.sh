@@ -8,7 +8,7 @@
 # indices, tiles, selections, barriers and the launchers' grids without a GPU; it cannot see
 # asynchrony (a missing cp.async wait), WMMA fragment layouts or timing. From the repo root:
 #
-#   bench/glr/split_sim/run.sh [quick]     (build/split_sim/; a few minutes on 2 cores)
+#   bench/glr/split_sim/run.sh [quick|ktiles|sweep]   (build/split_sim/; a few minutes on 2 cores)
 set -euo pipefail
 out=build/split_sim
 mkdir -p "$out"
