@@ -43,8 +43,9 @@
 /// NOTES: status — the six-kernel split (a cumsum kernel first) ran on the H200 (session 15:
 /// glr_cuda_tests, the 12 gates); the K tiles of kernels 3 and 4, the cp.async loads, kernel 4's own
 /// b (the cumsum kernel folded in) and kernel 5's reading of prep's k ⊙ 2^(b_last−b) were written
-/// without a GPU (branch wip-bwd2): not yet run on a GPU. Checked on the CPU by bench/glr/split_sim
-/// (these kernels, CUDA mocked, against the fp64 reference).
+/// without a GPU (branch wip-bwd2) and checked on the CPU by bench/glr/split_sim
+/// (these kernels, CUDA mocked, against the fp64 reference). On the H200 (session 15, call C):
+/// glr_cuda_tests 33/33 with the factored prep beside it; the 12 gates on this build are owed.
 #pragma once
 
 #include <mma.h>

@@ -19,7 +19,8 @@
 /// A operands once each; fp32 b, diagonal factors, state, sums and accumulation), so the contract
 /// analysis holds unchanged; A's off-diagonal blocks, q⊙2^b, k⊙2^(b_last−b) and 2^(b_last) are
 /// the fused kernel's bits. The factored prep was compiled for sm_90a/sm_100a and its factoring
-/// emulated on the host (tests/unit/glr/diag_decay_test.cpp); not yet run on a GPU (session 16).
+/// emulated on the host (tests/unit/glr/diag_decay_test.cpp); on the H200 (session 15, call C)
+/// glr_cuda_tests pass (33/33) — the 12 gates on this build are owed.
 /// Every global tile is loaded with cp.async (16-byte copies,
 /// zero-filled outside the live rows and columns; element copies where a row is not 16-byte
 /// aligned), all of a kernel's tiles in flight at once, and the walk prefetches chunk c+1 while it
