@@ -51,6 +51,11 @@
 
 namespace glr {
 
+/// κ of the bf16/f16 contracts' operand-rounding term κ·u_in·op: γ_ρ ≤ κ·ρ·u_in for nestings ρ ≤ 4
+/// (κ = 17/16 ≥ 1/(1 − 4·u_in) at u_in ≤ 2^-8; the reasoning beside the contracts' c,
+/// glr/contracts/glr_contracts.cpp). The contracts and the GPU tests' bound use this one value.
+inline constexpr double kOperandRoundingKappa = 17.0 / 16.0;
+
 /// Which evaluation the reference performs.
 enum class Order {
   /// The recurrence, step by step, sums in natural order: the reference values and error data.

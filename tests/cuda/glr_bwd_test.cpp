@@ -299,8 +299,8 @@ struct Judged {
   std::string first;      // the first mismatches, capped
 };
 
-/// κ of the bf16/f16 glr contracts (src/glr/contracts/glr_contracts.cpp): γ_ρ ≤ κ·ρ·u_in for ρ ≤ 4.
-constexpr double kKappa = 17.0 / 16.0;
+/// κ of the bf16/f16 glr contracts' operand-rounding term (glr/reference.hpp).
+constexpr double kKappa = glr::kOperandRoundingKappa;
 
 Judged judge(const char* what, DType in_t, DType out_t, bool f64_path, const std::vector<double>& got,
              const glr::Estimate& ref) {

@@ -256,8 +256,8 @@ struct Judgement {
   std::string first_bad;  // capped diagnostics
 };
 
-/// κ of the bf16/f16 glr contracts (src/glr/contracts/glr_contracts.cpp): γ_ρ ≤ κ·ρ·u_in for ρ ≤ 4.
-constexpr double kKappa = 17.0 / 16.0;
+/// κ of the bf16/f16 glr contracts' operand-rounding term (glr/reference.hpp).
+constexpr double kKappa = glr::kOperandRoundingKappa;
 
 void judge(const char* what, const std::vector<unsigned char>& got_bytes, const glr::Estimate& ref, DType d,
            bool state, Judgement& j) {

@@ -52,7 +52,7 @@ constexpr const char* kReasoning =
 // sum may reach the input dtype's range (ovf ≥ 65504·(1 − 2^-8) in f16: inputs scaled 1e4), such
 // a kernel overflows it: any class is accepted there (mag at FLT_MAX, amp Inf).
 // Measured in tests/unit/glr/reduced_precision_test.cpp.
-constexpr double kKappa = 17.0 / 16.0;
+constexpr double kKappa = glr::kOperandRoundingKappa;  // glr/reference.hpp
 constexpr const char* kReasoningReduced =
     "fp32 accumulation as the f32 contract (u = 2^-24, c = 3) plus tensor-core operand rounding: every operand of "
     "every matrix product (q*exp(b), k*exp(b_last-b), A, state S/H, state gradient G, do*v^T) rounded once to the "
