@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Installs every Debian package the build and the tests need, then configures and builds.
-# Usage: ./scripts/setup.sh [build-dir]      (idempotent; run as root or with sudo available)
+# Usage: ./scripts/setup.sh [--slurm] [build-dir]   (idempotent; run as root or with sudo available)
+#   --slurm  also slurmctld, slurmd, slurm-client and munge, for scripts/slurm_local.sh and the
+#            slurm.corpus_array test (which skips without them)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
+slurm=0
+if [ "${1:-}" = "--slurm" ]; then slurm=1; shift; fi
 build="${1:-$here/build}"
 
 packages=(build-essential cmake pkg-config libgtest-dev libgmock-dev libcli11-dev
@@ -10,6 +14,7 @@ packages=(build-essential cmake pkg-config libgtest-dev libgmock-dev libcli11-de
           python3-torch libtorch-dev pybind11-dev ninja-build)
 # libtorch-dev and pybind11-dev are only Recommends of python3-torch: without them load_inline
 # finds no torch/extension.h, and the KernelBench controls built by load_inline cannot compile.
+((slurm)) && packages+=(slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,6 +10,7 @@
 #   status  say whether it is up, and how to point sbatch/squeue at it
 # Env: KCV_SLURM_DIR   scratch dir (default /tmp/kcv-slurm); everything lives there
 #      KCV_SLURM_PORT  slurmctld's port (default 6817; slurmd takes the next one)
+#      KCV_SLURM_NO_INSTALL=1  never apt-get: fail if the packages are missing (the test sets it)
 # Then: export SLURM_CONF=$KCV_SLURM_DIR/slurm.conf   (printed by `up` and `status`)
 #
 # NOTES: the node is "localhost" with CPUs from nproc and a little memory; SelectType is
@@ -29,6 +30,7 @@ install_packages() {
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   ((${#missing[@]})) || return 0
+  [ -z "${KCV_SLURM_NO_INSTALL:-}" ] || die "missing Debian packages ${missing[*]} (./scripts/setup.sh --slurm installs them)"
   [ "$(id -u)" -eq 0 ] || die "missing Debian packages ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})"
   command -v apt-get >/dev/null || die "missing ${missing[*]} and no apt-get"
   echo "slurm_local: installing ${missing[*]}"
@@ -56,7 +58,7 @@ SlurmdPort=$((port + 1))
 SlurmUser=$user
 SlurmdUser=$user
 AuthType=auth/munge
-AuthInfo=socket=$scratch/run/munge.socket
+AuthInfo=socket=$scratch/run/munge.socket,cred_expire=10
 CredType=cred/munge
 StateSaveLocation=$scratch/state
 SlurmdSpoolDir=$scratch/spool/%n

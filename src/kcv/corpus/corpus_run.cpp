@@ -674,6 +674,25 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
                                  : static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
                                        static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
       const std::string lost = got < 0 ? fmt::format("cannot wait for the verifier: {}", std::strerror(errno)) : "";
+      // NOTES: a scheduler that stops a task (Slurm's scancel, requeue, preemption, time limit)
+      // sends SIGTERM to every process of the task, the verifier as well as this run; kcv itself
+      // only ever sends SIGKILL. A verifier killed by SIGTERM/SIGINT while this run is asked to
+      // stop was not judged: no record, and a rerun runs it. Its signal may be seen before ours
+      // is handled, so wait a little for ours; without one, it is the verifier's crash.
+      if (got >= 0 && !timed_out && WIFSIGNALED(status) &&
+          (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT)) {
+        for (int k = 0; k < 100 && stop_asked() == 0; ++k) usleep(10000);
+        if (stop_asked() > 0) {
+          --load[c.pair.problem].running;
+          std::error_code rm;
+          fs::remove(c.json_path, rm);
+          fs::remove(c.err_path, rm);
+          fs::remove_all(c.tmp_dir, rm);
+          running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+          finished_any = true;
+          continue;
+        }
+      }
       nlohmann::ordered_json rec = result_record(c, status, timed_out, lost, wall, cpu, o.pair_timeout_s);
       if (rec["report"].is_object()) {
         // The report's files relative to OUT, the journal's directory: `kcv replay OUT --key K`
