@@ -7,6 +7,7 @@
 #   crashall     a FAIL report whose every gate CRASHed
 #   setup        say "kcv: <reason>" on stderr, exit 2
 #   segv         kill itself with SIGSEGV
+#   term         kill itself with SIGTERM (not a stop of the run: a crash)
 #   exit3        exit 3
 #   nojson       exit 0 without writing the report
 #   badjson      write a report that is not JSON, exit 1
@@ -59,6 +60,7 @@ case "$mode" in
   crashall) report FAIL CRASH false CRASH; exit 1 ;;
   setup) echo "compiling..." >&2; echo "kcv: solution does not build: error: expected ';'" >&2; echo >&2; exit 2 ;;
   segv) ulimit -c 0; kill -SEGV $$ ;;
+  term) trap - TERM; kill -TERM $$ ;;
   exit3) echo "something odd" >&2; exit 3 ;;
   nojson) exit 0 ;;
   badjson) echo "{not json" > "$json"; exit 1 ;;

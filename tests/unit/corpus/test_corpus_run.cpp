@@ -846,6 +846,48 @@ TEST(CorpusCli, SigtermLetsTheRunningPairFinishThenExitsWithTheSignalAndARerunRe
   EXPECT_EQ(rest.out.find("not run"), std::string::npos) << rest.out;
 }
 
+TEST(CorpusCli, SigtermToEveryProcessOfTheTaskJournalsNothingForTheRunningPairAndARerunRunsIt) {
+  // Slurm's scancel, requeue, preemption and time limit send SIGTERM to every process of the task,
+  // the verifier too (tests/slurm/check_slurm_corpus.sh): the pair it was judging was not judged.
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out", v = stub_verifier(t.path());
+  add_pair(d, "a", "solution.py", "pass 1000");
+  add_pair(d, "b", "solution.py", "pass");
+  const std::vector<std::string> args = {"corpus", "run", d, "--out", out, "--jobs", "1"};
+  const pid_t pid = start_kcv(args, v, t / "run.stdout", t / "run.stderr");
+  pid_t verifier = -1;
+  for (int k = 0; k < 200 && verifier < 0; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::istringstream children(read_text(fmt::format("/proc/{}/task/{}/children", pid, pid)));
+    children >> verifier;
+    if (!children) verifier = -1;
+  }
+  ASSERT_GT(verifier, 0) << "the verifier of pair a never started";
+  kill(verifier, SIGTERM);  // the verifier first, as a scheduler walking the task's processes may
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  EXPECT_TRUE(results_of(read_journal(out + "/journal.jsonl")).empty()) << read_text(out + "/journal.jsonl");
+  write_file(d + "/a/solution.py", "# fake: pass\nclass ModelNew: pass\n");  // the rerun need not wait
+  const CliResult rest = run_kcv(args, v, t.path());
+  EXPECT_EQ(rest.rc, 0) << rest.err;
+  EXPECT_NE(rest.out.find("2 pairs (0 from the journal, 2 run now)"), std::string::npos) << rest.out;
+}
+
+TEST(CorpusCli, AVerifierKilledBySigtermWithNoStopIsACrash) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out", v = stub_verifier(t.path());
+  add_pair(d, "a", "solution.py", "term");
+  const CliResult r = run_kcv({"corpus", "run", d, "--out", out}, v, t.path());
+  EXPECT_EQ(r.rc, 0) << r.err;
+  const auto res = results_of(read_journal(out + "/journal.jsonl"));
+  ASSERT_EQ(res.size(), 1u);
+  EXPECT_EQ(res[0]["status"], "verifier_crash");
+  EXPECT_NE(res[0]["error"].get<std::string>().find("SIGTERM"), std::string::npos) << res[0].dump();
+}
+
 TEST(CorpusCli, UsageAndSetupErrorsExitTwoWithOneLine) {
   TempDir t;
   const std::string d = t / "corpus", out = t / "out", v = stub_verifier(t.path());
