@@ -18,18 +18,10 @@
 #include <vector>
 
 #include "device_fill.cuh"
+#include "timing.cuh"
 #include "glr/cuda/api_impl.cuh"
 
 namespace {
-
-#define CK(x)                                                                                 \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                           \
-    }                                                                                         \
-  } while (0)
 
 #define OK(st)                                                                          \
   do {                                                                                  \
@@ -39,33 +31,6 @@ namespace {
       std::exit(2);                                                                     \
     }                                                                                   \
   } while (0)
-
-struct ShapeRow {
-  int64_t B, T, H, D, seqs;
-};
-
-template <class F> float median_ms(F&& call, void* flush, size_t flush_bytes) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) call();
-  std::vector<float> t;
-  for (int r = 0; r < 20; ++r) {
-    CK(cudaMemsetAsync(flush, r, flush_bytes));
-    CK(cudaDeviceSynchronize());
-    CK(cudaEventRecord(a));
-    call();
-    CK(cudaEventRecord(b));
-    CK(cudaDeviceSynchronize());
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  CK(cudaEventDestroy(a));
-  CK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 void* dmalloc(size_t n) {
   void* p = nullptr;
@@ -101,15 +66,13 @@ int main(int argc, char** argv) {
   namespace gc = glr::cuda;
   const bool ffma = !(argc > 1 && std::strcmp(argv[1], "--no-ffma") == 0);
   const int max_rows = argc > 2 ? std::atoi(argv[2]) : 1 << 30;  // the first N shapes only (for ncu)
-  const ShapeRow rows[] = {{4, 2048, 16, 128, 0}, {8, 1024, 8, 64, 0},   {2, 16384, 16, 128, 0}, {4, 4096, 64, 128, 0},
-                           {8, 2048, 32, 256, 0}, {1, 65536, 16, 128, 0}, {1, 32768, 16, 128, 16}};
-  const size_t flush_bytes = size_t(256) << 20;
+  const size_t flush_bytes = glr_bench::kFlushBytes;
   void* flush = dmalloc(flush_bytes);
   std::printf("| B,T,H,D | seqs | gate | split bwd ms | ffma bwd ms | ffma/split | rel dq | rel dk | rel dv | rel dg | rel dh0 |\n"
               "|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::mt19937 rng(1);
   int row_no = 0;
-  for (const ShapeRow& r : rows)
+  for (const glr_bench::ShapeRow& r : glr_bench::kShapes)
     for (gc::Gate gate : {gc::Gate::vector, gc::Gate::scalar}) {
       if (row_no / 2 >= max_rows) break;
       ++row_no;
@@ -182,7 +145,7 @@ int main(int argc, char** argv) {
         bind(0);
         p.workspace = ws;
         p.workspace_bytes = wsb;
-        t_sp = median_ms([&] { OK(gc::sm90::bwd_split::launch<__nv_bfloat16>(p, 0)); }, flush, flush_bytes);
+        t_sp = glr_bench::median_ms([&] { OK(gc::sm90::bwd_split::launch<__nv_bfloat16>(p, 0)); }, flush, flush_bytes);
         CK(cudaFree(ws));
       }
       if (ffma) {
@@ -191,7 +154,7 @@ int main(int argc, char** argv) {
         bind(1);
         p.workspace = ws;
         p.workspace_bytes = wsb;
-        t_ff = median_ms([&] { OK((gc::sm90::bwd_detail::launch_gate<__nv_bfloat16, float>(p, 0))); }, flush,
+        t_ff = glr_bench::median_ms([&] { OK((gc::sm90::bwd_detail::launch_gate<__nv_bfloat16, float>(p, 0))); }, flush,
                          flush_bytes);
         CK(cudaFree(ws));
       }

@@ -18,59 +18,20 @@
 #include <vector>
 
 #include "device_fill.cuh"
+#include "timing.cuh"
 #include "glr/cuda/api_impl.cuh"
-
-namespace {
-
-#define CK(x)                                                                                 \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                           \
-    }                                                                                         \
-  } while (0)
-
-struct ShapeRow {
-  int64_t B, T, H, D, seqs;
-};
-
-template <class F> float median_ms(F&& call, void* flush, size_t flush_bytes) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) call();
-  std::vector<float> t;
-  for (int r = 0; r < 20; ++r) {
-    CK(cudaMemsetAsync(flush, r, flush_bytes));
-    CK(cudaDeviceSynchronize());
-    CK(cudaEventRecord(a));
-    call();
-    CK(cudaEventRecord(b));
-    CK(cudaDeviceSynchronize());
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   const int max_rows = argc > 1 ? std::atoi(argv[1]) : 1 << 30;  // first N shapes only (for ncu)
   const bool split_only = argc > 2 && std::string(argv[2]) == "split";  // time the split alone (FFMA runs once)
   namespace gc = glr::cuda;
-  const ShapeRow rows[] = {{4, 2048, 16, 128, 0}, {8, 1024, 8, 64, 0},   {2, 16384, 16, 128, 0}, {4, 4096, 64, 128, 0},
-                           {8, 2048, 32, 256, 0}, {1, 65536, 16, 128, 0}, {1, 32768, 16, 128, 16}};
-  const size_t flush_bytes = size_t(256) << 20;
+  const size_t flush_bytes = glr_bench::kFlushBytes;
   void* flush = nullptr;
   CK(cudaMalloc(&flush, flush_bytes));
   std::printf("| B,T,H,D | seqs | split fwd ms | tc fwd ms | ffma fwd ms | tc/split | max|split-ffma|/max|ffma| | max|tc-ffma|/max|ffma| |\n|---|---|---|---|---|---|---|---|\n");
   std::mt19937 rng(1);
   int row_no = 0;
-  for (const ShapeRow& r : rows) {
+  for (const glr_bench::ShapeRow& r : glr_bench::kShapes) {
     if (row_no++ >= max_rows) break;
     const int64_t N = r.B * r.T * r.H, K = r.D, V = r.D;
     void *q, *k, *v, *g, *o1, *o2;
@@ -119,10 +80,10 @@ int main(int argc, char** argv) {
       p.o = o3;
       p.workspace = ws;
       p.workspace_bytes = ws_bytes;
-      t_sp = median_ms([&] { CK(cudaError_t(gc::sm90::fwd_split::launch<__nv_bfloat16>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
+      t_sp = glr_bench::median_ms([&] { CK(cudaError_t(gc::sm90::fwd_split::launch<__nv_bfloat16>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
     }
     p.o = o1;
-    if (tc && !split_only) t_tc = median_ms([&] { CK(cudaError_t(gc::sm90::fwd_tc::launch<__nv_bfloat16>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
+    if (tc && !split_only) t_tc = glr_bench::median_ms([&] { CK(cudaError_t(gc::sm90::fwd_tc::launch<__nv_bfloat16>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
     p.o = o2;
     auto ffma = [&] { CK(cudaError_t(gc::sm90::fwd::launch_gate<__nv_bfloat16, float>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); };
     float t_ff = NAN;
@@ -130,7 +91,7 @@ int main(int argc, char** argv) {
       ffma();
       CK(cudaDeviceSynchronize());
     } else {
-      t_ff = median_ms(ffma, flush, flush_bytes);
+      t_ff = glr_bench::median_ms(ffma, flush, flush_bytes);
     }
     double dmax = 0, smax = 0, rmax = 0;
     if (sp) {

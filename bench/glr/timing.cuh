@@ -1,0 +1,59 @@
+// What the glr timers (bench/glr/glr_fwd_time.cu, glr_bwd_time.cu) share: the CUDA error check,
+// the issue-19 shapes, and the timing method — 3 warm-up calls, then the median of 20, each
+// after 256 MiB written (L2 flush) and a device-wide synchronize, timed by CUDA events.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CK(x)                                                                                 \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                           \
+    }                                                                                         \
+  } while (0)
+
+namespace glr_bench {
+
+struct ShapeRow {
+  int64_t B, T, H, D, seqs;  // seqs > 0: varlen, that many sequences summing to T (B = 1)
+};
+
+/// Issue 19's shapes (B, T, H, K = V = D), in its order.
+inline constexpr ShapeRow kShapes[] = {{4, 2048, 16, 128, 0}, {8, 1024, 8, 64, 0},    {2, 16384, 16, 128, 0},
+                                       {4, 4096, 64, 128, 0}, {8, 2048, 32, 256, 0},  {1, 65536, 16, 128, 0},
+                                       {1, 32768, 16, 128, 16}};
+
+inline constexpr size_t kFlushBytes = size_t(256) << 20;
+
+template <class F> float median_ms(F&& call, void* flush, size_t flush_bytes) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  for (int i = 0; i < 3; ++i) call();
+  std::vector<float> t;
+  for (int r = 0; r < 20; ++r) {
+    CK(cudaMemsetAsync(flush, r, flush_bytes));
+    CK(cudaDeviceSynchronize());
+    CK(cudaEventRecord(a));
+    call();
+    CK(cudaEventRecord(b));
+    CK(cudaDeviceSynchronize());
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace glr_bench
