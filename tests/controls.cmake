@@ -3,7 +3,10 @@
 # for negative controls, that every named gate did not pass.
 #
 #   kcv_control(NAME <test name> OP <op> CANDIDATE <file> EXPECT PASS|FAIL
-#               [FAILS <gate> ...] [PASSES <gate> ...] [BACKEND cpu|cuda] [ARGS <extra kcv verify args> ...])
+#               [FAILS <gate> ...] [PASSES <gate> ...] [BACKEND cpu|cuda] [ARGS <extra kcv verify args> ...]
+#               [EVIDENCE <regex>] [ABSENT <regex>])
+# EVIDENCE must match the JSON report's text and ABSENT must not (hostile controls: what the
+# evidence says, and that nothing is flagged that must not be).
 # PASSES names gates that must pass even so: a precision bug is not a layout, state or race one
 # (docs/tolerance-independence.md).
 
@@ -21,7 +24,7 @@ function(kcv_add_control_test test backend labels report)
 endfunction()
 
 function(kcv_control)
-  cmake_parse_arguments(C "" "NAME;OP;CANDIDATE;EXPECT;BACKEND" "FAILS;PASSES;ARGS" ${ARGN})
+  cmake_parse_arguments(C "" "NAME;OP;CANDIDATE;EXPECT;BACKEND;EVIDENCE;ABSENT" "FAILS;PASSES;ARGS" ${ARGN})
   if(NOT C_BACKEND)
     set(C_BACKEND cpu)
   endif()
@@ -30,7 +33,7 @@ function(kcv_control)
   string(REPLACE ";" " " extra "${C_ARGS}")
   kcv_add_control_test(control.${C_BACKEND}.${C_NAME} ${C_BACKEND} "control;${C_BACKEND}" ${C_BACKEND}.${C_NAME}
                        -DOP=${C_OP} -DCANDIDATE=${C_CANDIDATE} -DEXPECT=${C_EXPECT} -DFAILS=${fails}
-                       -DPASSES=${passes} -DEXTRA=${extra})
+                       -DPASSES=${passes} -DEXTRA=${extra} "-DEVIDENCE=${C_EVIDENCE}" "-DABSENT=${C_ABSENT}")
 endfunction()
 
 # KernelBench-format controls (docs/kernelbench.md): a problem file and a solution file, run with

@@ -17,11 +17,25 @@ class SetupError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Limits on a child kcv runs to completion (the candidate's compiler): wall clock, address space,
+/// captured output. A compiler past them is killed with its process group (docs/security.md).
+struct CaptureLimits {
+  double seconds = 0;          // 0: none
+  int64_t address_space = 0;   // RLIMIT_AS bytes; 0: none
+  std::size_t max_output = std::size_t(1) << 20;
+};
+
+/// What a candidate's compile may take by default: 5 minutes and 8 GiB (or half the machine's
+/// memory, whichever is less). A preprocessor bomb or a slow constexpr is a setup error.
+CaptureLimits default_compile_limits();
+
 class Candidate {
  public:
-  /// Compiles a source candidate into workdir (or takes a prebuilt .so as it is).
-  /// Throws SetupError with the compiler's first error when it does not build.
-  static Candidate prepare(const std::string& path, const std::string& backend, const std::string& workdir);
+  /// Compiles a source candidate into workdir (or takes a prebuilt .so as it is), within limits.
+  /// Throws SetupError with the compiler's first error when it does not build, or when it ran
+  /// past the limits.
+  static Candidate prepare(const std::string& path, const std::string& backend, const std::string& workdir,
+                           const CaptureLimits& limits = default_compile_limits());
   /// A KernelBench solution (Python, docs/kernelbench.md): the torch worker runs it under python.
   /// Nothing is built here; load_inline builds when the worker first imports it (Runner::probe).
   static Candidate kernelbench(const std::string& problem, const std::string& solution, const std::string& python);
@@ -38,6 +52,7 @@ class Candidate {
 
  private:
   std::string path_, library_, kind_, backend_, workdir_, problem_, python_;
+  CaptureLimits limits_;
   mutable std::string sanitized_;
   mutable std::shared_ptr<std::mutex> mu_ = std::make_shared<std::mutex>();
 };
@@ -55,5 +70,8 @@ std::string resolve_python(const std::string& given);
 int64_t positive_integer_env(const char* name, int64_t unset, int64_t max = INT64_MAX);
 /// Runs argv, capturing stdout+stderr; returns the exit status (-1 if it could not start).
 int run_capture(const std::vector<std::string>& argv, std::string& output);
+/// The same within limits: -2 when it ran out of time (it was killed, its process group too).
+/// Also returns -3 when kcv was asked to stop meanwhile (the child is killed).
+int run_capture(const std::vector<std::string>& argv, std::string& output, const CaptureLimits& limits);
 
 }  // namespace kcv

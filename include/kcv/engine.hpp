@@ -39,6 +39,12 @@ struct Report {
   std::vector<GateReport> gates;     // all 12, DESIGN order
   /// KernelBench candidates: {problem, solution, python, compile_seconds, baseline?}; null otherwise.
   nlohmann::json kernelbench;
+  /// The sandbox the workers ran in (the weakest of them; docs/security.md): what was in force,
+  /// what the platform refused, and whether a PASS could stand. Null when no worker ran.
+  nlohmann::json sandbox;
+  /// Why every gate passed and the verdict is still FAIL (the sandbox could not exclude
+  /// tampering, docs/security.md); empty otherwise.
+  std::string pass_withheld;
 };
 
 struct VerifyOptions {
@@ -53,6 +59,9 @@ struct VerifyOptions {
   std::string kernelbench_problem, kernelbench_solution;
   std::string python;                // interpreter with torch (empty: resolve_python's default)
   bool baseline = false;             // also run KernelBench's own check (--baseline kernelbench)
+  double max_time_s = 0;             // the whole verification, wall clock (0: no limit)
+  double compile_timeout_s = 300;    // the candidate's compile (each build), wall clock
+  bool sandbox = true;               // false: --no-sandbox (a PASS is then withheld)
 };
 
 /// Called after each gate finishes (for progress output).

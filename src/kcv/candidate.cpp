@@ -1,9 +1,16 @@
 // Building candidates: kcv compiles sources itself so that it knows exactly what it loads.
 #include "kcv/candidate.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -11,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "kcv/build_config.hpp"
+#include "kcv/runner.hpp"
 
 namespace fs = std::filesystem;
 
@@ -78,28 +86,78 @@ std::string resolve_python(const std::string& given) {
 }
 
 int run_capture(const std::vector<std::string>& argv, std::string& output) {
+  return run_capture(argv, output, CaptureLimits{});
+}
+
+CaptureLimits default_compile_limits() {
+  CaptureLimits l;
+  l.seconds = 300;
+  const int64_t pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  l.address_space = int64_t(8) << 30;
+  if (pages > 0 && page > 0) l.address_space = std::min(l.address_space, pages * page / 2);
+  return l;
+}
+
+int run_capture(const std::vector<std::string>& argv, std::string& output, const CaptureLimits& limits) {
   int pipefd[2];
-  if (pipe(pipefd) != 0) return -1;
+  if (pipe2(pipefd, O_CLOEXEC) != 0) return -1;
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   pid_t pid = fork();
-  if (pid < 0) return -1;
+  if (pid < 0) { close(pipefd[0]); close(pipefd[1]); return -1; }
   if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     dup2(pipefd[1], 1);
     dup2(pipefd[1], 2);
-    close(pipefd[0]);
-    close(pipefd[1]);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
+    if (limits.address_space > 0) {
+      const rlimit as{static_cast<rlim_t>(limits.address_space), static_cast<rlim_t>(limits.address_space)};
+      setrlimit(RLIMIT_AS, &as);
+    }
+    if (limits.seconds > 0) {  // CPU seconds too: a compiler that forks still meets the wall clock below
+      const auto cpu = static_cast<rlim_t>(limits.seconds) + 1;
+      const rlimit c{cpu, cpu + 1};
+      setrlimit(RLIMIT_CPU, &c);
+    }
+    const rlimit core{0, 0};
+    setrlimit(RLIMIT_CORE, &core);
     execvp(args[0], args.data());
     _exit(127);
   }
+  setpgid(pid, pid);
   close(pipefd[1]);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limits.seconds > 0 ? limits.seconds : 1e9);
+  int result = 0;
   char buf[4096];
-  ssize_t n;
-  while ((n = read(pipefd[0], buf, sizeof buf)) > 0) output.append(buf, static_cast<std::size_t>(n));
+  for (;;) {
+    if (stop_requested()) { result = -3; break; }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count();
+    if (left <= 0) { result = -2; break; }
+    pollfd p{pipefd[0], POLLIN, 0};
+    const int pr = poll(&p, 1, static_cast<int>(std::min<long long>(left, 200)));
+    if (pr <= 0) continue;
+    const ssize_t n = read(pipefd[0], buf, sizeof buf);
+    if (n <= 0) break;
+    if (output.size() < limits.max_output) output.append(buf, static_cast<std::size_t>(n));
+  }
   close(pipefd[0]);
   int status = 0;
-  waitpid(pid, &status, 0);
+  if (result != 0) {
+    kill(-pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return result;
+  }
+  // Output closed: wait for the exit, still within the limit.
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= until || stop_requested()) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return stop_requested() ? -3 : -2;
+    }
+    usleep(2000);
+  }
+  kill(-pid, SIGKILL);  // whatever it left in its group
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -114,6 +172,17 @@ std::string first_error(const std::string& out) {
     if (line.find("error") != std::string::npos) return line;
   }
   return first.empty() ? "no compiler output" : first;
+}
+
+/// Runs a compile within limits; throws SetupError("<what>: ...") when it does not succeed.
+void compile_within(const std::vector<std::string>& cmd, const CaptureLimits& limits, const std::string& what) {
+  std::string out;
+  const int rc = run_capture(cmd, out, limits);
+  if (rc == -3) throw Interrupted(stop_requested());
+  if (rc == -2)
+    throw SetupError(fmt::format("{}: the compiler ran past the {:g} s limit and was killed (a preprocessor or constexpr "
+                                 "bomb?)", what, limits.seconds));
+  if (rc != 0) throw SetupError(fmt::format("{}: {}", what, first_error(out)));
 }
 
 std::vector<std::string> compile_command(const std::string& kind, const std::string& src, const std::string& out,
@@ -138,12 +207,14 @@ std::vector<std::string> compile_command(const std::string& kind, const std::str
 
 }  // namespace
 
-Candidate Candidate::prepare(const std::string& path, const std::string& backend, const std::string& workdir) {
+Candidate Candidate::prepare(const std::string& path, const std::string& backend, const std::string& workdir,
+                             const CaptureLimits& limits) {
   if (!fs::is_regular_file(path)) throw SetupError(fmt::format("candidate '{}' does not exist or is not a file", path));
   Candidate c;
   c.path_ = fs::absolute(path).string();
   c.backend_ = backend;
   c.workdir_ = workdir;
+  c.limits_ = limits;
   const std::string ext = fs::path(path).extension().string();
   if (ext == ".c") c.kind_ = "c";
   else if (ext == ".cpp" || ext == ".cc" || ext == ".cxx") c.kind_ = "cpp";
@@ -158,9 +229,8 @@ Candidate Candidate::prepare(const std::string& path, const std::string& backend
     return c;
   }
   c.library_ = (fs::path(workdir) / "candidate.so").string();
-  std::string out;
-  int rc = run_capture(compile_command(c.kind_, c.path_, c.library_, false), out);
-  if (rc != 0) throw SetupError(fmt::format("candidate '{}' does not compile: {}", path, first_error(out)));
+  compile_within(compile_command(c.kind_, c.path_, c.library_, false), limits,
+                 fmt::format("candidate '{}' does not compile", path));
   return c;
 }
 
@@ -181,9 +251,9 @@ std::string Candidate::sanitized_library() const {
   if (kind_ == "so" || kind_ == "cu") return {};
   std::lock_guard<std::mutex> lock(*mu_);
   if (sanitized_.empty()) {
-    std::string lib = (fs::path(workdir_) / "candidate-asan.so").string(), out;
-    int rc = run_capture(compile_command(kind_, path_, lib, true), out);
-    if (rc != 0) throw SetupError(fmt::format("candidate '{}' does not build with sanitizers: {}", path_, first_error(out)));
+    std::string lib = (fs::path(workdir_) / "candidate-asan.so").string();
+    compile_within(compile_command(kind_, path_, lib, true), limits_,
+                   fmt::format("candidate '{}' does not build with sanitizers", path_));
     sanitized_ = lib;
   }
   return sanitized_;

@@ -3,6 +3,7 @@
 #include "kcv/engine.hpp"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "kcv/gate_run.hpp"
 #include "kcv/kernelbench.hpp"
 #include "kcv/runner.hpp"
+#include "kcv/sandbox.hpp"
 
 namespace fs = std::filesystem;
 
@@ -28,11 +30,14 @@ uint64_t splitmix(uint64_t x) {
 }
 
 /// A scratch directory removed when the verification ends (unless the user named one).
+/// NOTES: named kcv-<pid>-XXXXXX: a kcv killed by SIGKILL cannot remove its own, and the next
+/// kcv removes those whose owner pid is gone.
 class Workdir {
  public:
   explicit Workdir(const std::string& given) {
+    sandbox::reap_stale_dirs(fs::temp_directory_path().string(), "kcv-");
     if (!given.empty()) { path_ = given; fs::create_directories(path_); return; }
-    std::string tmpl = (fs::temp_directory_path() / "kcv-XXXXXX").string();
+    std::string tmpl = (fs::temp_directory_path() / fmt::format("kcv-{}-XXXXXX", getpid())).string();
     if (!mkdtemp(tmpl.data())) throw SetupError("cannot create a temporary directory");
     path_ = tmpl;
     owned_ = true;
@@ -241,6 +246,7 @@ KernelBenchParts kernelbench_parts(const std::string& problem, const std::string
 }  // namespace
 
 Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
+  const auto t_start = std::chrono::steady_clock::now();
   const bool kernelbench = !o.kernelbench_problem.empty() || !o.kernelbench_solution.empty();
   if (kernelbench && (o.kernelbench_problem.empty() || o.kernelbench_solution.empty()))
     throw SetupError("--kernelbench needs two files: PROBLEM.py SOLUTION.py");
@@ -256,6 +262,11 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
                                                     "bounds, inputs_intact, coverage, determinism, layout, stateless, "
                                                     "concurrency, sanitizer)", g));
   if (o.timeout_s <= 0) throw SetupError("--timeout must be positive");
+  if (o.max_time_s < 0) throw SetupError("--max-time must be positive");
+  if (o.compile_timeout_s <= 0) throw SetupError("--compile-timeout must be positive");
+  const auto deadline = o.max_time_s > 0 ? t_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                         std::chrono::duration<double>(o.max_time_s))
+                                         : std::chrono::steady_clock::time_point::max();
   Workdir wd(o.workdir);
   Report report;
   report.op = o.op;
@@ -264,6 +275,13 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
   report.seed = o.seed ? *o.seed : fresh_seed();
   probe_backend(o.backend, wd.path(), o.timeout_s);
   RunnerOptions ro = runner_options(o.backend, wd.path(), o.timeout_s, report.seed);
+  ro.sandbox = o.sandbox;
+  ro.deadline = deadline;
+  ro.max_time_s = o.max_time_s;
+  CaptureLimits compile = default_compile_limits();
+  compile.seconds = o.compile_timeout_s;
+  if (o.max_time_s > 0)
+    compile.seconds = std::max(0.001, std::min(compile.seconds, std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count()));
   KernelBenchParts kb;
   if (kernelbench) {
     kb = kernelbench_parts(o.kernelbench_problem, o.kernelbench_solution, o.python, o.backend, wd.path(), ro);
@@ -271,7 +289,7 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
     report.candidate = kb.candidate.path();
   }
   const Contract& contract = kernelbench ? *kb.contract : *builtin;
-  const Candidate candidate = kernelbench ? kb.candidate : Candidate::prepare(o.candidate, o.backend, wd.path());
+  const Candidate candidate = kernelbench ? kb.candidate : Candidate::prepare(o.candidate, o.backend, wd.path(), compile);
   Runner runner(candidate, ro);
   const auto t_load = std::chrono::steady_clock::now();
   runner.probe();
@@ -305,6 +323,15 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
   }
   // NOTES: with --gates, the verdict covers the selected gates; the rest are SKIPPED, said so.
   report.verdict = all_pass ? Verdict::pass : Verdict::fail;
+  if (const auto& f = runner.sandbox_in_force()) {
+    report.sandbox = f->to_json();
+    report.sandbox["summary"] = f->summary();
+    // A PASS stands only if the candidate could not have tampered with kcv undetected.
+    if (const std::string gap = f->tamper_gap(); !gap.empty() && all_pass) {
+      report.verdict = Verdict::fail;
+      report.pass_withheld = "every gate passed, but tampering could not be excluded: " + gap;
+    }
+  }
   return report;
 }
 

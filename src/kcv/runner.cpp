@@ -1,5 +1,7 @@
-// Runner: stage a plan in a memfd, start kcv-worker isolated (own process group, clean env, fresh
-// cwd, rlimits), follow its records with a per-call deadline, kill the whole group at the end.
+// Runner: stage a plan in a memfd, start kcv-worker in its sandbox (src/kcv/sandbox.cpp: own PID,
+// mount and IPC namespaces, unprivileged uid, seccomp, rlimits, clean env, fresh cwd), follow its
+// records with a per-call deadline that output cannot extend, look for processes left behind and
+// files written outside its cwd after every call, kill the whole namespace at the end.
 #include "kcv/runner.hpp"
 
 #include <fcntl.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +35,13 @@ using nlohmann::json;
 namespace proto = kcv::protocol;
 
 namespace kcv {
+
+namespace {
+std::atomic<int> g_stop{0};
+}  // namespace
+
+void request_stop(int sig) { g_stop.store(sig); }
+int stop_requested() { return g_stop.load(); }
 
 namespace {
 /// The last non-empty line of a worker's log (a traceback ends with the exception), to say beside
@@ -59,6 +69,17 @@ bool killed_by_sigkill(int status, bool under_compute_sanitizer, const std::stri
   if (WIFSIGNALED(status)) return WTERMSIG(status) == SIGKILL;
   return under_compute_sanitizer && WIFEXITED(status) && WEXITSTATUS(status) == SIGKILL &&
          log.find("========= Error: process didn't terminate successfully") != std::string::npos;
+}
+
+bool oom_kill_possible(int64_t oom_kills_before, int64_t oom_kills_after) {
+  return oom_kills_before < 0 || oom_kills_after < 0 || oom_kills_after > oom_kills_before;
+}
+
+int64_t default_address_space_limit() {
+  const int64_t pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const int64_t cap = int64_t(32) << 30;
+  if (pages <= 0 || page <= 0) return cap;
+  return std::min(cap, pages / 4 * 3 * page);
 }
 
 int default_threads() {
@@ -92,16 +113,8 @@ int Runner::end_worker(const Session& w, double grace_s, bool* outstayed) {
   release_data_file(w.data_fd, w.data, w.data_bytes);
   close(w.result_fd);
   if (w.ctl_fd >= 0) close(w.ctl_fd);
-  int status = 0;
-  bool reaped = false;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
-  while (std::chrono::steady_clock::now() < until) {
-    if (waitpid(w.pid, &status, WNOHANG) == w.pid) { reaped = true; break; }
-    usleep(2000);
-  }
-  kill(-w.pid, SIGKILL);
-  if (!reaped) waitpid(w.pid, &status, 0);
-  if (outstayed) *outstayed = !reaped;
+  sandbox::Process proc = w.proc;
+  const int status = sandbox::finish(proc, grace_s, outstayed);
   std::error_code ec;
   fs::remove_all(w.cwd, ec);
   return status;
@@ -168,6 +181,14 @@ std::vector<CaseRun> Runner::run(const std::vector<Case>& cases) {
   std::vector<CaseRun> runs;
   std::size_t i = 0;
   while (i < cases.size()) {
+    if (std::chrono::steady_clock::now() >= opt_.deadline) {
+      CaseRun late;
+      late.status = RunStatus::timeout;
+      late.detail = fmt::format("not run: the overall limit (--max-time {:g} s) ran out", opt_.max_time_s);
+      late.calls.resize(cases[i].calls.size());
+      runs.push_back(std::move(late));
+      break;
+    }
     std::vector<const Case*> batch;
     int64_t bytes = 0;
     const WorkerOptions opts = cases[i].worker;
@@ -396,66 +417,115 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     int ctl[2] = {-1, -1};
     if (session_capable && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) != 0)
       throw std::runtime_error("socketpair failed");
-    const pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error("fork failed");
-    if (pid == 0) {
-      setpgid(0, 0);
-      // Move the fds above the targets first: any may already sit on fd 3, 4 or 5.
-      const int data_hi = fcntl(memfd, F_DUPFD, 10), result_hi = fcntl(result_pipe[1], F_DUPFD, 10);
-      const int ctl_hi = ctl[1] >= 0 ? fcntl(ctl[1], F_DUPFD, 10) : -1;
-      dup2(data_hi, proto::kDataFd);
-      dup2(result_hi, proto::kResultFd);
-      if (ctl_hi >= 0) dup2(ctl_hi, proto::kSessionFd);
-      int devnull = open("/dev/null", O_RDONLY);
-      dup2(devnull, 0);
-      int logfd = open(w.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      dup2(logfd, 1);
-      dup2(logfd, 2);
-      close_range(ctl_hi >= 0 ? proto::kSessionFd + 1 : proto::kResultFd + 1, ~0U, 0);
-      if (chdir(w.cwd.c_str()) != 0) _exit(126);
-      struct rlimit core = {0, 0};
-      setrlimit(RLIMIT_CORE, &core);
-      struct rlimit fsize = {rlim_t(1) << 30, rlim_t(1) << 30};
-      setrlimit(RLIMIT_FSIZE, &fsize);
-      if (opt_.backend == "cpu" && !sanitized) {
-        struct rlimit as = {rlim_t(32) << 30, rlim_t(32) << 30};
-        setrlimit(RLIMIT_AS, &as);
-      }
-      std::vector<char*> args, envp;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      for (auto& e : env) envp.push_back(e.data());
-      envp.push_back(nullptr);
-      if (args[0][0] == '/') execve(args[0], args.data(), envp.data());
-      else execvpe(args[0], args.data(), envp.data());
-      _exit(127);
+    sandbox::Request req;
+    req.argv = argv;
+    req.env = env;
+    req.cwd = w.cwd;
+    req.log = w.log;
+    req.data_fd = memfd;
+    req.result_fd = result_pipe[1];
+    req.ctl_fd = ctl[1];
+    req.enabled = opt_.sandbox;
+    // NOTES: below the machine's memory, so a runaway candidate meets its own limit before the
+    // host's out-of-memory killer. Not on cuda (the driver reserves address space far beyond
+    // use) nor under the sanitizers (shadow memory).
+    if (opt_.backend == "cpu" && !sanitized) req.address_space_bytes = default_address_space_limit();
+    req.keep_dirs = {fs::absolute(opt_.workdir).string(), fs::path(fs::absolute(opt_.worker)).parent_path().string()};
+    if (!library.empty()) req.keep_dirs.push_back(fs::path(library).parent_path().string());
+    if (torch) {
+      req.keep_dirs.push_back(fs::path(candidate_.python()).parent_path().string());
+      req.keep_dirs.push_back(fs::path(candidate_.problem()).parent_path().string());
+      req.keep_dirs.push_back(kcv_adapters_dir());
     }
-    setpgid(pid, pid);  // also from the parent: no race with the kill below
+    if (opt_.sandbox && geteuid() == 0) {
+      // The worker's uid must reach its cwd (handed to it) through the verification's workdir.
+      std::error_code ec;
+      fs::permissions(opt_.workdir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec,
+                      fs::perm_options::replace, ec);
+      // The torch worker builds its extensions (and the sanitizer's, and its checked PCH copy)
+      // beside its cwd, in directories handed to it too.
+      if (torch)
+        for (const char* d : {"torch-extensions", "torch-extensions-asan", "torch-pch"}) {
+          const fs::path dir = fs::absolute(opt_.workdir) / d;
+          fs::create_directories(dir, ec);
+          if (chown(dir.c_str(), 65534, 65534) != 0) { /* the worker's build says why */ }
+        }
+    }
+    try {
+      w.proc = sandbox::spawn(req);
+    } catch (...) {
+      close(result_pipe[0]);
+      close(result_pipe[1]);
+      if (ctl[0] >= 0) { close(ctl[0]); close(ctl[1]); }
+      throw;
+    }
+    w.oom_kills_at_start = sandbox::host_oom_kills();
+    if (!in_force_) in_force_ = w.proc.in_force;
+    else in_force_->weaken_to(w.proc.in_force);
     close(result_pipe[1]);
     if (ctl[1] >= 0) close(ctl[1]);
-    w.pid = pid;
     w.result_fd = result_pipe[0];
     w.ctl_fd = ctl[0];
   }
   const double load_timeout = reused ? timeout : std::max(timeout, opt_.load_timeout_s);
 
   // ---- follow its records ----
-  std::vector<bool> done(static_cast<std::size_t>(global), false);
+  std::vector<bool> done(static_cast<std::size_t>(global), false), started(static_cast<std::size_t>(global), false);
   std::vector<int> rc(static_cast<std::size_t>(global), 0);
   std::vector<double> secs(static_cast<std::size_t>(global), 0);
   std::vector<std::string> msg(static_cast<std::size_t>(global));
   int current = -1;  // the call the worker last started
-  bool ready = false, bye = false, idle = false, timed_out = false;
-  std::string fatal, pending;
+  bool ready = false, bye = false, idle = false, timed_out = false, out_of_time = false;
+  // NOTES: `fatal` is a setup error only while no candidate code can have run: kcv-worker says
+  // `loading` right before dlopen (constructors run there). Later, anyone in the process could
+  // have written it: it is the worker's death, with its words as evidence, never a setup error.
+  bool loading = false;
+  std::string fatal, untrusted_fatal, pending;
   Fault fault;  // global call index until mapped to its case below
   std::string device_error;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(load_timeout);
+  // Something the call left behind (a process, a file outside the cwd): the call's case fails.
+  std::string side_effect;
+  int side_effect_call = -1;
+  // NOTES: wrappers (a sanitizer, torch) have processes of their own beside the worker: those
+  // alive when it is ready are allowed; kcv-worker alone has none.
+  const bool strict_processes = !torch && !(sanitized && opt_.backend == "cuda") && !(sanitized && !candidate_.has_source());
+  auto look_for_side_effects = [&](int call) {
+    if (!opt_.sandbox) return;
+    std::vector<std::string> found = sandbox::extra_processes(w.proc, w.baseline);
+    std::string what;
+    if (!found.empty()) {
+      what = "process outlived the call: ";
+      for (std::size_t k = 0; k < found.size() && k < 4; ++k) what += (k ? ", " : "") + found[k];
+      if (found.size() > 4) what += fmt::format(" and {} more", found.size() - 4);
+    }
+    std::vector<std::string> files;
+    for (auto& f : sandbox::stray_files(w.proc))
+      if (!w.file_baseline.count(f)) files.push_back(f);
+    if (!files.empty()) {
+      what += std::string(what.empty() ? "" : "; ") + "file written outside the working directory: ";
+      for (std::size_t k = 0; k < files.size() && k < 4; ++k) what += (k ? ", " : "") + files[k];
+      if (files.size() > 4) what += fmt::format(" and {} more", files.size() - 4);
+    }
+    if (!what.empty() && side_effect.empty()) {
+      side_effect = what;
+      side_effect_call = call;
+    }
+  };
+  using Clock = std::chrono::steady_clock;
+  auto after = [](double s) { return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
+  Clock::time_point deadline = after(load_timeout);
   bool eof = false;
-  while (!eof && !bye && !idle) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) { timed_out = true; break; }
+  while (!eof && !bye && !idle && side_effect.empty()) {
+    if (const int sig = stop_requested()) {
+      end_worker(w, 0);
+      release_data_file(memfd, shm, mapped);
+      throw Interrupted(sig);
+    }
+    const auto until = std::min(deadline, opt_.deadline);
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count();
+    if (left <= 0) { timed_out = true; out_of_time = opt_.deadline <= deadline; break; }
     pollfd p{w.result_fd, POLLIN, 0};
-    int pr = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    int pr = poll(&p, 1, static_cast<int>(std::min<long long>(left, 200)));
     if (pr < 0 && errno == EINTR) continue;
     if (pr <= 0) continue;
     char buf[4096];
@@ -468,12 +538,42 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       pending.erase(0, nl + 1);
       std::string kind;
       line >> kind;
-      deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
-      if (kind == "ready") ready = true;
+      // NOTES: the deadline moves on only with progress: ready once, each call's first start and
+      // first done. A line the candidate writes (a heartbeat, a repeated start or done) extends
+      // nothing; forged records of calls not yet run move it at most twice per call.
+      auto progress = [&] { deadline = after(timeout); };
+      if (kind == "ready") {
+        if (!ready) {
+          progress();
+          if (opt_.sandbox) {
+            // NOTES: files a wrapper or the CUDA driver made in /tmp or /dev/shm before the
+            // candidate ran (compute-sanitizer, torch, the context) are theirs, not side effects.
+            if (!strict_processes || opt_.backend == "cuda")
+              for (auto& f : sandbox::stray_files(w.proc)) w.file_baseline.insert(f);
+            if (strict_processes) look_for_side_effects(-1);
+            else sandbox::extra_processes(w.proc, {}, &w.baseline);
+          }
+        }
+        ready = true;
+      }
+      else if (kind == "loading") loading = true;
       else if (kind == "bye") bye = true;
       else if (kind == "idle") idle = true;
-      else if (kind == "fatal") { std::string h; line >> h; fatal = proto::hex_decode(h); }
-      else if (kind == "start") { line >> current; }
+      else if (kind == "fatal") {
+        std::string h;
+        line >> h;
+        (loading || ready ? untrusted_fatal : fatal) = proto::hex_decode(h);
+        if (!loading && !ready) break;
+      }
+      else if (kind == "start") {
+        int i = -1;
+        line >> i;
+        if (i >= 0 && i < global && !started[static_cast<std::size_t>(i)]) {
+          started[static_cast<std::size_t>(i)] = true;
+          current = i;
+          progress();
+        }
+      }
       else if (kind == "fault") {
         std::string where;
         line >> where;
@@ -490,17 +590,20 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       else if (kind == "done") {
         int i = -1; std::string h;
         line >> i;
-        if (i >= 0 && i < global) {
+        if (i >= 0 && i < global && !done[static_cast<std::size_t>(i)]) {
           auto u = static_cast<std::size_t>(i);
           line >> rc[u] >> secs[u] >> h;
           msg[u] = proto::hex_decode(h);
           done[u] = true;
+          progress();
+          look_for_side_effects(i);
         }
       }
     }
   }
   // A session worker that finished its batch waits for the next one; anything else ends here.
-  const bool keep = idle && pending.empty() && fatal.empty() && device_error.empty() && session_capable;
+  const bool keep = idle && pending.empty() && fatal.empty() && untrusted_fatal.empty() && device_error.empty() &&
+                    side_effect.empty() && session_capable;
   if (keep) {
     // A fresh worker has none; a reused one still has its own when it was too small for this batch.
     release_data_file(w.data_fd, w.data, w.data_bytes);
@@ -513,7 +616,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   if (!keep) {
     // Let a worker that is done exit by itself (valgrind and ASan report at exit), then kill the
     // whole group: nothing the candidate started outlives the batch.
-    status = end_worker(w, timed_out ? 0 : bye || idle ? 60 : 5, &outstayed);
+    status = end_worker(w, timed_out || !side_effect.empty() ? 0 : bye || idle ? 60 : 5, &outstayed);
     // A session worker's exit after `idle` is normal: judge it as after `bye`.
     bye = bye || idle;
   }
@@ -537,12 +640,27 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     throw SetupError(fatal);
   }
 
-  const bool unsent_sigkill =
+  bool unsent_sigkill =
       !timed_out && !outstayed && killed_by_sigkill(status, sanitized && opt_.backend == "cuda", log_text);
+  // NOTES: a SIGKILL kcv did not send is the host's out-of-memory killer only if the host counted
+  // an OOM kill meanwhile (/proc/vmstat oom_kill); otherwise it came from inside the sandbox
+  // (the candidate's kill(0, SIGKILL)), and is named so.
+  bool self_sigkill = false;
+  if (unsent_sigkill) {
+    self_sigkill = !oom_kill_possible(w.oom_kills_at_start, sandbox::host_oom_kills());
+    unsent_sigkill = !self_sigkill;
+  }
   std::string death;
   if (!device_error.empty()) death = "hit a device error: " + device_error;
+  else if (timed_out && out_of_time) death = fmt::format("was stopped: the overall limit (--max-time {:g} s) ran out", opt_.max_time_s);
   else if (timed_out) death = fmt::format("no progress for {:.0f} s", ready ? timeout : load_timeout);
   else if (keep) death.clear();
+  else if (!untrusted_fatal.empty())
+    death = fmt::format("reported a fatal error from inside the candidate's process (not trusted as a setup error): {}",
+                        untrusted_fatal.substr(0, 300));
+  else if (self_sigkill && !bye)
+    death = fmt::format("killed by {} from inside its sandbox before finishing (kcv did not send it, and the host's "
+                        "out-of-memory kill count did not change){}", signal_text(SIGKILL), last_words(log_text));
   else if (unsent_sigkill && !bye) death = fmt::format("killed by {} before finishing{}", kUnsentSigkill, last_words(log_text));
   else if (WIFSIGNALED(status) && !bye) death = "killed by " + signal_text(WTERMSIG(status));
   else if (WIFEXITED(status) && !bye) death = fmt::format("exited with status {} before finishing{}", WEXITSTATUS(status), last_words(log_text));
@@ -552,6 +670,12 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
 
   // ---- results per case ----
   std::vector<CaseRun> runs;
+  int side_case = -1;
+  if (!side_effect.empty()) {
+    side_case = 0;
+    for (std::size_t ci = 0; ci < batch.size(); ++ci)
+      if (side_effect_call >= first_call_of_case[ci]) side_case = static_cast<int>(ci);
+  }
   for (std::size_t ci = 0; ci < batch.size(); ++ci) {
     const Case& cs = *batch[ci];
     CaseRun run;
@@ -595,6 +719,15 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
         all_done = false;
       }
       run.calls.push_back(std::move(r));
+    }
+    if (static_cast<int>(ci) == side_case) {
+      run.status = RunStatus::side_effect;
+      run.detail = side_effect_call < 0
+                       ? "while the candidate loaded: " + side_effect
+                       : fmt::format("call {} of case '{}': {}", side_effect_call - first_call_of_case[ci], cs.label,
+                                     side_effect);
+      runs.push_back(std::move(run));
+      break;
     }
     // A case is abnormal when any of its calls did not finish; after the worker said bye, a bad
     // exit status (sanitizer reports) marks every case of the batch.

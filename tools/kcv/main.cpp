@@ -1,6 +1,7 @@
 // kcv — the command line over the kcv library. The only place that prints and picks exit codes:
 // 0 every gate passed, 1 some gate did not, 2 usage or setup error (one-line reason on stderr).
 #include <malloc.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "kcv/contract.hpp"
 #include "kcv/engine.hpp"
 #include "kcv/report.hpp"
+#include "kcv/runner.hpp"
 
 #include "corpus_commands.hpp"
 
@@ -38,6 +40,18 @@ void write_file_atomically(const std::string& path, const std::string& text) {
     if (!out.flush()) throw kcv::SetupError(fmt::format("cannot write '{}'", path));
   }
   fs::rename(tmp, target);
+}
+
+void on_stop_signal(int sig) { kcv::request_stop(sig); }
+
+/// SIGINT/SIGTERM ask the verification to stop: the runner ends its workers, the temporary
+/// directory goes with the unwinding, and kcv exits 128+signal. No SA_RESTART: waits wake up.
+void install_stop_handlers() {
+  struct sigaction sa{};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
 }
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -77,6 +91,8 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
                              b.value("verdict", std::string("?")), b.value("detail", std::string()).empty() ? "" : ": ",
                              b.value("detail", std::string()));
   }
+  if (!report.sandbox.is_null()) std::cout << report.sandbox.value("summary", std::string()) << "\n";
+  if (!report.pass_withheld.empty()) std::cout << "PASS withheld: " << report.pass_withheld << "\n";
   std::cout << fmt::format("verdict: {} ({} of {} gates not passed) seed {}\n", kcv::verdict_name(report.verdict), failed,
                            report.gates.size(), report.seed);
   return report.verdict == kcv::Verdict::pass ? kExitPass : kExitFail;
@@ -185,6 +201,13 @@ int main(int argc, char** argv) {
   verify->add_option("--json", json_out, "write the kcv.report/1 JSON report here");
   verify->add_option("--junit", junit_out, "write a JUnit XML report here");
   verify->add_flag("--quiet", quiet, "print only the verdict line");
+  verify->add_option("--max-time", vopts.max_time_s,
+                     "wall-clock seconds for the whole verification; gates not finished by then are TIMEOUT");
+  verify->add_option("--compile-timeout", vopts.compile_timeout_s, "wall-clock seconds for each build of the candidate")
+      ->capture_default_str();
+  bool no_sandbox = false;
+  verify->add_flag("--no-sandbox", no_sandbox,
+                   "run workers without the sandbox (debugging): a PASS is then withheld (docs/security.md)");
   verify->add_option("--keep-workdir", vopts.workdir,
                      "work in DIR (new or empty) and keep it: worker logs worker-N.log, extension builds");
 
@@ -234,10 +257,16 @@ int main(int argc, char** argv) {
         if (fs::exists(vopts.workdir, ec) && !(fs::is_directory(vopts.workdir, ec) && fs::is_empty(vopts.workdir, ec)))
           throw kcv::SetupError(fmt::format("--keep-workdir '{}' exists and is not an empty directory", vopts.workdir));
       }
+      vopts.sandbox = !no_sandbox;
+      install_stop_handlers();
       return cmd_verify(vopts, json_out, junit_out, quiet);
     }
     if (*contracts) return cmd_contracts(*show ? show_op : "");
     if (*replay) return cmd_replay(report_path, replay_gate, replay_case, replay_timeout);
+  } catch (const kcv::Interrupted& e) {
+    std::cerr << "kcv: stopped by " << (e.signal == SIGINT ? "SIGINT" : e.signal == SIGTERM ? "SIGTERM" : "a signal")
+              << "; workers ended, temporary files removed\n";
+    return 128 + e.signal;
   } catch (const kcv::SetupError& e) {
     std::cerr << "kcv: " << e.what() << "\n";
     return kExitSetup;

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,6 +74,7 @@ struct KernelBenchContract::Server {
     pid = fork();
     if (pid < 0) throw SetupError("fork failed");
     if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);  // dies with kcv (docs/security.md)
       dup2(in[0], 0);
       dup2(out[1], 1);
       int logfd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);

@@ -1,6 +1,8 @@
 // kcv-worker: runs one plan of candidate calls in an isolated process (docs/architecture.md).
 // Holds no reference code: nothing in this process knows the expected outputs.
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -173,6 +176,56 @@ Arg parse_arg(const json& j) {
   return a;
 }
 
+/// What the candidate's dynamic symbol table says, read from the file without loading it.
+struct Exports {
+  bool readable = false;  // an ELF64 file whose tables could be read
+  bool has_run = false;
+  std::optional<int32_t> abi;
+};
+
+Exports read_exports(const std::string& path) {
+  Exports out;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  struct stat st{};
+  if (fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(Elf64_Ehdr))) { close(fd); return out; }
+  const auto size = static_cast<std::size_t>(st.st_size);
+  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) return out;
+  const auto* base = static_cast<const unsigned char*>(map);
+  auto inside = [&](uint64_t off, uint64_t len) { return off <= size && len <= size - off; };
+  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(base);
+  if (std::memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+      eh->e_shentsize == sizeof(Elf64_Shdr) && inside(eh->e_shoff, uint64_t(eh->e_shnum) * sizeof(Elf64_Shdr))) {
+    const auto* sh = reinterpret_cast<const Elf64_Shdr*>(base + eh->e_shoff);
+    for (int i = 0; i < eh->e_shnum; ++i) {
+      if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum || sh[i].sh_entsize != sizeof(Elf64_Sym)) continue;
+      const Elf64_Shdr& strs = sh[sh[i].sh_link];
+      if (!inside(sh[i].sh_offset, sh[i].sh_size) || !inside(strs.sh_offset, strs.sh_size)) continue;
+      out.readable = true;
+      const auto* syms = reinterpret_cast<const Elf64_Sym*>(base + sh[i].sh_offset);
+      for (uint64_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); ++k) {
+        const Elf64_Sym& s = syms[k];
+        if (s.st_shndx == SHN_UNDEF || s.st_name >= strs.sh_size) continue;
+        const char* name = reinterpret_cast<const char*>(base + strs.sh_offset + s.st_name);
+        const std::size_t room = strs.sh_size - s.st_name;
+        if (strnlen(name, room) == room) continue;
+        if (std::strcmp(name, "kcv_run") == 0) out.has_run = true;
+        if (std::strcmp(name, "kcv_abi_version") == 0 && s.st_shndx < eh->e_shnum) {
+          const Elf64_Shdr& sec = sh[s.st_shndx];
+          int32_t v = 0;
+          if (sec.sh_type != SHT_NOBITS && s.st_value >= sec.sh_addr && inside(sec.sh_offset + (s.st_value - sec.sh_addr), 4))
+            std::memcpy(&v, base + sec.sh_offset + (s.st_value - sec.sh_addr), 4);
+          out.abi = v;
+        }
+      }
+    }
+  }
+  munmap(map, size);
+  return out;
+}
+
 }  // namespace
 
 int main() {
@@ -228,6 +281,15 @@ int main() {
     emit("bye");
     _exit(0);
   }
+  // NOTES: checked from the file before dlopen runs any of the candidate's code (its
+  // constructors): after `loading`, a fatal record could be the candidate's own, and kcv does not
+  // take it for a setup error (runner.cpp).
+  if (const Exports ex = read_exports(path); ex.readable) {
+    if (!ex.has_run) fatal("candidate does not export kcv_run");
+    if (ex.abi && *ex.abi != KCV_ABI_VERSION)
+      fatal("candidate was built for ABI version " + std::to_string(*ex.abi) + ", kcv speaks " + std::to_string(KCV_ABI_VERSION));
+  }
+  emit("loading");
   void* so = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!so) fatal(std::string("cannot load candidate: ") + dlerror());
   auto run = reinterpret_cast<kcv::kcv_run_fn>(dlsym(so, "kcv_run"));
