@@ -226,12 +226,18 @@ def use_precompiled_torch_header(entries, private_dir):
         where = os.path.join(private_dir, entry["sha256"][:16], "torch")
         header, gch = os.path.join(where, "extension.h"), os.path.join(where, "extension.h.gch")
         if not os.path.exists(gch):
-            os.makedirs(where, exist_ok=True)
-            with open(header, "w") as f:   # the stub's text is kcv's, not a file's on disk
-                f.write("#include <torch/extension.h>\n")
-            if not verified_copy(entry["gch"], gch, entry["sha256"]):
-                print(f"kcv: the precompiled torch/extension.h {entry['gch']} is not the one kcv made; "
-                      "building without it", file=sys.stderr)
+            # kcv makes the checked copy before any worker starts (checked_pch_copies); this is
+            # for a plan made without it. A directory the worker cannot write: no PCH.
+            try:
+                os.makedirs(where, exist_ok=True)
+                with open(header, "w") as f:   # the stub's text is kcv's, not a file's on disk
+                    f.write("#include <torch/extension.h>\n")
+                copied = verified_copy(entry["gch"], gch, entry["sha256"])
+            except OSError:
+                copied = False
+            if not copied:
+                print(f"kcv: the precompiled torch/extension.h {entry['gch']} is not the one kcv made "
+                      "(or cannot be copied); building without it", file=sys.stderr)
                 return orig(*a, **kw)
         args["extra_cflags"] = list(args.get("extra_cflags") or []) + ["-include", header]
         return orig(*bound.args, **bound.kwargs)

@@ -462,10 +462,11 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       std::error_code ec;
       fs::permissions(opt_.workdir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec,
                       fs::perm_options::replace, ec);
-      // The torch worker builds its extensions (and the sanitizer's, and its checked PCH copy)
-      // beside its cwd, in directories handed to it too.
+      // The torch worker builds its extensions (and the sanitizer's) beside its cwd, in
+      // directories handed to it too. Not torch-pch: kcv made the checked copies there, read-only
+      // to the worker (checked_pch_copies).
       if (torch)
-        for (const char* d : {"torch-extensions", "torch-extensions-asan", "torch-pch"}) {
+        for (const char* d : {"torch-extensions", "torch-extensions-asan"}) {
           const fs::path dir = fs::absolute(opt_.workdir) / d;
           fs::create_directories(dir, ec);
           if (chown(dir.c_str(), 65534, 65534) != 0) { /* the worker's build says why */ }
