@@ -74,6 +74,8 @@ RunnerOptions runner_options(const std::string& backend, const std::string& work
   ro.workdir = workdir;
   ro.timeout_s = timeout_s;
   ro.canary_key = splitmix(seed ^ 0xC0FFEEull);
+  // Protections switched off for diagnosis (docs/security.md): recorded, and a PASS is withheld.
+  if (const char* off = std::getenv("KCV_SANDBOX_OFF"); off && *off) ro.sandbox_off = sandbox::parse_off(off);
   if (!fs::exists(ro.worker)) throw SetupError(fmt::format("kcv-worker not found at {} (set KCV_WORKER)", ro.worker));
   return ro;
 }

@@ -7,8 +7,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -115,6 +117,7 @@ int Runner::end_worker(const Session& w, double grace_s, bool* outstayed) {
   if (w.ctl_fd >= 0) close(w.ctl_fd);
   sandbox::Process proc = w.proc;
   const int status = sandbox::finish(proc, grace_s, outstayed);
+  if (w.port_lock_fd >= 0) close(w.port_lock_fd);  // after the worker is gone: its ports are free
   std::error_code ec;
   fs::remove_all(w.cwd, ec);
   return status;
@@ -161,6 +164,31 @@ GuardReport check_guards(const unsigned char* pre, const unsigned char* post, in
 }
 
 }  // namespace
+
+// NOTES: compute-sanitizer's front end and its target meet on TCP ports [--port, --port +
+// --max-connections) (default 49152 and 10) of the loopback. Concurrent runs in one network
+// namespace share that range: they can run out of it, and, each in a PID namespace of its own
+// where every target has the same pid, may attach to each other's targets (the likely cause of
+// "Target application terminated before first instrumented API call" on the H200, issue 25;
+// scripts/device_sandbox_diag.sh tells). The ranges sit above the default one; the locks are
+// shared by every kcv on the host (flock: a killed kcv frees its ranges).
+int sanitizer_port_range(int* lock_fd) {
+  constexpr int kBase = 49152 + 16, kWidth = 10, kRanges = 64;
+  const char* dir = "/tmp/kcv-sanitizer-ports";
+  if (mkdir(dir, 01777) == 0) chmod(dir, 01777);  // every user's kcv shares it
+  for (int i = 0; i < kRanges; ++i) {
+    const std::string path = fmt::format("{}/range-{}", dir, i);
+    const int fd = open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd < 0) continue;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      *lock_fd = fd;
+      return kBase + i * kWidth;
+    }
+    close(fd);
+  }
+  *lock_fd = -1;
+  return -1;
+}
 
 int64_t staged_bytes(const Case& c) {
   int64_t bytes = 0;
@@ -385,6 +413,13 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     } else if (sanitized && opt_.backend == "cuda") {
       argv = {"compute-sanitizer", "--tool", wopts.sanitizer_tool.empty() ? "memcheck" : wopts.sanitizer_tool,
               "--error-exitcode", "86"};
+      // In a network namespace of its own the default ports are its own; elsewhere a range kcv
+      // holds. KCV_SANITIZER_PORT_RANGES=0 (diagnosis, docs/security.md): the default range.
+      const bool own_network = opt_.sandbox && !(opt_.sandbox_off & sandbox::kNet) && sandbox::network_namespace_available();
+      const char* ranges = std::getenv("KCV_SANITIZER_PORT_RANGES");
+      if (!own_network && !(ranges && std::string(ranges) == "0"))
+        if (const int port = sanitizer_port_range(&w.port_lock_fd); port > 0)
+          argv.insert(argv.end(), {"--port", std::to_string(port), "--max-connections", "10"});
       // NOTES: memcheck, racecheck and synccheck check a torch solution's own kernels; torch's,
       // cuDNN's and cuBLAS's run uninstrumented (kLibraryKernels). Not initcheck: it learns what
       // is initialized from the writes it sees, so memory an excluded kernel wrote reads as
@@ -446,6 +481,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     req.result_fd = result_pipe[1];
     req.ctl_fd = ctl[1];
     req.enabled = opt_.sandbox;
+    req.off = opt_.sandbox_off;
     // NOTES: below the machine's memory, so a runaway candidate meets its own limit before the
     // host's out-of-memory killer. Not on cuda (the driver reserves address space far beyond
     // use) nor under the sanitizers (shadow memory).
@@ -478,6 +514,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       close(result_pipe[0]);
       close(result_pipe[1]);
       if (ctl[0] >= 0) { close(ctl[0]); close(ctl[1]); }
+      if (w.port_lock_fd >= 0) close(w.port_lock_fd);
       throw;
     }
     w.oom_kills_at_start = sandbox::host_oom_kills();

@@ -34,6 +34,9 @@ struct RunnerOptions {
   nlohmann::json kernelbench;
   /// Confine every worker (src/kcv/sandbox.hpp). false: --no-sandbox, and a PASS is withheld.
   bool sandbox = true;
+  /// Protections switched off for diagnosis (sandbox::Protection bits; env KCV_SANDBOX_OFF): the
+  /// report lists them and a PASS is withheld.
+  uint32_t sandbox_off = 0;
   /// The overall limit (--max-time): past it no worker starts and a running one is ended; the
   /// case is a TIMEOUT that says so. The default: none.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
@@ -90,6 +93,12 @@ bool killed_by_sigkill(int status, bool under_compute_sanitizer, const std::stri
 /// is named so, without kUnsentSigkill's words.
 bool oom_kill_possible(int64_t oom_kills_before, int64_t oom_kills_after);
 
+/// A TCP port range of its own for a compute-sanitizer outside a network namespace of its own:
+/// the value for its `--port` (the range is 10 wide, `--max-connections 10`), held by an flock on
+/// *lock_fd until that is closed; -1 (no fd) when every range is held. Shared by every kcv on the
+/// host through /tmp/kcv-sanitizer-ports.
+int sanitizer_port_range(int* lock_fd);
+
 /// Host bytes a batch of cases may stage at once (each buffer twice: what goes in, and the
 /// snapshot that comes back). The runner starts a new batch past it; the engine makes, runs and
 /// judges a gate's cases in chunks of this size.
@@ -132,6 +141,8 @@ class Runner {
     std::set<std::string> file_baseline;
     int64_t oom_kills_at_start = -1;
     int result_fd = -1, ctl_fd = -1;
+    /// compute-sanitizer outside a network namespace of its own: the lock on its port range.
+    int port_lock_fd = -1;
     WorkerOptions options;
     std::string cwd, log;
     int64_t log_offset = 0;

@@ -16,6 +16,8 @@
 #include <linux/close_range.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -25,6 +27,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -32,6 +35,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <initializer_list>
 #include <chrono>
@@ -64,7 +68,7 @@ enum Kind : int32_t { kInitReady = 1, kWorkerReady = 2, kAbort = 3, kExit = 4 };
 enum Failed : uint32_t {
   kFailUserMap = 1u << 0, kFailPrivateRoot = 1u << 1, kFailTmp = 1u << 2, kFailProc = 1u << 3,
   kFailUid = 1u << 4, kFailNoNewPrivs = 1u << 5, kFailPdeathsig = 1u << 6, kFailSeccomp = 1u << 7,
-  kFailRlimits = 1u << 8, kFailReadOnly = 1u << 9,
+  kFailRlimits = 1u << 8, kFailReadOnly = 1u << 9, kFailNet = 1u << 10,
 };
 enum Step : uint32_t { kStepLog = 1, kStepChdir = 2, kStepExec = 3, kStepFork = 4 };
 struct Record {
@@ -151,6 +155,10 @@ struct ChildPlan {
   const char* log = nullptr;
   int data_fd = -1, result_fd = -1, ctl_fd = -1, status_w = -1;
   bool enabled = true, drop_uid = false, user_ns = false, check_parent = false;
+  // Namespaces init is in, and what is switched on (Request::off switches them off).
+  bool new_pid = false, new_mount = false, new_net = false;
+  bool private_proc = true, private_tmp = true, no_new_privs = true, pdeathsig = true, seccomp = true;
+  bool rlimits = true, nproc = true;
   pid_t parent = -1;
   const char* uid_map = nullptr;
   const char* gid_map = nullptr;
@@ -192,6 +200,34 @@ bool write_text(const char* path, const char* text) {
   return ok;
 }
 
+/// Brings the loopback interface of this network namespace up (a new one starts with it down)
+/// and checks that TCP works on it: a listener on 127.0.0.1 accepts a connection. No allocation.
+/// NOTES: compute-sanitizer's front end and its target talk over TCP on the loopback.
+bool loopback_works() {
+  const int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return false;
+  ifreq ifr{};
+  std::memcpy(ifr.ifr_name, "lo", 3);
+  bool up = ioctl(s, SIOCGIFFLAGS, &ifr) == 0;
+  if (up && !(ifr.ifr_flags & IFF_UP)) {
+    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
+    up = ioctl(s, SIOCSIFFLAGS, &ifr) == 0;
+  }
+  close(s);
+  if (!up) return false;
+  const int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  const bool ok = l >= 0 && c >= 0 && bind(l, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && listen(l, 1) == 0 &&
+                  getsockname(l, reinterpret_cast<sockaddr*>(&a), &len) == 0 &&
+                  connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  if (l >= 0) close(l);
+  if (c >= 0) close(c);
+  return ok;
+}
+
 [[noreturn]] void become_worker(const ChildPlan& c) {
   uint32_t failed = 0;
   setpgid(0, 0);
@@ -213,15 +249,27 @@ bool write_text(const char* path, const char* text) {
   syscall(SYS_close_range, ctl_hi >= 0 ? 6 : 5, ~0U, CLOSE_RANGE_CLOEXEC);
 
   const rlimit core{0, 0}, fsize{kMaxFileBytes, kMaxFileBytes};
-  bool limits = setrlimit(RLIMIT_CORE, &core) == 0 && setrlimit(RLIMIT_FSIZE, &fsize) == 0;
-  if (me.address_space) {
-    const rlimit as{me.address_space, me.address_space};
-    limits = setrlimit(RLIMIT_AS, &as) == 0 && limits;
+  bool limits = true;
+  if (!me.enabled || me.rlimits) {
+    limits = setrlimit(RLIMIT_CORE, &core) == 0 && setrlimit(RLIMIT_FSIZE, &fsize) == 0;
+    if (me.address_space) {
+      const rlimit as{me.address_space, me.address_space};
+      limits = setrlimit(RLIMIT_AS, &as) == 0 && limits;
+    }
   }
+  auto load_filter = [&] { return me.prog.len != 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &me.prog, 0, 0) == 0; };
+  // NOTES: without no_new_privs only a privileged process may load a filter: then it is loaded
+  // here, before the uid change (switched off for diagnosis only).
+  const bool early_filter = me.enabled && me.seccomp && !me.no_new_privs;
+  if (early_filter && !load_filter()) failed |= kFailSeccomp;
   if (me.enabled) {
     if (me.drop_uid) {
-      const rlimit tasks{kMaxTasks, kMaxTasks};
-      limits = setrlimit(RLIMIT_NPROC, &tasks) == 0 && limits;
+      // NOTES: RLIMIT_NPROC counts every task (threads too) of the uid on the host, the workers
+      // of every concurrent kcv together (docs/security.md).
+      if (me.rlimits && me.nproc) {
+        const rlimit tasks{kMaxTasks, kMaxTasks};
+        limits = setrlimit(RLIMIT_NPROC, &tasks) == 0 && limits;
+      }
       const gid_t groups[1] = {me.device_group};
       if (setgroups(me.device_group ? 1 : 0, me.device_group ? groups : nullptr) != 0 ||
           setresgid(kWorkerGid, kWorkerGid, kWorkerGid) != 0 ||
@@ -232,11 +280,11 @@ bool write_text(const char* path, const char* text) {
   }
   if (chdir(me.cwd) != 0) abort_child(me, kStepChdir, errno);
   if (me.enabled) {
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) failed |= kFailNoNewPrivs;
+    if (me.no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) failed |= kFailNoNewPrivs;
     // NOTES: after the uid change, which clears it. The parent is init (namespace) or kcv.
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) failed |= kFailPdeathsig;
+    if (me.pdeathsig && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) failed |= kFailPdeathsig;
     if (me.check_parent && getppid() != me.parent) _exit(125);  // kcv is already gone
-    if (me.prog.len == 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &me.prog, 0, 0) != 0) failed |= kFailSeccomp;
+    if (me.seccomp && !early_filter && !load_filter()) failed |= kFailSeccomp;
   }
   put(me.status_w, Record{kWorkerReady, failed, 0, 0});
   if (me.argv[0][0] == '/') execve(me.argv[0], me.argv, me.envp);
@@ -259,41 +307,50 @@ const char* fd_path(char* buf, int fd) {
 
 int init_main(void* arg) {
   const ChildPlan& c = *static_cast<const ChildPlan*>(arg);
-  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);  // kcv gone: init gone, and the namespace with it
+  if (c.pdeathsig) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);  // kcv gone: init gone, and the namespace with it
+  // Without a PID namespace (switched off), the worker's orphans still come back to init.
+  if (!c.new_pid) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   uint32_t failed = 0;
   if (c.user_ns && !(write_text("/proc/self/setgroups", "deny") && write_text("/proc/self/uid_map", c.uid_map) &&
                      write_text("/proc/self/gid_map", c.gid_map)))
     failed |= kFailUserMap;
   // Nothing of kcv's memory (this is a copy of it) can be read through /proc or ptrace.
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+  if (c.new_net && !loopback_works()) failed |= kFailNet;
+  if (!c.new_mount) {
+    // switched off: nothing to mount
+  } else if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
     failed |= kFailPrivateRoot | kFailTmp | kFailProc;
   } else {
     int keep_fd[64];
-    for (int k = 0; k < c.n_keep && k < 64; ++k) keep_fd[k] = open(c.keep[k], O_PATH | O_DIRECTORY | O_CLOEXEC);
+    const int n_keep = c.private_tmp ? c.n_keep : 0;
+    for (int k = 0; k < n_keep && k < 64; ++k) keep_fd[k] = open(c.keep[k], O_PATH | O_DIRECTORY | O_CLOEXEC);
     bool ro_ok = true;
     for (int m = 0; m < c.n_ro; ++m)
       if (mount(nullptr, c.ro_mounts[m], nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | c.ro_flags[m], nullptr) != 0 &&
           m == 0)
         ro_ok = false;  // the root's; others (pseudo filesystems) may refuse
     if (!ro_ok) failed |= kFailReadOnly;
-    bool tmp_ok = c.n_tmp > 0;
-    for (int t = 0; t < c.n_tmp; ++t)
-      if (mount("tmpfs", c.tmp_dirs[t], "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=268435456") != 0) tmp_ok = false;
-    for (int m = 0; m < c.n_mkdirs; ++m) mkdir(c.mkdirs[m], 0755);
-    for (int k = 0; k < c.n_keep && k < 64; ++k) {
-      char src[40];
-      if (keep_fd[k] < 0 || mount(fd_path(src, keep_fd[k]), c.keep[k], nullptr, MS_BIND | MS_REC, nullptr) != 0)
-        tmp_ok = false;
+    if (c.private_tmp) {
+      bool tmp_ok = c.n_tmp > 0;
+      for (int t = 0; t < c.n_tmp; ++t)
+        if (mount("tmpfs", c.tmp_dirs[t], "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=268435456") != 0) tmp_ok = false;
+      for (int m = 0; m < c.n_mkdirs; ++m) mkdir(c.mkdirs[m], 0755);
+      for (int k = 0; k < n_keep && k < 64; ++k) {
+        char src[40];
+        if (keep_fd[k] < 0 || mount(fd_path(src, keep_fd[k]), c.keep[k], nullptr, MS_BIND | MS_REC, nullptr) != 0)
+          tmp_ok = false;
+      }
+      if (!tmp_ok) failed |= kFailTmp;
     }
-    if (!tmp_ok) failed |= kFailTmp;
     for (int d = 0; d < c.n_rw; ++d)
       if ((mount(c.rw_dirs[d], c.rw_dirs[d], nullptr, MS_BIND | MS_REC, nullptr) != 0 ||
            mount(nullptr, c.rw_dirs[d], nullptr, MS_REMOUNT | MS_BIND | c.rw_flags[d], nullptr) != 0))
         failed |= kFailReadOnly;
     // NOTES: hidepid: init (root; its command line is kcv's) is invisible to the worker's uid.
+    // A fresh /proc shows the PID namespace it is mounted from: only with one of its own.
     const unsigned long pflags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-    if (mount("proc", "/proc", "proc", pflags, "hidepid=invisible") != 0 &&
+    if (c.private_proc && c.new_pid && mount("proc", "/proc", "proc", pflags, "hidepid=invisible") != 0 &&
         mount("proc", "/proc", "proc", pflags, "hidepid=2") != 0 && mount("proc", "/proc", "proc", pflags, nullptr) != 0)
       failed |= kFailProc;
   }
@@ -313,7 +370,10 @@ int init_main(void* arg) {
     const pid_t p = waitpid(-1, &st, __WALL);
     if (p == worker) {
       put(status_w, Record{kExit, 0, 0, st});
-      kill(-1, SIGKILL);  // whatever the worker left: everything in the namespace but init
+      // Whatever the worker left: everything in the namespace but init. Without a PID namespace
+      // (switched off) kill(-1) would reach every process of the host: the worker's group only.
+      if (c.new_pid) kill(-1, SIGKILL);
+      else kill(-worker, SIGKILL);
       _exit(0);
     }
     if (p < 0 && errno != EINTR) _exit(0);
@@ -368,6 +428,69 @@ std::pair<char, std::string> state_of(pid_t pid) {
 
 }  // namespace
 
+const std::vector<std::string>& protection_names() {
+  static const std::vector<std::string> names = {"pid",          "mount",     "proc",    "tmp",     "ipc",
+                                                 "net",          "user",      "uid",     "no_new_privs",
+                                                 "pdeathsig",    "seccomp",   "rlimits", "nproc"};
+  return names;
+}
+
+uint32_t parse_off(const std::string& list) {
+  uint32_t off = 0;
+  std::istringstream in(list);
+  for (std::string name; std::getline(in, name, ',');) {
+    name.erase(std::remove_if(name.begin(), name.end(), [](unsigned char ch) { return std::isspace(ch); }), name.end());
+    if (name.empty()) continue;
+    const auto& names = protection_names();
+    const auto at = std::find(names.begin(), names.end(), name);
+    if (at == names.end()) {
+      std::string known;
+      for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+      throw SetupError(fmt::format("KCV_SANDBOX_OFF: unknown protection '{}' (known: {})", name, known));
+    }
+    off |= 1u << (at - names.begin());
+  }
+  return off;
+}
+
+std::vector<std::string> off_names(uint32_t off) {
+  std::vector<std::string> out;
+  const auto& names = protection_names();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (off & (1u << i)) out.push_back(names[i]);
+  return out;
+}
+
+bool network_namespace_available(std::string* why) {
+  static std::mutex mu;
+  static int known = -1;  // -1 not checked, 0 no, 1 yes
+  static std::string reason;
+  std::lock_guard<std::mutex> lock(mu);
+  if (known < 0) {
+    // NOTES: once per process, in a throwaway child: where a new network namespace gets no
+    // working loopback (gVisor with the host's network stack has none to give), a worker in one
+    // could not run compute-sanitizer, whose front end talks to its target over TCP.
+    const int flags = CLONE_NEWNET | (geteuid() == 0 ? 0 : CLONE_NEWUSER);
+    const pid_t child = fork();
+    if (child == 0) {
+      if (unshare(flags) != 0) _exit(1);
+      _exit(loopback_works() ? 0 : 2);
+    }
+    int st = 0;
+    if (child < 0 || waitpid(child, &st, 0) != child || !WIFEXITED(st)) {
+      known = 0;
+      reason = "could not be checked";
+    } else {
+      known = WEXITSTATUS(st) == 0 ? 1 : 0;
+      reason = WEXITSTATUS(st) == 0   ? ""
+               : WEXITSTATUS(st) == 1 ? "unshare(CLONE_NEWNET) refused"
+                                      : "no working loopback (TCP on 127.0.0.1) in a new one";
+    }
+  }
+  if (why) *why = reason;
+  return known == 1;
+}
+
 json InForce::to_json() const {
   json j = {{"requested", requested},
             {"pid_namespace", pid_namespace},
@@ -375,6 +498,7 @@ json InForce::to_json() const {
             {"private_proc", private_proc},
             {"private_tmp", private_tmp},
             {"ipc_namespace", ipc_namespace},
+            {"network_namespace", network_namespace},
             {"user_namespace", user_namespace},
             {"uid_separated", uid_separated},
             {"read_only_root", read_only_root},
@@ -384,7 +508,8 @@ json InForce::to_json() const {
             {"seccomp", seccomp},
             {"rlimits", rlimits},
             {"address_space_bytes", address_space_bytes},
-            {"refused", refused}};
+            {"refused", refused},
+            {"switched_off", switched_off}};
   const std::string gap = tamper_gap();
   j["pass_allowed"] = gap.empty();
   if (!gap.empty()) j["pass_withheld_because"] = gap;
@@ -395,9 +520,15 @@ std::string InForce::summary() const {
   if (!requested) return "sandbox: off (--no-sandbox): a PASS is withheld";
   std::vector<std::string> on;
   if (pid_namespace) on.push_back(user_namespace ? "user+pid namespaces" : "pid namespace");
-  if (mount_namespace) on.push_back(std::string("mount namespace") + (private_proc ? " (private /proc" : " (") +
-                                    (private_tmp ? ", private /tmp)" : ")"));
+  if (mount_namespace) {
+    const char* within = private_proc && private_tmp ? " (private /proc, private /tmp)"
+                         : private_proc              ? " (private /proc)"
+                         : private_tmp               ? " (private /tmp)"
+                                                     : "";
+    on.push_back(std::string("mount namespace") + within);
+  }
   if (ipc_namespace) on.push_back("ipc namespace");
+  if (network_namespace) on.push_back("network namespace (loopback only)");
   if (uid_separated) on.push_back(fmt::format("uid {}", uid));
   if (read_only_root) on.push_back("read-only filesystem but its workdir");
   if (no_new_privs) on.push_back("no_new_privs");
@@ -409,11 +540,20 @@ std::string InForce::summary() const {
   for (std::size_t i = 0; i < on.size(); ++i) s += (i ? ", " : "") + on[i];
   if (on.empty()) s += "nothing in force";
   for (const auto& r : refused) s += "; refused: " + r;
+  if (!switched_off.empty()) {
+    s += "; SWITCHED OFF (KCV_SANDBOX_OFF, a PASS is withheld): ";
+    for (std::size_t i = 0; i < switched_off.size(); ++i) s += (i ? "," : "") + switched_off[i];
+  }
   return s;
 }
 
 std::string InForce::tamper_gap() const {
   if (!requested) return "the sandbox was turned off (--no-sandbox)";
+  if (!switched_off.empty()) {
+    std::string names;
+    for (const auto& n : switched_off) names += (names.empty() ? "" : ",") + n;
+    return "protections were switched off for diagnosis (KCV_SANDBOX_OFF=" + names + ")";
+  }
   if (!pid_namespace) return "no PID namespace: the worker could signal kcv or leave processes behind";
   if (!private_proc) return "no private /proc: the worker could see kcv's processes";
   if (kcv_root && !uid_separated) return "the worker ran as root";
@@ -431,6 +571,7 @@ void InForce::weaken_to(const InForce& o) {
   private_proc = private_proc && o.private_proc;
   private_tmp = private_tmp && o.private_tmp;
   ipc_namespace = ipc_namespace && o.ipc_namespace;
+  network_namespace = network_namespace && o.network_namespace;
   user_namespace = user_namespace && o.user_namespace;
   uid_separated = uid_separated && o.uid_separated;
   read_only_root = read_only_root && o.read_only_root;
@@ -440,6 +581,8 @@ void InForce::weaken_to(const InForce& o) {
   rlimits = rlimits && o.rlimits;
   for (const auto& r : o.refused)
     if (std::find(refused.begin(), refused.end(), r) == refused.end()) refused.push_back(r);
+  for (const auto& r : o.switched_off)
+    if (std::find(switched_off.begin(), switched_off.end(), r) == switched_off.end()) switched_off.push_back(r);
 }
 
 Process spawn(const Request& r) {
@@ -447,6 +590,8 @@ Process spawn(const Request& r) {
   InForce& f = p.in_force;
   f.requested = r.enabled;
   f.kcv_root = geteuid() == 0;
+  if (r.enabled) f.switched_off = off_names(r.off);
+  auto on = [&](Protection x) { return r.enabled && !(r.off & x); };
 
   std::vector<std::string> argv_s = r.argv, env_s = r.env;
   std::vector<char*> argv, envp;
@@ -469,7 +614,14 @@ Process spawn(const Request& r) {
   c.enabled = r.enabled;
   c.address_space = static_cast<rlim_t>(r.address_space_bytes);
   f.address_space_bytes = r.address_space_bytes;
-  c.drop_uid = r.enabled && f.kcv_root;
+  c.drop_uid = f.kcv_root && on(kUid);
+  c.private_proc = on(kProc);
+  c.private_tmp = on(kTmp);
+  c.no_new_privs = on(kNoNewPrivs);
+  c.pdeathsig = on(kPdeathsig);
+  c.seccomp = on(kSeccomp);
+  c.rlimits = !r.enabled || on(kRlimits);
+  c.nproc = on(kNproc);
   // NOTES: where the NVIDIA device nodes are not world-accessible (0660 root:video, say), the
   // worker keeps their group, and nothing else, so that the GPU stays usable as uid 65534.
   if (struct stat dev{}; c.drop_uid && stat("/dev/nvidiactl", &dev) == 0 && (dev.st_mode & S_IRWXO) != (S_IROTH | S_IWOTH) &&
@@ -580,29 +732,50 @@ Process spawn(const Request& r) {
   pid_t pid = -1;
   bool in_ns = false;
   if (r.enabled) {
-    const Program& prog = filter(true);
+    int ns = (on(kPid) ? CLONE_NEWPID : 0) | (on(kMount) ? CLONE_NEWNS : 0) | (on(kIpc) ? CLONE_NEWIPC : 0);
+    // NOTES: a network namespace of its own (loopback only) per worker: no network, and no TCP
+    // port shared with another worker. compute-sanitizer's front end and its target meet on a
+    // port range of the loopback (49152 on): in a shared network namespace, with the same target
+    // pid in every PID namespace, one front end may take another's target (docs/security.md).
+    if (on(kNet)) {
+      std::string why;
+      if (network_namespace_available(&why)) ns |= CLONE_NEWNET;
+      else f.refused.push_back("network namespace: " + why);
+    }
+    // Without a PID namespace kcv stays addressable: the filter also guards it.
+    const Program& prog = filter(on(kPid));
     if (!prog.error.empty()) f.refused.push_back("seccomp: " + prog.error);
     c.prog = sock_fprog{static_cast<unsigned short>(prog.code.size()), const_cast<sock_filter*>(prog.code.data())};
-    constexpr std::size_t kStack = 256 * 1024;
-    void* stack = mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (stack == MAP_FAILED) throw SetupError("sandbox: cannot map a stack");
-    const int flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | SIGCHLD;
-    pid = clone(init_main, static_cast<char*>(stack) + kStack, flags, &c);
-    int err = pid < 0 ? errno : 0;
-    if (pid < 0 && !f.kcv_root) {
-      c.user_ns = true;
-      pid = clone(init_main, static_cast<char*>(stack) + kStack, flags | CLONE_NEWUSER, &c);
-      if (pid < 0) { err = errno; c.user_ns = false; }
-    }
-    munmap(stack, kStack);  // the child has its own copy
-    if (pid >= 0) {
-      in_ns = true;
-      f.user_namespace = c.user_ns;
-    } else {
-      f.refused.push_back(fmt::format("namespaces (pid, mount, ipc{}): {}", f.kcv_root ? "" : ", user", std::strerror(err)));
+    if (ns != 0) {
+      c.new_pid = (ns & CLONE_NEWPID) != 0;
+      c.new_mount = (ns & CLONE_NEWNS) != 0;
+      c.new_net = (ns & CLONE_NEWNET) != 0;
+      constexpr std::size_t kStack = 256 * 1024;
+      void* stack = mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+      if (stack == MAP_FAILED) throw SetupError("sandbox: cannot map a stack");
+      pid = clone(init_main, static_cast<char*>(stack) + kStack, ns | SIGCHLD, &c);
+      int err = pid < 0 ? errno : 0;
+      if (pid < 0 && !f.kcv_root && on(kUser)) {
+        c.user_ns = true;
+        pid = clone(init_main, static_cast<char*>(stack) + kStack, ns | CLONE_NEWUSER | SIGCHLD, &c);
+        if (pid < 0) { err = errno; c.user_ns = false; }
+      }
+      munmap(stack, kStack);  // the child has its own copy
+      if (pid >= 0) {
+        in_ns = true;
+        f.user_namespace = c.user_ns;
+      } else {
+        std::string which;
+        for (const auto& [bit, name] : {std::pair{CLONE_NEWPID, "pid"}, {CLONE_NEWNS, "mount"}, {CLONE_NEWIPC, "ipc"},
+                                        {CLONE_NEWNET, "net"}})
+          if (ns & bit) which += (which.empty() ? "" : ", ") + std::string(name);
+        if (!f.kcv_root && on(kUser)) which += ", user";
+        f.refused.push_back(fmt::format("namespaces ({}): {}", which, std::strerror(err)));
+      }
     }
   }
   if (!in_ns) {
+    c.new_pid = c.new_mount = c.new_net = false;
     if (r.enabled) {
       const Program& prog = filter(false);
       c.prog = sock_fprog{static_cast<unsigned short>(prog.code.size()), const_cast<sock_filter*>(prog.code.data())};
@@ -637,27 +810,32 @@ Process spawn(const Request& r) {
   }
   if (!r.enabled) return p;
   auto took = [&](uint32_t failed, uint32_t bit) { return (failed & bit) == 0; };
-  f.pid_namespace = in_ns;
-  f.ipc_namespace = in_ns;
-  f.mount_namespace = in_ns && took(init_failed, kFailPrivateRoot);
-  f.private_proc = in_ns && took(init_failed, kFailProc);
-  f.private_tmp = in_ns && took(init_failed, kFailTmp);
-  if (in_ns && !f.private_proc) f.refused.push_back("private /proc: mount refused");
-  if (in_ns && !f.private_tmp) f.refused.push_back("private /tmp: mount refused");
+  f.pid_namespace = in_ns && c.new_pid;
+  f.ipc_namespace = in_ns && on(kIpc);
+  f.network_namespace = in_ns && c.new_net && took(init_failed, kFailNet);
+  if (in_ns && c.new_net && !f.network_namespace) f.refused.push_back("network namespace: its loopback did not come up");
+  f.mount_namespace = in_ns && c.new_mount && took(init_failed, kFailPrivateRoot);
+  // A fresh /proc is only mounted with a PID namespace of its own (it would show the host's).
+  const bool proc_asked = in_ns && c.new_mount && c.new_pid && c.private_proc, tmp_asked = in_ns && c.new_mount && c.private_tmp;
+  f.private_proc = proc_asked && took(init_failed, kFailProc);
+  f.private_tmp = tmp_asked && took(init_failed, kFailTmp);
+  if (proc_asked && !f.private_proc) f.refused.push_back("private /proc: mount refused");
+  if (tmp_asked && !f.private_tmp) f.refused.push_back("private /tmp: mount refused");
   if (in_ns && c.user_ns && !took(init_failed, kFailUserMap)) f.refused.push_back("user namespace id maps: refused");
-  f.read_only_root = in_ns && c.n_ro > 0 && took(init_failed, kFailReadOnly);
-  if (in_ns && c.n_ro > 0 && !f.read_only_root) f.refused.push_back("read-only mounts: refused");
+  f.read_only_root = in_ns && c.new_mount && c.n_ro > 0 && took(init_failed, kFailReadOnly);
+  if (in_ns && c.new_mount && c.n_ro > 0 && !f.read_only_root) f.refused.push_back("read-only mounts: refused");
   f.uid_separated = c.drop_uid && took(worker_failed, kFailUid);
   if (c.drop_uid && !f.uid_separated) f.refused.push_back(fmt::format("uid {}: setresuid refused", kWorkerUid));
-  if (!f.kcv_root && !c.user_ns) f.refused.push_back("uid separation: kcv is not root (the worker keeps kcv's uid)");
+  if (!f.kcv_root && !c.user_ns && on(kUser))
+    f.refused.push_back("uid separation: kcv is not root (the worker keeps kcv's uid)");
   f.uid = f.uid_separated ? static_cast<int>(kWorkerUid) : static_cast<int>(geteuid());
   f.gid = f.uid_separated ? static_cast<int>(kWorkerGid) : static_cast<int>(getegid());
-  f.no_new_privs = took(worker_failed, kFailNoNewPrivs);
-  f.pdeathsig = took(worker_failed, kFailPdeathsig);
-  f.seccomp = took(worker_failed, kFailSeccomp);
-  if (!f.seccomp) f.refused.push_back("seccomp: the filter was refused");
-  f.rlimits = took(worker_failed, kFailRlimits);
-  if (!f.rlimits) f.refused.push_back("rlimits: refused");
+  f.no_new_privs = c.no_new_privs && took(worker_failed, kFailNoNewPrivs);
+  f.pdeathsig = c.pdeathsig && took(worker_failed, kFailPdeathsig);
+  f.seccomp = c.seccomp && took(worker_failed, kFailSeccomp);
+  if (c.seccomp && !f.seccomp) f.refused.push_back("seccomp: the filter was refused");
+  f.rlimits = c.rlimits && took(worker_failed, kFailRlimits);
+  if (c.rlimits && !f.rlimits) f.refused.push_back("rlimits: refused");
   return p;
 }
 
@@ -673,6 +851,8 @@ int finish(Process& p, double grace_s, bool* outstayed) {
   // worker's process group.
   kill(p.has_init ? p.pid : -p.pid, SIGKILL);
   if (!p.has_init) kill(-p.pid, SIGKILL);
+  // Without a PID namespace (switched off), killing init kills nothing else: the worker's group.
+  if (p.has_init && !p.in_force.pid_namespace && p.worker > 0) kill(-p.worker, SIGKILL);
   if (!reaped) waitpid(p.pid, &status, 0);
   if (p.has_init) {
     // The worker's own wait status, as init saw it; none: kcv killed init before the worker ended.

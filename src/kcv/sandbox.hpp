@@ -15,6 +15,35 @@
 
 namespace kcv::sandbox {
 
+/// One protection, to be switched off for diagnosis (env KCV_SANDBOX_OFF, docs/security.md). A
+/// run with any of them off never gets a PASS (InForce::tamper_gap).
+enum Protection : uint32_t {
+  kPid = 1u << 0,         // "pid": the PID namespace (init as pid 1)
+  kMount = 1u << 1,       // "mount": the mount namespace, and with it the next three
+  kProc = 1u << 2,        // "proc": a private /proc (hidepid)
+  kTmp = 1u << 3,         // "tmp": private /tmp, /var/tmp, /dev/shm
+  kIpc = 1u << 4,         // "ipc": the IPC namespace
+  kNet = 1u << 5,         // "net": the network namespace (loopback only)
+  kUser = 1u << 6,        // "user": the user namespace (kcv not root)
+  kUid = 1u << 7,         // "uid": uid/gid 65534 (kcv root)
+  kNoNewPrivs = 1u << 8,  // "no_new_privs"
+  kPdeathsig = 1u << 9,   // "pdeathsig"
+  kSeccomp = 1u << 10,    // "seccomp"
+  kRlimits = 1u << 11,    // "rlimits": all of them (core, file size, address space, tasks)
+  kNproc = 1u << 12,      // "nproc": RLIMIT_NPROC alone
+};
+/// The names above, in that order.
+const std::vector<std::string>& protection_names();
+/// "net,seccomp" (spaces ignored; empty: none) as Protection bits; throws SetupError naming an
+/// unknown name and the known ones.
+uint32_t parse_off(const std::string& list);
+/// The names of the bits in off, in protection_names() order.
+std::vector<std::string> off_names(uint32_t off);
+
+/// Whether a new network namespace with a working loopback (TCP on 127.0.0.1) can be made here;
+/// checked once per process in a throwaway child. *why: the reason when not.
+bool network_namespace_available(std::string* why = nullptr);
+
 /// What one worker was confined by. Each flag is what the kernel accepted, not what was asked.
 struct InForce {
   bool requested = true;      // false: the caller turned the sandbox off (--no-sandbox)
@@ -23,6 +52,7 @@ struct InForce {
   bool private_proc = false;  // /proc shows the namespace only
   bool private_tmp = false;   // /tmp, /var/tmp, /dev/shm are private and inspected by kcv
   bool ipc_namespace = false;
+  bool network_namespace = false; // its own loopback only: no network, no port shared with others
   bool user_namespace = false;
   bool uid_separated = false; // kcv is root and the worker runs as an unprivileged uid
   bool read_only_root = false; // kcv not root: every mount read-only for the worker, but its workdir
@@ -34,6 +64,7 @@ struct InForce {
   bool rlimits = false;
   int64_t address_space_bytes = 0;  // 0: not capped (cuda, sanitizers)
   std::vector<std::string> refused; // one line per protection the platform refused
+  std::vector<std::string> switched_off; // protections the caller switched off (KCV_SANDBOX_OFF)
 
   nlohmann::json to_json() const;
   /// One line for the terminal: what was in force, then what was refused.
@@ -51,6 +82,8 @@ struct Request {
   std::string cwd, log;
   int data_fd = -1, result_fd = -1, ctl_fd = -1;
   bool enabled = true;
+  /// Protections switched off for diagnosis (Protection bits; KCV_SANDBOX_OFF).
+  uint32_t off = 0;
   /// RLIMIT_AS in bytes (0: none: CUDA and the sanitizers reserve address space far beyond use).
   int64_t address_space_bytes = 0;
   /// Directories the worker must still reach when /tmp (or /var/tmp, /dev/shm) is made private:

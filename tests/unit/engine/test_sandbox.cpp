@@ -1,14 +1,20 @@
 // The worker sandbox (issue 25, docs/security.md): what a worker runs under, what it cannot do to
 // kcv, and kcv's own limits (compile, --max-time, signals, leftovers of a killed run). The hostile
 // candidates under controls/cpu/hostile/ go through the CLI as controls; these are the rest.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "kcv/contract.hpp"
 #include "kcv/gates/common.hpp"
@@ -251,6 +257,170 @@ TEST(Sandbox, RunAsAnotherUserKcvUsesAUserNamespaceAndAReadOnlyFilesystem) {
   EXPECT_NE(ok.find("\"read_only_root\": true"), std::string::npos) << ok;
   EXPECT_NE(bad.find("file written outside the working directory: " + dir.path() + "/beside"), std::string::npos) << bad;
   EXPECT_FALSE(fs::exists(dir.path() + "/beside"));
+}
+
+/// A TCP listener on the host's 127.0.0.1 (kcv's network namespace); its port.
+struct HostListener {
+  int fd = -1, port = 0;
+  HostListener() {
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && listen(fd, 4) == 0 &&
+        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      port = ntohs(a.sin_port);
+  }
+  ~HostListener() { close(fd); }
+};
+
+/// A candidate that says, as a clean refusal's message, whether it reached the host's listener on
+/// port and whether TCP works on its own loopback (what compute-sanitizer needs).
+std::string network_probe_source(int port) {
+  return R"(#include <kcv/abi.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
+static int reach(int port, int listen_too) {
+  struct sockaddr_in a = {0};
+  socklen_t len = sizeof a;
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  int l = -1, c = socket(AF_INET, SOCK_STREAM, 0), ok;
+  if (listen_too) {
+    l = socket(AF_INET, SOCK_STREAM, 0);
+    if (bind(l, (struct sockaddr*)&a, sizeof a) != 0 || listen(l, 1) != 0 || getsockname(l, (struct sockaddr*)&a, &len) != 0)
+      return 0;
+  }
+  ok = connect(c, (struct sockaddr*)&a, sizeof a) == 0;
+  close(c);
+  if (l >= 0) close(l);
+  return ok;
+}
+int kcv_run(const kcv_call* c) {
+  snprintf(c->error, c->error_len, "host=%d own=%d", reach()" + std::to_string(port) + R"(, 0), reach(0, 1));
+  return 1;
+})";
+}
+
+TEST(Sandbox, TheWorkerHasALoopbackOfItsOwnAndNoOtherNetwork) {
+  // compute-sanitizer's front end and its target talk over TCP on the loopback: that must work
+  // inside; kcv's network namespace (a port another worker listens on) must not be reachable.
+  HostListener host;
+  ASSERT_GT(host.port, 0);
+  test::TempDir dir;
+  const Candidate cand = Candidate::prepare(dir.file("net.c", network_probe_source(host.port)), "cpu", dir.path());
+  for (const bool net_off : {false, true}) {
+    RunnerOptions o = options(dir.path());
+    if (net_off) o.sandbox_off = sandbox::kNet;
+    Runner runner(cand, o);
+    auto runs = runner.run(softmax_cases(1));
+    ASSERT_EQ(runs.size(), 1u);
+    ASSERT_TRUE(runs[0].calls[0].ran) << runs[0].detail;
+    const std::string seen = runs[0].calls[0].message;
+    const sandbox::InForce& f = *runner.sandbox_in_force();
+    std::string why;
+    if (!sandbox::network_namespace_available(&why)) {
+      EXPECT_FALSE(f.network_namespace);
+      GTEST_SKIP() << "no network namespace here: " << why << " (" << f.summary() << ")";
+    }
+    EXPECT_NE(seen.find("own=1"), std::string::npos) << seen;
+    if (net_off) {
+      EXPECT_FALSE(f.network_namespace) << f.summary();
+      EXPECT_NE(seen.find("host=1"), std::string::npos) << seen;
+      EXPECT_EQ(f.switched_off, std::vector<std::string>{"net"});
+      EXPECT_NE(f.tamper_gap().find("KCV_SANDBOX_OFF=net"), std::string::npos) << f.tamper_gap();
+    } else {
+      EXPECT_TRUE(f.network_namespace) << f.summary();
+      EXPECT_NE(seen.find("host=0"), std::string::npos) << seen;
+      EXPECT_TRUE(f.switched_off.empty());
+    }
+  }
+}
+
+TEST(Sandbox, EachProtectionSwitchesOffAloneIsReportedAndWithholdsAPass) {
+  // KCV_SANDBOX_OFF (docs/security.md) is for diagnosis: the worker still runs, the protection is
+  // off, the report lists it and no PASS can stand. "pid" also checks that init without a PID
+  // namespace does not kill(-1) (as root that would be every process of the host).
+  test::TempDir dir;
+  const Candidate cand = Candidate::prepare(dir.file("ok.c", test::softmax_source()), "cpu", dir.path());
+  for (const std::string& name : sandbox::protection_names()) {
+    RunnerOptions o = options(dir.path());
+    o.sandbox_off = sandbox::parse_off(name);
+    Runner runner(cand, o);
+    auto runs = runner.run(softmax_cases(2));
+    ASSERT_EQ(runs.size(), 2u) << name;
+    EXPECT_EQ(runs[1].status, RunStatus::ok) << name << ": " << runs[1].detail;
+    const sandbox::InForce& f = *runner.sandbox_in_force();
+    EXPECT_EQ(f.switched_off, std::vector<std::string>{name});
+    EXPECT_NE(f.tamper_gap().find("switched off for diagnosis (KCV_SANDBOX_OFF=" + name + ")"), std::string::npos)
+        << f.tamper_gap();
+    EXPECT_EQ(f.to_json()["pass_allowed"], false) << name;
+    EXPECT_NE(f.summary().find("SWITCHED OFF"), std::string::npos) << f.summary();
+    if (geteuid() != 0) continue;
+    // As root every flag is in force but the one switched off (and what depends on it).
+    const std::map<std::string, bool> off = {
+        {"pid", !f.pid_namespace && !f.private_proc}, {"mount", !f.mount_namespace && !f.private_tmp && !f.private_proc},
+        {"proc", !f.private_proc && f.private_tmp}, {"tmp", !f.private_tmp && f.private_proc},
+        {"ipc", !f.ipc_namespace}, {"net", !f.network_namespace}, {"user", true}, {"uid", !f.uid_separated},
+        {"no_new_privs", !f.no_new_privs && f.seccomp}, {"pdeathsig", !f.pdeathsig}, {"seccomp", !f.seccomp},
+        {"rlimits", !f.rlimits}, {"nproc", f.rlimits}};
+    EXPECT_TRUE(off.at(name)) << name << ": " << f.summary();
+    EXPECT_TRUE(f.refused.empty()) << name << ": " << f.summary();
+  }
+  EXPECT_THROW(sandbox::parse_off("seccomp,nope"), SetupError);
+  EXPECT_EQ(sandbox::parse_off(" net , seccomp,"), sandbox::kNet | sandbox::kSeccomp);
+  EXPECT_EQ(sandbox::parse_off(""), 0u);
+}
+
+TEST(Sandbox, KcvSandboxOffReachesTheReportAndTheVerdict) {
+  test::TempDir dir;
+  setenv("KCV_SANDBOX_OFF", "seccomp", 1);
+  std::string out;
+  const int rc = test::run_kcv({"verify", "--op", "softmax", "--candidate",
+                                std::string(KCV_SOURCE_DIR) + "/controls/cpu/softmax/softmax_ok.c", "--gates",
+                                "numerics", "--json", dir.path() + "/r.json"}, out);
+  setenv("KCV_SANDBOX_OFF", "nothing-such", 1);
+  std::string bad;
+  const int rc_bad = test::run_kcv({"verify", "--op", "softmax", "--candidate",
+                                    std::string(KCV_SOURCE_DIR) + "/controls/cpu/softmax/softmax_ok.c", "--gates",
+                                    "numerics"}, bad);
+  unsetenv("KCV_SANDBOX_OFF");
+  EXPECT_EQ(rc, 1) << out;
+  std::ifstream in(dir.path() + "/r.json");
+  const auto report = nlohmann::json::parse(in);
+  EXPECT_EQ(report["sandbox"]["switched_off"], nlohmann::json::array({"seccomp"})) << report.dump(1);
+  EXPECT_EQ(report["sandbox"]["seccomp"], false);
+  EXPECT_NE(report["pass_withheld"].get<std::string>().find("KCV_SANDBOX_OFF=seccomp"), std::string::npos);
+  EXPECT_EQ(rc_bad, 2) << bad;
+  EXPECT_NE(bad.find("unknown protection 'nothing-such'"), std::string::npos) << bad;
+}
+
+TEST(Runner, SanitizerPortRangesAreDistinctWhileHeldAndFreedWithTheirLock) {
+  // compute-sanitizer outside a network namespace of its own gets a port range no other kcv on the
+  // host holds (the lock is an flock, so a killed kcv frees its ranges).
+  int a = -1, b = -1, c = -1;
+  const int pa = sanitizer_port_range(&a), pb = sanitizer_port_range(&b);
+  ASSERT_GT(pa, 49152);
+  ASSERT_GT(pb, 49152);
+  EXPECT_GE(std::abs(pa - pb), 10);
+  const pid_t child = fork();  // another process sees both ranges held
+  if (child == 0) {
+    int fd = -1;
+    const int p = sanitizer_port_range(&fd);
+    _exit(p == pa || p == pb ? 1 : 0);
+  }
+  int st = 0;
+  waitpid(child, &st, 0);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  close(a);
+  EXPECT_EQ(sanitizer_port_range(&c), pa);  // the lowest free range again
+  close(b);
+  close(c);
 }
 
 TEST(Sandbox, TheTemporaryDirectoriesOfAKilledKcvAreRemovedByTheNext) {
