@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The worker sandbox against compute-sanitizer on a GPU machine (issue 25; docs/security.md):
 # the sanitizer gate of the cuda controls add.ok and matmul.ok, many seeds in parallel, under the
-# full sandbox, then with each protection switched off in turn (KCV_SANDBOX_OFF), then all gates.
+# full sandbox, in the setup that failed (H200 run 6) and its neighbours, all gates under the full
+# sandbox, then with each protection switched off in turn (KCV_SANDBOX_OFF) while time is left.
 # Prints a table of pass/fail per configuration and the worker (compute-sanitizer) logs of the
 # failures; writes everything under $OUT. One command, from the repository root, with build/kcv
 # and build/kcv-worker present:
@@ -18,10 +19,12 @@
 #   shared_ports  KCV_SANDBOX_OFF=net and KCV_SANITIZER_PORT_RANGES=0: every compute-sanitizer on
 #                 the host's loopback, default ports, each in a PID namespace of its own: the
 #                 setup of the failing H200 run 6 (expected to fail if the port hypothesis holds)
+#   no_sandbox    --no-sandbox, default ports (run 5's setup), as many runs at once
+#   shared_ports_nopid  as shared_ports without the PID namespaces: if this passes and
+#                 shared_ports fails, same-pid targets (not too few ports) are the cause
 #   net           KCV_SANDBOX_OFF=net: the host's loopback, but a port range per worker
 #   all_gates     every gate under the full sandbox (verdicts as before?)
 #   pid seccomp nproc uid tmp ipc proc mount no_new_privs pdeathsig rlimits: that one off
-#   no_sandbox    --no-sandbox, default ports (run 5's setup)
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
@@ -29,7 +32,7 @@ OUT=${OUT:-$ROOT/sandbox-diag}
 SEEDS=${DIAG_SEEDS:-10}
 SEEDS_OFF=${DIAG_SEEDS_OFF:-5}
 BUDGET=${DIAG_BUDGET_S:-320}
-CONFIGS=${DIAG_CONFIGS:-"full shared_ports net all_gates pid seccomp nproc uid tmp ipc proc mount no_new_privs pdeathsig rlimits no_sandbox"}
+CONFIGS=${DIAG_CONFIGS:-"full shared_ports no_sandbox shared_ports_nopid net all_gates pid seccomp nproc uid tmp ipc proc mount no_new_privs pdeathsig rlimits"}
 export KCV_ADAPTERS_DIR=${KCV_ADAPTERS_DIR:-$ROOT/adapters} KCV_INCLUDE_DIR=${KCV_INCLUDE_DIR:-$ROOT/include}
 export PATH=/usr/local/cuda/bin:$PATH
 KCV=$ROOT/build/kcv
@@ -114,7 +117,8 @@ for c in $CONFIGS; do
     shared_ports) run_config shared_ports sanitizer "$SEEDS" KCV_SANDBOX_OFF=net KCV_SANITIZER_PORT_RANGES=0 ;;
     net) run_config net sanitizer "$SEEDS" KCV_SANDBOX_OFF=net ;;
     all_gates) run_config all_gates numerics,shapes,values,nonfinite,bounds,inputs_intact,coverage,determinism,layout,stateless,concurrency,sanitizer "$SEEDS" ;;
-    no_sandbox) run_config no_sandbox sanitizer "$SEEDS_OFF" KCV_SANITIZER_PORT_RANGES=0 -- --no-sandbox ;;
+    no_sandbox) run_config no_sandbox sanitizer "$SEEDS" KCV_SANITIZER_PORT_RANGES=0 -- --no-sandbox ;;
+    shared_ports_nopid) run_config shared_ports_nopid sanitizer "$SEEDS" KCV_SANDBOX_OFF=net,pid KCV_SANITIZER_PORT_RANGES=0 ;;
     *) run_config "$c" sanitizer "$SEEDS_OFF" KCV_SANDBOX_OFF="$c" ;;
   esac
   echo "[$(elapsed) s] $c done" >&2
@@ -124,12 +128,12 @@ done
 python3 - "$OUT" $CONFIGS <<'PY' | tee "$OUT/summary.txt"
 import glob, json, os, sys
 out, configs = sys.argv[1], sys.argv[2:]
-print(f"\n{'config':<13} {'add.ok':>9} {'matmul.ok':>10} {'secs':>5} {'tasks65534':>10}  in force")
+print(f"\n{'config':<18} {'add.ok':>9} {'matmul.ok':>10} {'secs':>5} {'tasks65534':>10}  in force")
 failures = []
 for c in configs:
     d = os.path.join(out, c)
     if os.path.exists(os.path.join(d, "skipped")) or not os.path.isdir(d):
-        print(f"{c:<13} {'SKIPPED (time budget)':>26}")
+        print(f"{c:<18} {'SKIPPED (time budget)':>26}")
         continue
     cells, summary = {}, ""
     for cand in ("add", "matmul"):
@@ -154,7 +158,7 @@ for c in configs:
         cells[cand] = f"{ok}/{n} pass"
     secs = open(os.path.join(d, "seconds")).read().strip() if os.path.exists(os.path.join(d, "seconds")) else "?"
     tasks = open(os.path.join(d, ".tasks")).read().strip() if os.path.exists(os.path.join(d, ".tasks")) else "?"
-    print(f"{c:<13} {cells['add']:>9} {cells['matmul']:>10} {secs:>5} {tasks:>10}  {summary[9:] if summary.startswith('sandbox: ') else summary}")
+    print(f"{c:<18} {cells['add']:>9} {cells['matmul']:>10} {secs:>5} {tasks:>10}  {summary[9:] if summary.startswith('sandbox: ') else summary}")
 print(f"\n{len(failures)} runs did not pass every gate they ran.")
 for c, run, why, logs in failures[:24]:
     print(f"\n--- {c} / {run}: {why}")
