@@ -5,5 +5,7 @@
 kcv_control(NAME add.ok OP add CANDIDATE ${CONTROL_DIR}/add_ok.c EXPECT PASS)
 kcv_control(NAME add.ok_cxx OP add CANDIDATE ${CONTROL_DIR}/add_ok_cxx.cpp EXPECT PASS)
 
-# Negative control.
+# Negative controls.
 kcv_control(NAME add.drops_tail OP add CANDIDATE ${CONTROL_DIR}/add_drops_tail.c EXPECT FAIL FAILS shapes)
+kcv_control(NAME add.caches_by_ends OP add CANDIDATE ${CONTROL_DIR}/add_caches_by_ends.c EXPECT FAIL FAILS stateless
+            PASSES numerics shapes values nonfinite coverage determinism layout)
