@@ -753,12 +753,24 @@ Process spawn(const Request& r) {
       constexpr std::size_t kStack = 256 * 1024;
       void* stack = mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
       if (stack == MAP_FAILED) throw SetupError("sandbox: cannot map a stack");
-      pid = clone(init_main, static_cast<char*>(stack) + kStack, ns | SIGCHLD, &c);
-      int err = pid < 0 ? errno : 0;
-      if (pid < 0 && !f.kcv_root && on(kUser)) {
-        c.user_ns = true;
-        pid = clone(init_main, static_cast<char*>(stack) + kStack, ns | CLONE_NEWUSER | SIGCHLD, &c);
-        if (pid < 0) { err = errno; c.user_ns = false; }
+      int err = 0;
+      // As root the namespaces alone; otherwise (or refused) with a user namespace of its own.
+      auto start = [&] {
+        c.user_ns = false;
+        pid = clone(init_main, static_cast<char*>(stack) + kStack, ns | SIGCHLD, &c);
+        err = pid < 0 ? errno : 0;
+        if (pid < 0 && !f.kcv_root && on(kUser)) {
+          c.user_ns = true;
+          pid = clone(init_main, static_cast<char*>(stack) + kStack, ns | CLONE_NEWUSER | SIGCHLD, &c);
+          if (pid < 0) { err = errno; c.user_ns = false; }
+        }
+      };
+      start();
+      if (pid < 0 && (ns & CLONE_NEWNET)) {  // the others without it rather than none at all
+        f.refused.push_back(fmt::format("network namespace: clone refused it: {}", std::strerror(err)));
+        ns &= ~CLONE_NEWNET;
+        c.new_net = false;
+        start();
       }
       munmap(stack, kStack);  // the child has its own copy
       if (pid >= 0) {
