@@ -8,9 +8,43 @@ if(KB_PROBLEM)
 else()
   set(what --op ${OP} --candidate ${CANDIDATE})
 endif()
+if(PARSE_REPORTS)
+  string(REGEX REPLACE "\\.json$" ".xml" junit_out ${OUT})
+  file(REMOVE ${junit_out})
+  list(APPEND extra_args --junit ${junit_out})
+endif()
 execute_process(COMMAND ${KCV} verify ${what} --backend ${BACKEND} --json ${OUT} ${extra_args}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
+if(PARSE_REPORTS)
+  file(WRITE ${OUT}.terminal "${out}${err}")
+  # Python's own parsers, strict: a JSON that json.load reads, XML that xml.etree reads, strings
+  # without control characters, and a terminal output without them either (tab and newline aside).
+  execute_process(COMMAND python3 -c "
+import json, sys, xml.etree.ElementTree as ET
+r = json.load(open(sys.argv[1], encoding='utf-8'))
+def walk(x):
+    if isinstance(x, str):
+        bad = [c for c in x if ord(c) < 32 or 0x7f <= ord(c) <= 0x9f]
+        assert not bad, 'control character in a report string: %r' % x
+    elif isinstance(x, dict):
+        [walk(k) or walk(v) for k, v in x.items()]
+    elif isinstance(x, list):
+        [walk(v) for v in x]
+walk(r)
+ET.parse(sys.argv[2])
+out = open(sys.argv[3], 'rb').read().decode('utf-8')
+bad = [c for c in out if (ord(c) < 32 and c not in chr(10) + chr(9)) or 0x7f <= ord(c) <= 0x9f]
+assert not bad, 'raw control characters on the terminal: %r' % bad[:5]
+print('reports parse; terminal output clean')
+" ${OUT} ${junit_out} ${OUT}.terminal
+                  RESULT_VARIABLE prc OUTPUT_VARIABLE pout ERROR_VARIABLE perr
+                  INPUT_FILE /dev/null)
+  message("${pout}${perr}")
+  if(NOT prc EQUAL 0)
+    message(FATAL_ERROR "the reports or the terminal output do not stand a candidate's text")
+  endif()
+endif()
 if(BACKEND STREQUAL "cuda" AND rc EQUAL 2 AND err MATCHES "no CUDA device")
   message("SKIP: ${err}")
   return()
@@ -59,6 +93,14 @@ foreach(want ${fails})
     message(FATAL_ERROR "gate ${want} should fail this control but reported ${gv}")
   endif()
   message("gate ${want}: ${gv} as expected")
+endforeach()
+string(REPLACE "," ";" timeouts "${TIMEOUTS}")
+foreach(want ${timeouts})
+  gate_verdict(${want} gv)
+  if(NOT gv STREQUAL "TIMEOUT")
+    message(FATAL_ERROR "gate ${want} should report TIMEOUT for this control but reported ${gv}")
+  endif()
+  message("gate ${want}: TIMEOUT as expected")
 endforeach()
 string(REPLACE "," ";" passes "${PASSES}")
 foreach(want ${passes})

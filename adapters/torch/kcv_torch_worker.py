@@ -14,7 +14,13 @@ process that kcv's Runner starts exactly like kcv-worker and that speaks the sam
 Nothing here knows an expected value: the parent judges the snapshots.
 
 Per call: inputs live inside guarded buffers of our own (4 KiB of keyed canaries each side) and
-are handed over as torch.as_strided views with the plan's strides and offset. Outputs are the
+are handed over as torch.as_strided views with the plan's strides and offset; a call whose plan
+says "exact" gets them in tensors whose storage is exactly their span (no guard band), inside a
+block from the caching allocator as its own tensors lie inside its segments. A new input's address
+(its first element's and its storage's) is one no input had before in this worker, so a result
+cached by address is met again only where a case reuses buffers on purpose. Calls run on torch's current stream, the default (null) stream; the
+concurrency gate's writer runs on a side stream of our own, or on the default stream when the plan
+says "null_stream", and then only that stream is synchronized. Outputs are the
 tensors the candidate returns; before the call the caching allocator is filled with the plan's
 output poison, so an element the candidate never writes shows up as poison. A raised exception is a
 refusal (rc 1 when its message carries "kcv: refuse", else rc 2); an output of the wrong shape,
@@ -47,6 +53,44 @@ def hexs(s):
 def fatal(why):
     emit("fatal " + hexs(why))
     os._exit(2)
+
+
+def build_failure(e, sanitize):
+    """A load_inline/load build that failed (torch raises "Error building extension 'x': " and
+    ninja's output): the whole output goes to the verification's build.log (build-asan.log for the
+    sanitizer's builds), whose path is emitted for kcv to keep; the reason is the compiler's own
+    first error line, not ninja's command. None for any other exception."""
+    text = str(e)
+    if not isinstance(e, RuntimeError) or not text.startswith("Error building extension"):
+        return None
+    name = text.split(":", 1)[0][len("Error building extension"):].strip()
+    ext_dir = os.environ.get("TORCH_EXTENSIONS_DIR", "").rstrip("/")
+    log = os.path.join(os.path.dirname(ext_dir) if ext_dir else os.getcwd(),
+                       "build-asan.log" if sanitize else "build.log")
+    try:
+        with open(log, "w", encoding="utf-8", errors="replace") as f:
+            f.write(text + "\n")
+        emit("build_log " + hexs(log))
+        where = f" (whole compiler output: {log})"
+    except OSError:
+        where = ""
+    return f"cannot load candidate: the extension {name} does not build: {compiler_error(text)}{where}"
+
+
+def compiler_error(text):
+    """The compiler's first error line in a failed build's output: gcc/clang "file:line:col: error:",
+    nvcc "file(line): error", a linker's "undefined reference"; never ninja's progress, command or
+    FAILED lines. The build's first line when none is found."""
+    import re
+    lines = text.splitlines()[1:]
+    skip = re.compile(r"^\s*(\[\d+/\d+\]|FAILED:|ninja:|/\S*(c\+\+|g\+\+|gcc|clang\+*|nvcc)\s|(c\+\+|g\+\+|gcc|nvcc)\s)")
+    patterns = [re.compile(r":\d+(:\d+)?: (fatal )?error"), re.compile(r"\(\d+\): (catastrophic )?error"),
+                re.compile(r"undefined reference|error:"), re.compile(r"\berror\b", re.IGNORECASE)]
+    for pat in patterns:
+        for line in lines:
+            if line.strip() and not skip.match(line) and pat.search(line):
+                return line.strip()[:800]
+    return text.splitlines()[0][:800] if text else "no compiler output"
 
 
 def map_plan(fd):
@@ -136,7 +180,8 @@ def main():
     except SystemExit as e:
         fatal(f"cannot load candidate: it called exit({e.code}) while loading")
     except Exception as e:  # noqa: BLE001
-        fatal(f"cannot load candidate: {type(e).__name__}: {e}".splitlines()[0][:800])
+        why = build_failure(e, bool(kb.get("sanitize") and not cuda))
+        fatal(why or f"cannot load candidate: {type(e).__name__}: {e}".splitlines()[0][:800])
     init_seed = int(kb.get("init_seed", 42))
     template = kb.get("args", [])
     bool_inputs = {a["tensor"] for a in template if a.get("bool")}  # carried as uint8
@@ -184,18 +229,65 @@ def main():
             models[k] = common.build_model(cls, init, init_seed, device)
         return models[k]
 
-    def view_of(buf, a):
-        """The tensor the plan describes, inside buf's data region [KGUARD, KGUARD + span)."""
+    def view_of(buf, a, g=KGUARD):
+        """The tensor the plan describes, inside buf's data region [g, g + span)."""
         dt = common.DTYPES[a["dtype"]]
-        region = buf[KGUARD:KGUARD + a["span"]]
+        region = buf[g:g + a["span"]]
         if a["span"] == 0:
             return torch.empty(a["shape"], dtype=dt, device=buf.device)
         v = region.view(dt)
         return v.as_strided(a["shape"], a["stride"], v.storage_offset() + a["offset"])
 
+    # NOTES: every address an input ever had in this worker (its view's first element and its
+    # storage's), over all batches of a session. A new input never gets one of them: a candidate
+    # that caches its result by address must never be handed different data at an address it has
+    # seen, except where a case reuses a call's buffers on purpose (stateless). The allocators
+    # hand a freed block back first, so without this a call's "fresh" buffer (a plain twin, a
+    # later batch's input) could land where the candidate cached another input's result, and
+    # the twin's stale result would excuse the call it stands beside (issue 26, run 6).
+    # Each buffer is a window, a storage of its own, at an unseen place in a block SLACK bytes
+    # larger: a block at a reused address still gives a fresh window, so memory stays bounded
+    # (never reusing a large block outright would hold a new one per call on a shared GPU).
+    seen = set()
+    SLACK, STEP = 64 << 10, 512  # 128 places, as aligned as the caching allocator's blocks
+
+    class _Window:  # a device pointer and the block it lies in, for torch.as_tensor
+        def __init__(self, block, ptr, nbytes):
+            self.block = block
+            self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (ptr, False),
+                                             "version": 2}
+
+    def window(block, at, nbytes):
+        """nbytes of block from byte at, as a tensor whose storage is exactly them (it keeps block)."""
+        if cuda:
+            return torch.as_tensor(_Window(block, block.data_ptr() + at, nbytes), device=device)
+        try:
+            return torch.from_numpy(block.numpy()[at:at + nbytes])
+        except Exception:  # noqa: BLE001 - a torch without numpy: a view (its storage is the block's)
+            return block[at:at + nbytes]
+
+    def fresh_buffer(nbytes, data_at):
+        """A uint8 tensor of nbytes, a storage of its own, whose first byte and byte data_at were
+        never an input's address in this worker."""
+        if nbytes == 0:  # no address at all (an exact buffer of an empty tensor)
+            return torch.empty(0, dtype=torch.uint8, device=device)
+        held = []  # blocks with no unseen place left, kept until one with a place comes
+        while True:
+            block = torch.empty(nbytes + SLACK, dtype=torch.uint8, device=device)
+            base = block.data_ptr()
+            for at in range(0, SLACK + 1, STEP):
+                if base + at not in seen and base + at + data_at not in seen:
+                    seen.update((base + at, base + at + data_at))
+                    return window(block, at, nbytes)
+            held.append(block)
+
     side_stream = torch.cuda.Stream() if cuda else None
     load_stream = torch.cuda.Stream() if cuda else None
     load_a = None
+
+    def caller_stream(c):
+        """The concurrency gate's caller stream: a side stream of ours, or the default (null) one."""
+        return torch.cuda.default_stream() if c.get("null_stream") else side_stream
 
     def prepare(i):
         c = calls[i]
@@ -204,24 +296,28 @@ def main():
         st["bindings"] = {k: int(v) for k, v in c.get("bindings", {}).items()}
         st["model"] = model_for(st["bindings"])
         st["in_buf"], st["inputs"] = [], []
+        # NOTES: exact: a tensor of the span alone, from the caching allocator (issue 26).
+        g = st["g"] = reuse["g"] if reuse is not None else 0 if c.get("exact") else KGUARD
         for n, a in enumerate(c["inputs"]):
             span = a["span"]
             if reuse is not None:
                 buf = reuse["in_buf"][n]
             else:
-                buf = torch.empty(KGUARD + span + KGUARD, dtype=torch.uint8, device=device)
+                elem = torch.tensor([], dtype=common.DTYPES[a["dtype"]]).element_size()
+                buf = fresh_buffer(g + span + g, g + a["offset"] * elem)
+            if reuse is None and g:
                 buf[:KGUARD].copy_(pre_guard)
                 buf[KGUARD + span:].copy_(post_guard(span))
             src = shm[a["src"]:a["src"] + span]
             if c.get("writer_kernel") and cuda:
                 # Poison now; the real values arrive on the caller's stream behind a 20 ms kernel.
-                buf[KGUARD:KGUARD + span].fill_(0xFF)
+                buf[g:g + span].fill_(0xFF)
                 torch.cuda.synchronize()
                 st.setdefault("late", []).append((buf, src.pin_memory() if span else src))
             else:
-                buf[KGUARD:KGUARD + span].copy_(src)
+                buf[g:g + span].copy_(src)
             st["in_buf"].append(buf)
-            view = view_of(buf, a)
+            view = view_of(buf, a, g)
             st["inputs"].append(view.view(torch.bool) if n in bool_inputs else view)
         if cuda:
             torch.cuda.synchronize()
@@ -259,10 +355,11 @@ def main():
         try:
             with torch.no_grad():
                 if c.get("writer_kernel") and cuda:
-                    with torch.cuda.stream(side_stream):
+                    with torch.cuda.stream(caller_stream(c)):
                         torch.cuda._sleep(int(20e-3 * 1.98e9))  # ~20 ms at the H200's clock
+                        g = st["g"]
                         for buf, src in st["late"]:
-                            buf[KGUARD:KGUARD + src.numel()].copy_(src, non_blocking=True)
+                            buf[g:g + src.numel()].copy_(src, non_blocking=True)
                         out = st["model"](*args)
                 else:
                     out = st["model"](*args)
@@ -284,7 +381,7 @@ def main():
         if not cuda:
             return
         if calls[i].get("writer_kernel"):
-            side_stream.synchronize()  # only the caller's stream: escaped work shows as missing
+            caller_stream(calls[i]).synchronize()  # only the caller's: escaped work shows as missing
         else:
             torch.cuda.synchronize()
 
@@ -294,7 +391,10 @@ def main():
         rc, msg = st["rc"], st["msg"]
         for n, a in enumerate(c["inputs"]):
             span = a["span"]
-            shm[a["snap"]:a["snap"] + 2 * KGUARD + span].copy_(st["in_buf"][n].cpu())
+            if st["g"] == 0:  # exact: only the span (the parent checks no guards of such a call)
+                shm[a["snap"] + KGUARD:a["snap"] + KGUARD + span].copy_(st["in_buf"][n].cpu())
+            else:
+                shm[a["snap"]:a["snap"] + 2 * KGUARD + span].copy_(st["in_buf"][n].cpu())
         outs = common.as_tuple(st["out"]) if rc == 0 else ()
         if rc == 0 and len(outs) != len(c["outputs"]):
             rc, msg = 3, f"returned {len(outs)} outputs; the problem's Model returns {len(c['outputs'])}"
@@ -320,7 +420,7 @@ def main():
                 o = o.detach().cpu()
                 view_of(slot, a).copy_(o.view(torch.uint8) if o.dtype == torch.bool else o)
         emit(f"done {i} {rc} {st['seconds']:.6f} {hexs(msg)}")
-        state[i] = {"in_buf": st["in_buf"]}  # later calls may reuse the buffers
+        state[i] = {"in_buf": st["in_buf"], "g": st["g"]}  # later calls may reuse the buffers
 
     import socket
     ctl = socket.socket(fileno=5) if plan.get("session") else None

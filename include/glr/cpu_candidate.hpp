@@ -188,24 +188,25 @@ inline int parse(const kcv_call* call, bool backward, bool varlen, Call& c) {
   return 0;
 }
 
-/// The chunked fp32 forward as a candidate (varlen: the contract with cu_seqlens), any input dtype.
-inline int candidate_fwd(const kcv_call* call, bool varlen) {
+/// The chunked fp32 forward as a candidate (varlen: the contract with cu_seqlens), any input dtype,
+/// in chunks of `chunk` steps (any chunk >= 1 is a legitimate evaluation order).
+inline int candidate_fwd(const kcv_call* call, bool varlen, int64_t chunk = kChunk) {
   try {
     Call c;
     if (int rc = parse(call, false, varlen, c)) return rc;
-    chunked_fwd<float>(c.p, c.fwd, c.scale);
+    chunked_fwd<float>(c.p, c.fwd, c.scale, chunk);
     return 0;
   } catch (const std::exception& e) {
     return refuse(call, "glr_fwd: %s", e.what());
   }
 }
 
-/// The chunked fp32 backward as a candidate.
-inline int candidate_bwd(const kcv_call* call, bool varlen) {
+/// The chunked fp32 backward as a candidate, in chunks of `chunk` steps.
+inline int candidate_bwd(const kcv_call* call, bool varlen, int64_t chunk = kChunk) {
   try {
     Call c;
     if (int rc = parse(call, true, varlen, c)) return rc;
-    chunked_bwd<float>(c.p, c.bwd, c.scale);
+    chunked_bwd<float>(c.p, c.bwd, c.scale, chunk);
     return 0;
   } catch (const std::exception& e) {
     return refuse(call, "glr_bwd: %s", e.what());
@@ -214,16 +215,17 @@ inline int candidate_bwd(const kcv_call* call, bool varlen) {
 
 /// The chunked forward / backward with policy Policy<true> for bf16 inputs, Policy<false> for f16
 /// (chosen from q's dtype) and plain fp32 for f32 inputs: TensorCore16 is a tensor-core kernel on
-/// the CPU (every MMA operand rounded once to the input dtype, fp32 accumulation and state).
+/// the CPU (every MMA operand rounded once to the input dtype, fp32 accumulation and state); in
+/// chunks of `chunk` steps.
 template <template <bool> class Policy>
-int candidate_fwd_with(const kcv_call* call, bool varlen) {
+int candidate_fwd_with(const kcv_call* call, bool varlen, int64_t chunk = kChunk) {
   try {
     Call c;
     if (int rc = parse(call, false, varlen, c)) return rc;
     switch (c.fwd.q.storage) {
-      case Storage::bf16: chunked_fwd<float, Policy<true>>(c.p, c.fwd, c.scale); break;
-      case Storage::f16: chunked_fwd<float, Policy<false>>(c.p, c.fwd, c.scale); break;
-      default: chunked_fwd<float>(c.p, c.fwd, c.scale); break;
+      case Storage::bf16: chunked_fwd<float, Policy<true>>(c.p, c.fwd, c.scale, chunk); break;
+      case Storage::f16: chunked_fwd<float, Policy<false>>(c.p, c.fwd, c.scale, chunk); break;
+      default: chunked_fwd<float>(c.p, c.fwd, c.scale, chunk); break;
     }
     return 0;
   } catch (const std::exception& e) {
@@ -232,14 +234,14 @@ int candidate_fwd_with(const kcv_call* call, bool varlen) {
 }
 
 template <template <bool> class Policy>
-int candidate_bwd_with(const kcv_call* call, bool varlen) {
+int candidate_bwd_with(const kcv_call* call, bool varlen, int64_t chunk = kChunk) {
   try {
     Call c;
     if (int rc = parse(call, true, varlen, c)) return rc;
     switch (c.bwd.q.storage) {
-      case Storage::bf16: chunked_bwd<float, Policy<true>>(c.p, c.bwd, c.scale); break;
-      case Storage::f16: chunked_bwd<float, Policy<false>>(c.p, c.bwd, c.scale); break;
-      default: chunked_bwd<float>(c.p, c.bwd, c.scale); break;
+      case Storage::bf16: chunked_bwd<float, Policy<true>>(c.p, c.bwd, c.scale, chunk); break;
+      case Storage::f16: chunked_bwd<float, Policy<false>>(c.p, c.bwd, c.scale, chunk); break;
+      default: chunked_bwd<float>(c.p, c.bwd, c.scale, chunk); break;
     }
     return 0;
   } catch (const std::exception& e) {

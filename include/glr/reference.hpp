@@ -27,6 +27,11 @@
 ///           magnitude of what multiplies it on the way to the output. opu = Σ over the rounded
 ///           operands on the element's paths of that co-factor, bounded per slice from the largest
 ///           inputs, states and intra-chunk products (a count like the fp32 `under`, not decayed).
+///   classes = the classes (finite / NaN / ±Inf, a kcv::kClass* mask) some legitimate evaluation
+///           order gives, from the kinds of the element's terms (kcv/terms.hpp; sequential order
+///           only, docs/nonfinite-classes.md): kClassFinite everywhere when every input is finite.
+///           Partial products below the smallest normal of `operands` (f32/bf16 2^-126, f16 2^-14)
+///           may be flushed to zero beside an infinity.
 ///   ovf   = the largest magnitude an operand a tensor-core kernel rounds to the input dtype may
 ///           reach on this element's paths (an upper bound: Σ|terms| of A, S/H, G, do·vᵀ over the
 ///           slice; 0 where every rounded operand is an input times a decay ≤ 1). Where it reaches
@@ -42,6 +47,7 @@
 #include <vector>
 
 #include "glr/problem.hpp"
+#include "kcv/terms.hpp"
 
 namespace glr {
 
@@ -50,16 +56,18 @@ enum class Order {
   /// The recurrence, step by step, sums in natural order: the reference values and error data.
   sequential,
   /// The chunk-64 form of glr/cpu_chunked.hpp in fp64, exp factors and decayed products below
-  /// FLT_MIN flushed to zero as an fp32 device may: values only (error data left zero). Its
-  /// non-finite classes differ from the sequential ones exactly where the class depends on the
-  /// evaluation order (Inf · underflowed decay, −Inf − −Inf in cumulative gates, …).
+  /// FLT_MIN flushed to zero as an fp32 device may: values only (error data left zero). One
+  /// legitimate order among many, for the tests; the classes the nonfinite gate accepts come from
+  /// the sequential order's `classes`, which cover every chunk size.
   chunked,
 };
 
 /// One output: per element (row-major) the value and the error-model data described above.
 struct Estimate {
   std::vector<double> value, mag, depth, amp, under, op, opu, ovf;
+  std::vector<uint8_t> classes;
   void resize(std::size_t n) {
+    classes.assign(n, kcv::kClassFinite);
     value.assign(n, 0);
     mag.assign(n, 0);
     depth.assign(n, 0);
@@ -89,22 +97,21 @@ inline constexpr int kRhoO = 3, kRhoHT = 1, kRhoDq = 2, kRhoDk = 2, kRhoDv = 3, 
 
 /// The dtype a tensor-core kernel rounds the operands of its matrix products to: the input dtype of
 /// the bf16/f16 contracts. Order::chunked rounds them so (after its fp32 flushes), as such a kernel
-/// would: an operand that underflows to 0 beside an Inf, or overflows f16, changes the class there,
-/// and either class is then accepted.
+/// would; `classes` flushes partial products below its smallest normal beside an infinity.
 enum class OperandDtype { f32, bf16, f16 };
 
 /// Forward operands: q, k [B,T,H,K]; v [B,T,H,V]; g [B,T,H,K] or [B,T,H]; h0 [S,H,K,V] (null: 0).
 struct FwdInputs {
   const double *q = nullptr, *k = nullptr, *v = nullptr, *g = nullptr, *h0 = nullptr;
   double scale = 1;
-  OperandDtype operands = OperandDtype::f32;  // Order::chunked only
+  OperandDtype operands = OperandDtype::f32;  // Order::chunked; and the flush threshold of classes
 };
 /// Backward operands: the forward's, plus dO [B,T,H,V] and dhT [S,H,K,V] (null: 0).
 struct BwdInputs {
   const double *q = nullptr, *k = nullptr, *v = nullptr, *g = nullptr, *h0 = nullptr;
   const double *dO = nullptr, *dhT = nullptr;
   double scale = 1;
-  OperandDtype operands = OperandDtype::f32;  // Order::chunked only
+  OperandDtype operands = OperandDtype::f32;  // Order::chunked; and the flush threshold of classes
 };
 
 struct FwdResult { Estimate o, hT; };                  // o [B,T,H,V], hT [S,H,K,V]

@@ -29,11 +29,21 @@ struct CaptureLimits {
 /// memory, whichever is less). A preprocessor bomb or a slow constexpr is a setup error.
 CaptureLimits default_compile_limits();
 
+/// A candidate that does not build: a SetupError whose one line names the compiler's own error and
+/// the file that keeps the compiler's whole output (build.log in the workdir, which verify keeps).
+class BuildError : public SetupError {
+ public:
+  BuildError(const std::string& what, std::string log) : SetupError(what), log_(std::move(log)) {}
+  const std::string& log() const { return log_; }
+ private:
+  std::string log_;
+};
+
 class Candidate {
  public:
-  /// Compiles a source candidate into workdir (or takes a prebuilt .so as it is), within limits.
-  /// Throws SetupError with the compiler's first error when it does not build, or when it ran
-  /// past the limits.
+  /// Compiles a source candidate into workdir (or takes a prebuilt .so as it is), within limits,
+  /// the compiler's whole output kept in workdir/build.log. Throws BuildError with the compiler's
+  /// first error line (or the limit it ran past) and that path when it does not build.
   static Candidate prepare(const std::string& path, const std::string& backend, const std::string& workdir,
                            const CaptureLimits& limits = default_compile_limits());
   /// A KernelBench solution (Python, docs/kernelbench.md): the torch worker runs it under python.
@@ -46,8 +56,9 @@ class Candidate {
   const std::string& kind() const { return kind_; }          // c, cpp, cu, so, kernelbench
   const std::string& problem() const { return problem_; }    // kernelbench: the problem file
   const std::string& python() const { return python_; }      // kernelbench: the interpreter
-  /// cpu: the candidate rebuilt with -fsanitize=address,undefined (built on first use; throws
-  /// SetupError if that build fails). Empty for a prebuilt .so, which runs under valgrind instead.
+  /// cpu: the candidate rebuilt with -fsanitize=address,undefined (built on first use, output in
+  /// workdir/build-asan.log; throws BuildError if that build fails). Empty for a prebuilt .so,
+  /// which runs under valgrind instead.
   std::string sanitized_library() const;
 
  private:

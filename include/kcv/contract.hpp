@@ -13,6 +13,7 @@
 
 #include "kcv/candidate.hpp"
 #include "kcv/tensor.hpp"
+#include "kcv/terms.hpp"
 
 namespace kcv {
 
@@ -65,13 +66,24 @@ struct ScalarSpec {
 /// nonlinear steps add (e.g. |z|·|y| for y = exp(z)). The error model allows
 ///   |got - r| <= c·u_acc·(n·m + amp) + u_out·|r|.
 /// mag, depth and amp may be left empty: an empty vector reads as 0 for every element.
+/// walk, optional, sharpens the population test on random inputs (docs/population-test.md): the
+/// spread, in units of u_acc, of the rounding errors of a legitimate order on this element's terms
+/// taken in random order (random_walk_scale for a plain sum). Empty: sqrt(c·n)·m for every element.
+///
+/// classes, where the reference classifies the terms of its expansion (kcv/terms.hpp,
+/// docs/nonfinite-classes.md): per element the classes (kClass* mask) some legitimate evaluation
+/// order gives. Where kClassFinite is set, a finite result is judged against the bound, and the
+/// error model's overflow rules decide whether ±Inf is accepted beside it. Present, it decides
+/// classes in place of a second summation order; empty, the reference does not classify.
 struct RefTensor {
-  std::vector<double> value, mag, depth, amp;
+  std::vector<double> value, mag, depth, amp, walk;
+  std::vector<uint8_t> classes;
   void resize(std::size_t n) { value.assign(n, 0); mag.assign(n, 0); depth.assign(n, 0); amp.assign(n, 0); }
 };
 
 /// Summation order of the reference. Orders agree on finite data up to rounding; on non-finite
-/// data they may differ in class (Inf - Inf), which tells the nonfinite gate what to judge.
+/// data they may differ in class (Inf - Inf), which tells the nonfinite gate what to judge — for
+/// references that do not classify their terms (RefTensor::classes); the others ignore it.
 enum class SumOrder { forward, reverse };
 
 /// Input value distributions the gates ask for. Contracts may add their own (extra_value_kinds).
@@ -85,6 +97,9 @@ inline constexpr const char* cancellation = "alternating sign";
 inline constexpr const char* wide_range = "wide dynamic range";
 inline constexpr const char* subnormal = "subnormals";
 inline constexpr const char* negated = "negated";
+/// Whether inputs of this kind are independent random draws (normal, scaled, negated), where
+/// rounding errors are random too: the population test judges such cases (docs/population-test.md).
+bool is_random(const std::string& kind);
 }  // namespace value_kind
 
 /// One output element of a large problem as the element of a small one: the small shape, per
@@ -129,6 +144,10 @@ class Contract {
   /// they disagree), not only the nonfinite gate. For references whose second "order" is a
   /// legitimate fp32 evaluation (KernelBench: Model in fp32 eager).
   bool classes_in_two_orders = false;
+  /// Shapes the shapes gate runs beside its sweep (those valid()): deep reductions at a modest
+  /// output size, where the population test must reach, e.g. matmul K = 16384 at 32 x 32
+  /// (docs/population-test.md).
+  std::vector<Bindings> extra_shapes;
   /// When positive, the sanitizer gate runs its nominal case at shape_within(this many elements
   /// per call): nominal sizes that are a benchmark's are too large to run instrumented.
   int64_t sanitizer_elements = 0;
@@ -152,9 +171,11 @@ class Contract {
   /// The large tier, for contracts whose output-0 elements each depend on a small sub-problem.
   virtual std::optional<LargeTier> large_tier() const { return std::nullopt; }
   /// Logical indices of input i where the nonfinite gate injects NaN/±Inf. Default: first, last,
-  /// middle, and both sides of 32- and 64-wide tiles of the flattened tensor; contracts with a
-  /// sequence axis override to hit their own chunk boundaries.
-  virtual std::vector<int64_t> nonfinite_positions(std::size_t input, const Bindings& shape) const;
+  /// middle, both sides of 32- and 64-wide tiles of the flattened tensor, and one index drawn from
+  /// seed that is neither the first nor the last of a 16-aligned block (mid-tile for every tile
+  /// width that is a multiple of 16); contracts with a sequence axis override to hit their own
+  /// chunk boundaries and the inside of chunks of any size.
+  virtual std::vector<int64_t> nonfinite_positions(std::size_t input, const Bindings& shape, uint64_t seed) const;
   /// Value kinds specific to this op, beyond the generic ones (values gate).
   virtual std::vector<std::string> extra_value_kinds() const { return {}; }
   /// Draws the inputs of one case. The default draws N(0,1) per element (projected into each
@@ -187,6 +208,10 @@ class Contract {
   /// A value drawn from N(0,1) and projected into the domain.
   static double draw(Domain d, Rng& rng);
 };
+
+/// An index in [0, n) drawn from seed that is neither the first nor the last of a 16-aligned block
+/// (so not on a tile or chunk boundary of any width that is a multiple of 16); -1 when n < 3.
+int64_t mid_block_index(int64_t n, uint64_t seed);
 
 /// Built-in contracts, by name.
 const std::vector<std::unique_ptr<Contract>>& builtin_contracts();

@@ -100,6 +100,7 @@ struct CorpusOptions {
   Shard shard;
   bool self_check = false;           // --self
   double timeout_s = 0;              // verify's per-call --timeout; 0: verify's default
+  double compile_grace_s = -1;       // verify's --compile-grace; negative: verify's default
   double pair_timeout_s = 1800;      // wall clock per pair; then its process tree is killed
   std::string python;                // verify's --python; "" = not passed
   std::string verifier;              // "" = default_corpus_verifier()

@@ -14,6 +14,13 @@
 
 namespace kcv {
 
+/// A case of a gate that did not pass.
+struct FailingCase {
+  int64_t index = 0;
+  std::string label;
+  Verdict verdict = Verdict::fail;
+};
+
 struct GateReport {
   std::string id;
   Verdict verdict = Verdict::skipped;
@@ -23,12 +30,16 @@ struct GateReport {
   std::string evidence;       // failures: case, index, got, expected, bound; skips: the reason
   uint64_t seed = 0;          // the gate's seed: (gate, case, seed) replays a case
   int64_t failing_case = -1;  // index of the first case that did not pass
+  std::vector<FailingCase> failing;  // every case that did not pass, in case order
   /// Over the cases judged against the error model: the element with the largest error/bound.
   std::optional<WorstElement> worst;
   /// A case that did not pass ran out of device or host memory (its worker log, or the
   /// judgement's evidence, says so; mentions_out_of_memory): the verdict may depend on what else
   /// ran on the machine at the time.
   bool out_of_memory = false;
+  /// Calls that outlasted the per-call timeout within their compile grace (first at their shape
+  /// in their worker); the evidence names the first.
+  int64_t compile_grace_calls = 0;
 };
 
 struct Report {
@@ -47,6 +58,10 @@ struct Report {
   std::string pass_withheld;
 };
 
+/// KernelBench candidates' compile grace unless --compile-grace says otherwise (seconds): a
+/// torch.compile'd Model compiles at each new shape, minutes for a large network.
+inline constexpr double kDefaultCompileGrace = 300;
+
 struct VerifyOptions {
   std::string op;
   std::string candidate;
@@ -54,6 +69,10 @@ struct VerifyOptions {
   std::vector<std::string> gates;    // empty: all
   std::optional<uint64_t> seed;      // empty: drawn fresh
   double timeout_s = 10;             // per call
+  /// The first call at each shape signature in a worker may take this long instead (a JIT
+  /// compiles there: Inductor, Triton, NVRTC). Empty: kDefaultCompileGrace for KernelBench
+  /// candidates, none (timeout_s) for ABI candidates.
+  std::optional<double> compile_grace_s;
   std::string workdir;               // empty: a fresh temp dir, removed afterwards
   // KernelBench candidates (docs/kernelbench.md): set both files instead of op and candidate.
   std::string kernelbench_problem, kernelbench_solution;

@@ -47,13 +47,46 @@ struct PlainTwin {
 
 /// Judges got against the reference: element classes must match (the reference rounded to the
 /// output dtype: beyond its range it is expected as ±Inf), finite elements must sit within the
-/// bound. Where alt (the reference in another summation order) disagrees on an element's class,
-/// either class is accepted. With classes_only, finite values are not checked against the bound.
+/// bound. Where the reference classifies its terms (RefTensor::classes), those classes are
+/// accepted and alt is not used; otherwise, where alt (the reference in another summation order)
+/// disagrees on an element's class, either class is accepted. With classes_only, finite values are not checked against the bound.
 /// With plain, an element the reference rejects is accepted (counted in as_plain) when its class
 /// is the twin's there, or, finite, when its error is within plain->worst_ratio · bound.
 Comparison compare(const HostTensor& got, const RefTensor& ref, const RefTensor* alt, DType accumulate,
                    double c, bool classes_only = false, std::size_t max_listed = 5,
                    const PlainTwin* plain = nullptr);
+
+/// The population test (docs/population-test.md). On random inputs the rounding errors of a
+/// legitimate order are random too, with a spread sigma_i per element that grows like sqrt(n), not
+/// like the worst-case bound's n: the RMS of z_i = |got_i - r_i| / sigma_i over an output must stay
+/// <= kPopulationLambda. Reduced precision (TF32, bf16 operands) lands far above it at every depth.
+inline constexpr double kPopulationLambda = 4;
+/// Fewer elements than this in an output: the test does not run (the worst-case bound judges alone).
+inline constexpr int64_t kPopulationMinElements = 64;
+
+/// RefTensor::walk of a sum of n terms with exact sum r and sum of squares q, its terms i.i.d.
+/// (any order fixed by position then sees them in random order): sqrt of the expected sum of the
+/// squared partial sums of the sequential order, (n + 1)(2r² + q)/6, plus q for the terms' own
+/// roundings.
+double random_walk_scale(double n, double r, double q);
+
+struct Population {
+  int64_t elements = 0;        // elements judged: a reduction (depth >= 1), finite, sigma > 0
+  double rms = 0;              // sqrt(mean z_i²)
+  int64_t worst_index = -1;    // the largest z_i ...
+  double worst_z = 0, worst_got = 0, worst_expected = 0, worst_sigma = 0;  // ... and its data
+  bool ran() const { return elements >= kPopulationMinElements; }
+  bool ok() const { return !ran() || rms <= kPopulationLambda; }
+  /// "out 'C': population test on random inputs: RMS err/σ 68 over 16384 elements > λ = 4 ...".
+  std::string describe(const std::string& output_name, const Shape& shape) const;
+};
+
+/// sigma_i of the population test: sqrt(u_acc²·(walk² + (c·amp)²) + (u_out·r)²) plus the
+/// worst-case model's underflow terms; 0 where the element is not a reduction (depth < 1).
+double population_scale(const RefTensor& ref, std::size_t i, DType out, DType accumulate, double c);
+
+/// The population test of got against ref (finite elements of both only).
+Population population_test(const HostTensor& got, const RefTensor& ref, DType accumulate, double c);
 
 /// Linear index → "[i,j,k]" for evidence.
 std::string index_string(int64_t i, const Shape& shape);

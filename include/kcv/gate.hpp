@@ -71,6 +71,9 @@ struct Case {
   Bindings shape;
   std::vector<CallSpec> calls;
   WorkerOptions worker;
+  /// The inputs are independent random draws (value_kind::is_random): numerics, shapes and values
+  /// also run the population test on such cases (docs/population-test.md).
+  bool random_inputs = false;
 };
 
 struct GuardReport {
@@ -84,6 +87,9 @@ struct CallResult {
   int rc = 0;                           // kcv_run's return value
   std::string message;                  // the candidate's error text (refusals)
   double seconds = 0;
+  /// Wall seconds (the parent's clock) of a call that outlasted the per-call timeout as the first
+  /// at its shape signature in its worker, within the compile grace; 0 for every other call.
+  double compile_grace_seconds = 0;
   std::vector<HostTensor> inputs_after;   // input storage as it was after the call
   std::vector<HostTensor> outputs;        // output storage as it was after the call
   std::vector<GuardReport> input_guards, output_guards;

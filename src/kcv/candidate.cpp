@@ -13,12 +13,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "kcv/build_config.hpp"
 #include "kcv/runner.hpp"
+#include "kcv/text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -163,26 +165,37 @@ int run_capture(const std::vector<std::string>& argv, std::string& output, const
 
 namespace {
 
-/// The first line of compiler output that says "error", else the first line.
+/// The first line of compiler output that says "error", else the first line; as one clean line
+/// (the candidate's source text can be in it).
 std::string first_error(const std::string& out) {
   std::istringstream in(out);
   std::string line, first;
   while (std::getline(in, line)) {
     if (first.empty() && !line.empty()) first = line;
-    if (line.find("error") != std::string::npos) return line;
+    if (line.find("error") != std::string::npos) return clean_text(line);
   }
-  return first.empty() ? "no compiler output" : first;
+  return first.empty() ? "no compiler output" : clean_text(first);
 }
 
-/// Runs a compile within limits; throws SetupError("<what>: ...") when it does not succeed.
-void compile_within(const std::vector<std::string>& cmd, const CaptureLimits& limits, const std::string& what) {
+/// Runs a candidate build within limits, its whole output kept in `log`; BuildError (`what` and
+/// the compiler's first error, and where the rest is) when it fails or runs past the limits (a
+/// preprocessor or constexpr bomb).
+void build(const std::vector<std::string>& cmd, const CaptureLimits& limits, const std::string& log,
+           const std::string& what) {
   std::string out;
   const int rc = run_capture(cmd, out, limits);
   if (rc == -3) throw Interrupted(stop_requested());
+  {
+    std::ofstream f(log, std::ios::binary | std::ios::trunc);
+    f << "$";
+    for (const auto& a : cmd) f << " " << a;
+    f << "\n" << out;
+  }
   if (rc == -2)
-    throw SetupError(fmt::format("{}: the compiler ran past the {:g} s limit and was killed (a preprocessor or constexpr "
-                                 "bomb?)", what, limits.seconds));
-  if (rc != 0) throw SetupError(fmt::format("{}: {}", what, first_error(out)));
+    throw BuildError(fmt::format("{}: the compiler ran past the {:g} s limit and was killed (a preprocessor or "
+                                 "constexpr bomb?; its output so far: {})", what, limits.seconds, log), log);
+  if (rc != 0)
+    throw BuildError(fmt::format("{}: {} (whole compiler output: {})", what, first_error(out), log), log);
 }
 
 std::vector<std::string> compile_command(const std::string& kind, const std::string& src, const std::string& out,
@@ -229,8 +242,8 @@ Candidate Candidate::prepare(const std::string& path, const std::string& backend
     return c;
   }
   c.library_ = (fs::path(workdir) / "candidate.so").string();
-  compile_within(compile_command(c.kind_, c.path_, c.library_, false), limits,
-                 fmt::format("candidate '{}' does not compile", path));
+  build(compile_command(c.kind_, c.path_, c.library_, false), limits, (fs::path(workdir) / "build.log").string(),
+        fmt::format("candidate '{}' does not compile", path));
   return c;
 }
 
@@ -251,9 +264,9 @@ std::string Candidate::sanitized_library() const {
   if (kind_ == "so" || kind_ == "cu") return {};
   std::lock_guard<std::mutex> lock(*mu_);
   if (sanitized_.empty()) {
-    std::string lib = (fs::path(workdir_) / "candidate-asan.so").string();
-    compile_within(compile_command(kind_, path_, lib, true), limits_,
-                   fmt::format("candidate '{}' does not build with sanitizers", path_));
+    const std::string lib = (fs::path(workdir_) / "candidate-asan.so").string();
+    build(compile_command(kind_, path_, lib, true), limits_, (fs::path(workdir_) / "build-asan.log").string(),
+          fmt::format("candidate '{}' does not build with sanitizers", path_));
     sanitized_ = lib;
   }
   return sanitized_;

@@ -44,6 +44,8 @@ class Workdir {
   }
   ~Workdir() { if (owned_) { std::error_code ec; fs::remove_all(path_, ec); } }
   const std::string& path() const { return path_; }
+  /// Leaves the directory in place (a build log an error names is in it).
+  void keep() { owned_ = false; }
  private:
   std::string path_;
   bool owned_ = false;
@@ -130,7 +132,7 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
   std::vector<Case> chunk, kept_cases;
   std::vector<CaseRun> kept_runs;
   int64_t failing = 0, passed_with_note = 0, ran = 0, staged = 0;
-  std::string first_note;
+  std::string first_note, first_graced;
   bool stopped = false;  // a worker crashed or hung: the gate's later cases do not run
   auto run_chunk = [&] {
     std::vector<CaseRun> runs = runner.run(chunk);
@@ -142,6 +144,7 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
                                                     : gate.judge_abnormal(ctx, chunk[i], run);
       if (j.worst && (!rep.worst || j.worst->ratio() > rep.worst->ratio())) rep.worst = j.worst;
       if (j.verdict != Verdict::pass) {
+        rep.failing.push_back({index, chunk[i].label, j.verdict});
         if (mentions_out_of_memory(run.log) || mentions_out_of_memory(j.evidence))
           rep.out_of_memory = true;
         if (rep.failing_case < 0) {
@@ -152,6 +155,12 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
         ++failing;
       } else if (!j.evidence.empty() && passed_with_note++ == 0) {
         first_note = fmt::format("case {} ({}): {}", index, chunk[i].label, j.evidence);
+      }
+      for (std::size_t k = 0; k < run.calls.size(); ++k) {
+        const double graced = run.calls[k].compile_grace_seconds;
+        if (graced <= 0) continue;
+        if (rep.compile_grace_calls++ == 0)
+          first_graced = fmt::format("case {} ({}) call {} took {:.1f} s", index, chunk[i].label, k, graced);
       }
       out.labels.push_back(chunk[i].label);
       out.judgements.push_back(std::move(j));
@@ -182,17 +191,32 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
   } else if (rep.failing_case < 0) {
     rep.verdict = Verdict::pass;
   } else if (failing > 1) {
-    rep.evidence += fmt::format(" [{} of {} cases failed]", failing, rep.cases);
+    // Every failing case's label, compactly: a pattern (which sizes, which inputs) is the
+    // diagnosis more often than the first case is.
+    std::vector<std::string> failed, passed;
+    for (std::size_t i = 0; i < out.labels.size(); ++i)
+      (out.judgements[i].verdict == Verdict::pass ? passed : failed).push_back(out.labels[i]);
+    rep.evidence += fmt::format(" [{} of {} cases failed: {}]", failing, rep.cases, summarize_cases(failed, passed));
   }
   // A pass that rests on cases without a strict comparison says so (layout: "handles strides" vs
   // "refused them"; KernelBench: inputs the reference itself rejects; a precision matter the
-  // plain twin shares, docs/tolerance-independence.md).
+  // plain twin shares, docs/tolerance-independence.md; coverage: output that varies between runs
+  // under the same poison).
   if (rep.verdict == Verdict::pass && passed_with_note > 0)
     rep.evidence = fmt::format("{} of {} cases passed without a strict comparison (a clean refusal, inputs the "
-                               "reference rejects, or outputs no further from the model than the plain call's); {}",
+                               "reference rejects, outputs no further from the model than the plain call's, or "
+                               "nondeterministic outputs); {}",
                                passed_with_note, rep.cases, first_note);
   if (const std::string note = gate.note(ctx); !note.empty())
     rep.evidence = rep.evidence.empty() ? note : rep.evidence + "; " + note;
+  if (rep.compile_grace_calls > 0) {
+    const RunnerOptions& ro = runner.options();
+    const std::string graced = fmt::format(
+        "{} call(s) outlasted the per-call timeout ({:g} s) as the first at their shape in their worker, within the "
+        "compile grace ({:g} s; a JIT compiles there): {}",
+        rep.compile_grace_calls, ro.timeout_s, ro.compile_grace_s, first_graced);
+    rep.evidence = rep.evidence.empty() ? graced : rep.evidence + "; " + graced;
+  }
   if (ran < static_cast<int64_t>(plans.size()))
     rep.evidence += fmt::format(" [stopped after case {} of {}]", ran, plans.size());
   finish();
@@ -240,10 +264,15 @@ KernelBenchParts kernelbench_parts(const std::string& problem, const std::string
   parts.contract = KernelBenchContract::create(setup);
   ro.kernelbench = parts.contract->worker_plan();
   // NOTES: the first worker imports the solution, and load_inline compiles there: minutes, not
-  // the per-call timeout.
+  // the per-call timeout. A torch.compile'd Model compiles again at each new shape.
   ro.load_timeout_s = 1800;
+  ro.compile_grace_s = kDefaultCompileGrace;
   return parts;
 }
+
+/// verify's work once the options are checked, in workdir.
+Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Contract* builtin, bool kernelbench,
+                 const std::string& workdir, std::chrono::steady_clock::time_point deadline);
 
 }  // namespace
 
@@ -269,14 +298,27 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
   const auto deadline = o.max_time_s > 0 ? t_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                          std::chrono::duration<double>(o.max_time_s))
                                          : std::chrono::steady_clock::time_point::max();
+  if (o.compile_grace_s && !(*o.compile_grace_s >= 0)) throw SetupError("--compile-grace must not be negative");
   Workdir wd(o.workdir);
+  try {
+    return verify_in(o, on_gate, builtin, kernelbench, wd.path(), deadline);
+  } catch (const BuildError&) {
+    wd.keep();  // the error names the build log in it
+    throw;
+  }
+}
+
+namespace {
+
+Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Contract* builtin, bool kernelbench,
+                 const std::string& workdir, std::chrono::steady_clock::time_point deadline) {
   Report report;
   report.op = o.op;
   report.candidate = o.candidate;
   report.backend = o.backend;
   report.seed = o.seed ? *o.seed : fresh_seed();
-  probe_backend(o.backend, wd.path(), o.timeout_s);
-  RunnerOptions ro = runner_options(o.backend, wd.path(), o.timeout_s, report.seed);
+  probe_backend(o.backend, workdir, o.timeout_s);
+  RunnerOptions ro = runner_options(o.backend, workdir, o.timeout_s, report.seed);
   ro.sandbox = o.sandbox;
   ro.deadline = deadline;
   ro.max_time_s = o.max_time_s;
@@ -286,12 +328,13 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
     compile.seconds = std::max(0.001, std::min(compile.seconds, std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count()));
   KernelBenchParts kb;
   if (kernelbench) {
-    kb = kernelbench_parts(o.kernelbench_problem, o.kernelbench_solution, o.python, o.backend, wd.path(), ro);
+    kb = kernelbench_parts(o.kernelbench_problem, o.kernelbench_solution, o.python, o.backend, workdir, ro);
     report.op = kb.contract->name;
     report.candidate = kb.candidate.path();
   }
   const Contract& contract = kernelbench ? *kb.contract : *builtin;
-  const Candidate candidate = kernelbench ? kb.candidate : Candidate::prepare(o.candidate, o.backend, wd.path(), compile);
+  const Candidate candidate = kernelbench ? kb.candidate : Candidate::prepare(o.candidate, o.backend, workdir, compile);
+  if (o.compile_grace_s) ro.compile_grace_s = *o.compile_grace_s;
   Runner runner(candidate, ro);
   const auto t_load = std::chrono::steady_clock::now();
   runner.probe();
@@ -337,8 +380,6 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
   return report;
 }
 
-namespace {
-
 ReplayResult replay_case(const Contract& contract, const Candidate& candidate, const RunnerOptions& ro,
                          const std::string& backend, const Gate* gate, uint64_t seed, int64_t case_index) {
   Runner runner(candidate, ro);
@@ -371,10 +412,15 @@ ReplayResult replay(const std::string& op, const std::string& candidate_path, co
   require_backend(backend);
   const Gate* gate = require_gate(gate_id);
   Workdir wd("");
-  probe_backend(backend, wd.path(), timeout_s);
-  const Candidate candidate = Candidate::prepare(candidate_path, backend, wd.path());
-  return replay_case(contract, candidate, runner_options(backend, wd.path(), timeout_s, seed), backend, gate, seed,
-                     case_index);
+  try {
+    probe_backend(backend, wd.path(), timeout_s);
+    const Candidate candidate = Candidate::prepare(candidate_path, backend, wd.path());
+    return replay_case(contract, candidate, runner_options(backend, wd.path(), timeout_s, seed), backend, gate, seed,
+                       case_index);
+  } catch (const BuildError&) {
+    wd.keep();  // the error names the build log in it
+    throw;
+  }
 }
 
 ReplayResult replay_kernelbench(const std::string& problem, const std::string& solution, const std::string& python,
@@ -383,10 +429,15 @@ ReplayResult replay_kernelbench(const std::string& problem, const std::string& s
   require_backend(backend);
   const Gate* gate = require_gate(gate_id);
   Workdir wd("");
-  probe_backend(backend, wd.path(), timeout_s);
-  RunnerOptions ro = runner_options(backend, wd.path(), timeout_s, seed);
-  KernelBenchParts kb = kernelbench_parts(problem, solution, python, backend, wd.path(), ro);
-  return replay_case(*kb.contract, kb.candidate, ro, backend, gate, seed, case_index);
+  try {
+    probe_backend(backend, wd.path(), timeout_s);
+    RunnerOptions ro = runner_options(backend, wd.path(), timeout_s, seed);
+    KernelBenchParts kb = kernelbench_parts(problem, solution, python, backend, wd.path(), ro);
+    return replay_case(*kb.contract, kb.candidate, ro, backend, gate, seed, case_index);
+  } catch (const BuildError&) {
+    wd.keep();  // the error names the build log in it
+    throw;
+  }
 }
 
 }  // namespace kcv

@@ -25,4 +25,11 @@ struct GateRun {
 GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint64_t seed,
                  std::optional<int64_t> only_case, int64_t chunk_bytes = kBatchBytes);
 
+/// The labels of a gate's failing cases said compactly, beside those that passed: labels that are
+/// shapes ("K=7, M=1, N=128") as the symbol each case moved off the common shape, with the sizes
+/// that failed and passed ("N ∈ {1, 3, 7}, passes {2, 4, 8}"); "<what> at <where>" labels grouped
+/// by what; others listed. About `budget` characters at most, "…" where cut (case_labels.cpp).
+std::string summarize_cases(const std::vector<std::string>& failing, const std::vector<std::string>& passing,
+                            std::size_t budget = 240);
+
 }  // namespace kcv

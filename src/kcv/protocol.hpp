@@ -6,7 +6,8 @@
 //   call, and snapshot slots the worker fills after it (offsets in the plan are absolute).
 // fd 4 (worker -> parent): text records, one per line:
 //   ready | fatal <hex message> | start <call> | done <call> <rc> <seconds> <hex message> | bye |
-//   idle
+//   idle | build_log <hex path> (before a fatal: the candidate's build failed, its whole output is
+//   there; the torch worker's load_inline builds)
 // fd 5 (parent -> worker, only when the plan says "session": true): a unix socket. After its last
 //   call such a worker says `idle` (not `bye`) and waits there for the next batch: one byte
 //   carrying the next memfd (SCM_RIGHTS), after which it maps that plan and says `ready` again.

@@ -3,6 +3,7 @@
 // records with a per-call deadline that output cannot extend, look for processes left behind and
 // files written outside its cwd after every call, kill the whole namespace at the end.
 #include "kcv/runner.hpp"
+#include "kcv/text.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <utility>
 
@@ -246,6 +248,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   int64_t at = proto::kHeaderBytes;
   std::vector<std::vector<std::vector<Staged>>> in_at, out_at;  // [case][call][arg]
   json calls = json::array();
+  std::vector<std::string> signature;  // per call: its shape signature (compile grace)
   int global = 0;
   std::vector<int> first_call_of_case;
   for (std::size_t ci = 0; ci < batch.size(); ++ci) {
@@ -296,6 +299,11 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       out_at.back().emplace_back();
       jc["inputs"] = stage(call.inputs, true, in_at.back().back());
       jc["outputs"] = stage(call.outputs, false, out_at.back().back());
+      // What a JIT specializes on (Dynamo's guards: sizes, strides, dtypes, alignment, constants).
+      json sig = {{"bindings", jc["bindings"]}, {"scalars", jc["scalars"]}, {"inputs", json::array()}};
+      for (const json& t : jc["inputs"])
+        sig["inputs"].push_back({t["dtype"], t["shape"], t["stride"], t["offset"]});
+      signature.push_back(sig.dump());
       calls.push_back(std::move(jc));
       ++global;
     }
@@ -526,6 +534,14 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     w.ctl_fd = ctl[0];
   }
   const double load_timeout = reused ? timeout : std::max(timeout, opt_.load_timeout_s);
+  // NOTES: the compile grace, decided here from the plan: a call gets it when no earlier call of
+  // this worker had its signature, and only once (a worker that says `start` early or twice
+  // cannot stretch it). Sanitized runs already have their longer timeout.
+  const double grace = std::max(timeout, opt_.compile_grace_s);
+  std::vector<bool> first_at_shape(static_cast<std::size_t>(global), false);
+  if (grace > timeout && !grace_spent_)
+    for (int g = 0; g < global; ++g)
+      first_at_shape[static_cast<std::size_t>(g)] = w.signatures.insert(signature[static_cast<std::size_t>(g)]).second;
 
   // ---- follow its records ----
   std::vector<bool> done(static_cast<std::size_t>(global), false), started(static_cast<std::size_t>(global), false);
@@ -538,7 +554,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   // `loading` right before dlopen (constructors run there). Later, anyone in the process could
   // have written it: it is the worker's death, with its words as evidence, never a setup error.
   bool loading = false;
-  std::string fatal, untrusted_fatal, pending;
+  std::string fatal, untrusted_fatal, pending, build_log;
   Fault fault;  // global call index until mapped to its case below
   std::string device_error;
   // Something the call left behind (a process, a file outside the cwd): the call's case fails.
@@ -571,7 +587,14 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   };
   using Clock = std::chrono::steady_clock;
   auto after = [](double s) { return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
-  Clock::time_point deadline = after(load_timeout);
+  // NOTES: two deadlines, neither extended by output: `progress_deadline` moves on only with
+  // progress (below); a call in its compile grace (the first at its shape signature, decided from
+  // the plan) may run until its grace, counted from the end of the previous call, ends.
+  Clock::time_point progress_deadline = after(load_timeout);
+  Clock::time_point deadline = progress_deadline;
+  std::map<int, Clock::time_point> in_grace;   // calls in their compile grace: since when
+  std::vector<double> graced(static_cast<std::size_t>(global), 0);
+  int next = 0;  // the first call not done
   bool eof = false;
   while (!eof && !bye && !idle && side_effect.empty()) {
     if (const int sig = stop_requested()) {
@@ -599,7 +622,8 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       // NOTES: the deadline moves on only with progress: ready once, each call's first start and
       // first done. A line the candidate writes (a heartbeat, a repeated start or done) extends
       // nothing; forged records of calls not yet run move it at most twice per call.
-      auto progress = [&] { deadline = after(timeout); };
+      const auto now = Clock::now();
+      auto progress = [&] { progress_deadline = after(timeout); };
       if (kind == "ready") {
         if (!ready) {
           progress();
@@ -623,6 +647,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
         (loading || ready ? untrusted_fatal : fatal) = proto::hex_decode(h);
         if (!loading && !ready) break;
       }
+      else if (kind == "build_log") { std::string h; line >> h; build_log = proto::hex_decode(h); }
       else if (kind == "start") {
         int i = -1;
         line >> i;
@@ -638,7 +663,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
         if (where == "device") {
           std::string h;
           line >> h;
-          device_error = proto::hex_decode(h);
+          device_error = clean_text(proto::hex_decode(h));
         } else if (where == "in" || where == "out") {
           fault.known = true;
           fault.input = where == "in";
@@ -655,8 +680,26 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
           done[u] = true;
           progress();
           look_for_side_effects(i);
+          if (auto it = in_grace.find(i); it != in_grace.end()) {
+            const double wall = std::chrono::duration<double>(now - it->second).count();
+            if (wall > timeout) graced[u] = wall;
+            in_grace.erase(it);
+          }
         }
       }
+      // NOTES: the worker works on the first call not done yet (prepare, the model at new
+      // bindings, the call): from now on, when it is the first at its signature, it has the grace.
+      while (next < global && done[static_cast<std::size_t>(next)]) ++next;
+      if (ready && next < global && first_at_shape[static_cast<std::size_t>(next)]) {
+        first_at_shape[static_cast<std::size_t>(next)] = false;
+        in_grace[next] = now;
+      }
+      // No progress for timeout (output is not progress), or the grace of a call still in it.
+      deadline = progress_deadline;
+      for (const auto& [call, since] : in_grace)
+        if (const auto until = since + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace));
+            until > deadline)
+          deadline = until;
     }
   }
   // A session worker that finished its batch waits for the next one; anything else ends here.
@@ -691,11 +734,14 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       sessions_.push_back(w);
     }
     if (log_text.size() > kMaxLog) log_text = "[...]\n" + log_text.substr(log_text.size() - kMaxLog);
+    // The candidate writes this log: valid UTF-8 without control characters from here on.
+    log_text = clean_text(log_text, /*keep_newlines=*/true);
   }
 
   if (!fatal.empty()) {
     release_data_file(memfd, shm, mapped);
-    throw SetupError(fatal);
+    if (!build_log.empty()) throw BuildError(clean_text(fatal), build_log);
+    throw SetupError(clean_text(fatal));
   }
 
   bool unsent_sigkill =
@@ -708,10 +754,18 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     self_sigkill = !oom_kill_possible(w.oom_kills_at_start, sandbox::host_oom_kills());
     unsent_sigkill = !self_sigkill;
   }
+  // A hang through a compile grace spends it for the rest of this runner (RunnerOptions).
+  const bool hung_in_grace = timed_out && !out_of_time && !in_grace.empty();
+  const std::string no_grace = ready && grace_spent_ && grace > timeout
+                                   ? " (no compile grace: an earlier first call at its shape hung through it)" : "";
+  grace_spent_ = grace_spent_ || hung_in_grace;
   std::string death;
   if (!device_error.empty()) death = "hit a device error: " + device_error;
   else if (timed_out && out_of_time) death = fmt::format("was stopped: the overall limit (--max-time {:g} s) ran out", opt_.max_time_s);
-  else if (timed_out) death = fmt::format("no progress for {:.0f} s", ready ? timeout : load_timeout);
+  else if (hung_in_grace)
+    death = fmt::format("no progress for {:g} s (the compile grace of a first call at its shape; the per-call timeout "
+                        "is {:g} s)", grace, timeout);
+  else if (timed_out) death = fmt::format("no progress for {:g} s{}", ready ? timeout : load_timeout, no_grace);
   else if (keep) death.clear();
   else if (!untrusted_fatal.empty())
     death = fmt::format("reported a fatal error from inside the candidate's process (not trusted as a setup error): {}",
@@ -746,8 +800,9 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       r.ran = done[g];
       if (r.ran) {
         r.rc = rc[g];
-        r.message = msg[g];
+        r.message = clean_text(msg[g]);  // the candidate's own text
         r.seconds = secs[g];
+        r.compile_grace_seconds = graced[g];
         auto read_back = [&](const std::vector<HostTensor>& ts, const std::vector<Staged>& where,
                              std::vector<HostTensor>& out, std::vector<GuardReport>& guards) {
           for (std::size_t a = 0; a < ts.size(); ++a) {

@@ -29,6 +29,11 @@ struct RunnerOptions {
   uint64_t canary_key = 0;
   /// Until the worker says ready (imports, load_inline builds): at least this long. 0: timeout_s.
   double load_timeout_s = 0;
+  /// The first call at a shape signature (bindings, input dtypes, shapes, strides, offsets,
+  /// scalars) in a worker may run this long instead of timeout_s: a JIT compiles there (Inductor,
+  /// Triton, NVRTC). Granted once per such call, from the plan, never from what the worker says.
+  /// At most timeout_s: no grace. Once a call hangs through its grace, no later call gets one.
+  double compile_grace_s = 0;
   /// KernelBench candidates: what the torch worker needs beyond the calls (problem, init_seed,
   /// argument template); docs/kernelbench.md.
   nlohmann::json kernelbench;
@@ -127,6 +132,7 @@ class Runner {
   int data_files_made() const { return data_files_made_; }
   /// The weakest sandbox any worker of this runner had (docs/security.md); none started: null.
   const std::optional<sandbox::InForce>& sandbox_in_force() const { return in_force_; }
+  const RunnerOptions& options() const { return opt_; }
 
  private:
   /// A worker kept between batches (torch candidates, unsanitized; one per worker options): it
@@ -145,6 +151,8 @@ class Runner {
     int port_lock_fd = -1;
     WorkerOptions options;
     std::string cwd, log;
+    /// Shape signatures it has been called at (compile grace: only the first call at each gets it).
+    std::set<std::string> signatures;
     int64_t log_offset = 0;
     /// Its last batch's data memfd, still mapped here: the next batch that fits reuses it, so its
     /// pages are not faulted in and zeroed again (kcv's host time on large problems).
@@ -162,6 +170,9 @@ class Runner {
   int serial_ = 0;
   int data_files_made_ = 0;
   std::optional<sandbox::InForce> in_force_;
+  /// A call hung through its compile grace: no later call of this runner gets one (a compile that
+  /// never ends is a hang; each further hang costs the per-call timeout, not the grace).
+  bool grace_spent_ = false;
   std::vector<Session> sessions_;
 };
 

@@ -234,6 +234,9 @@ struct Judgement {
   std::string first_bad;  // capped diagnostics
 };
 
+/// κ of the bf16/f16 glr contracts (src/glr/contracts/glr_contracts.cpp): γ_ρ ≤ κ·ρ·u_in for ρ ≤ 4.
+constexpr double kKappa = 17.0 / 16.0;
+
 void judge(const char* what, const std::vector<unsigned char>& got_bytes, const glr::Estimate& ref, DType d,
            bool state, Judgement& j) {
   const double c = d == DType::f64 ? 6.0 : 3.0;
@@ -244,7 +247,13 @@ void judge(const char* what, const std::vector<unsigned char>& got_bytes, const 
                          : d == DType::bf16 ? std::ldexp(1.0, -134) : std::ldexp(1.0, -25);
   for (size_t i = 0; i < ref.value.size(); ++i) {
     const double got = load(got_bytes.data(), i, d, state), r = ref.value[i];
-    const double bound = c * (u * (ref.depth[i] * ref.mag[i] + ref.amp[i]) + ref.depth[i] * eta) + u_out * std::abs(r) + eta_out;
+    double bound = c * (u * (ref.depth[i] * ref.mag[i] + ref.amp[i]) + ref.depth[i] * eta) + u_out * std::abs(r) + eta_out;
+    if (d == DType::bf16 || d == DType::f16) {  // tensor-core operands rounded once (the contracts' κ·u_in·op term)
+      const double u_in = d == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+      const double eta_in = u_in * (d == DType::f16 ? std::ldexp(1.0, -14) : std::ldexp(1.0, -126));
+      bound += kKappa * (u_in * ref.op[i] + eta_in * ref.opu[i]);
+      if (ref.ovf[i] >= (d == DType::f16 ? 65504.0 : 3.3895313892515355e38) * (1 - std::ldexp(1.0, -8))) continue;
+    }
     const double err = std::abs(got - r);
     ++j.checked;
     j.norm += std::isfinite(got) ? std::abs(got) : 0;

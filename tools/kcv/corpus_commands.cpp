@@ -115,6 +115,8 @@ CorpusCommands::CorpusCommands(CLI::App& app) {
   run_->add_option("--shard", shard_, "I/N: take the pairs whose index in key order is I mod N");
   run_->add_flag("--self", opts_.self_check, "every *.py is a problem offered as its own candidate");
   run_->add_option("--timeout", opts_.timeout_s, "verify's wall-clock seconds per call (default: verify's)");
+  run_->add_option("--compile-grace", opts_.compile_grace_s,
+                   "verify's seconds for the first call at each shape in a worker (default: verify's)");
   run_->add_option("--pair-timeout", opts_.pair_timeout_s, "wall-clock seconds per pair before it is killed")
       ->capture_default_str();
   run_->add_option("--python", opts_.python, "python interpreter for the torch adapters");

@@ -18,6 +18,7 @@
 #include "kcv/engine.hpp"
 #include "kcv/report.hpp"
 #include "kcv/runner.hpp"
+#include "kcv/text.hpp"
 
 #include "corpus_commands.hpp"
 
@@ -27,9 +28,23 @@ namespace {
 
 constexpr int kExitPass = 0, kExitFail = 1, kExitSetup = 2;
 
-/// Writes text to path through a temporary file and a rename: a reader never sees half a file.
-void write_file_atomically(const std::string& path, const std::string& text) {
+/// Writes a report to path (issue 21 item 6). "-": standard output. A path that is a symlink or
+/// exists and is not a regular file (/dev/stdout, a FIFO, a device) is written in place, never
+/// replaced. Otherwise a temporary file beside it and a rename: a reader never sees half a file.
+void write_output(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::cout << text << std::flush;
+    if (!std::cout) throw kcv::SetupError("cannot write the report to standard output");
+    return;
+  }
   const fs::path target(path);
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(target, ec);
+  if (fs::exists(link) && (fs::is_symlink(link) || !fs::is_regular_file(link))) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out || !(out << text) || !out.flush()) throw kcv::SetupError(fmt::format("cannot write '{}'", path));
+    return;
+  }
   if (target.has_parent_path() && !fs::exists(target.parent_path()))
     throw kcv::SetupError(fmt::format("cannot write '{}': directory does not exist", path));
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
@@ -54,6 +69,12 @@ void install_stop_handlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
+/// A JSON document as text: 2-space indent, any byte that is not UTF-8 replaced (clean_text has
+/// made every string valid already; this keeps a writer from ever throwing on one).
+std::string json_text(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream in(s);
@@ -64,36 +85,39 @@ std::vector<std::string> split_commas(const std::string& s) {
 }
 
 int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, const std::string& junit_out, bool quiet) {
-  const bool color = isatty(1);
+  // NOTES: with a report on standard output, the table and the verdict line go to stderr.
+  const bool report_on_stdout = json_out == "-" || junit_out == "-";
+  std::ostream& human = report_on_stdout ? std::cerr : std::cout;
+  const bool color = isatty(report_on_stdout ? 2 : 1);
   bool header = false;
   const kcv::Report report = kcv::verify(opts, [&](const kcv::GateReport& g) {
     if (quiet) return;
     if (!header) {  // printed once the candidate built and loaded: setup errors stay one line
       if (opts.kernelbench_problem.empty())
-        std::cout << fmt::format("kcv verify: op {} candidate {} backend {}\n", opts.op, opts.candidate, opts.backend);
+        human << fmt::format("kcv verify: op {} candidate {} backend {}\n", opts.op, opts.candidate, opts.backend);
       else
-        std::cout << fmt::format("kcv verify: kernelbench problem {} solution {} backend {}\n", opts.kernelbench_problem,
+        human << fmt::format("kcv verify: kernelbench problem {} solution {} backend {}\n", opts.kernelbench_problem,
                                  opts.kernelbench_solution, opts.backend);
-      std::cout << fmt::format("  {:<14} {:<8} {:>6} {:>9}  {}\n", "gate", "verdict", "cases", "time", "evidence");
+      human << fmt::format("  {:<14} {:<8} {:>6} {:>9}  {}\n", "gate", "verdict", "cases", "time", "evidence");
       header = true;
     }
-    std::cout << kcv::table_row(g, color) << "\n" << std::flush;
+    human << kcv::table_row(g, color) << "\n" << std::flush;
   });
-  if (!json_out.empty()) write_file_atomically(json_out, kcv::report_to_json(report).dump(2) + "\n");
-  if (!junit_out.empty()) write_file_atomically(junit_out, kcv::report_to_junit(report));
+  if (!json_out.empty()) write_output(json_out, json_text(kcv::report_to_json(report)));
+  if (!junit_out.empty()) write_output(junit_out, kcv::report_to_junit(report));
   int failed = 0;
   for (const auto& g : report.gates) failed += g.verdict != kcv::Verdict::pass && g.evidence != "not selected (--gates)";
   if (!report.kernelbench.is_null() && report.kernelbench.contains("reduced_sizes"))
-    std::cout << "kernelbench sizes: " << report.kernelbench["reduced_sizes"].get<std::string>() << "\n";
+    human << "kernelbench sizes: " << report.kernelbench["reduced_sizes"].get<std::string>() << "\n";
   if (!report.kernelbench.is_null() && report.kernelbench.contains("baseline")) {
     const auto& b = report.kernelbench["baseline"];
-    std::cout << fmt::format("kernelbench baseline (5 trials, allclose atol=rtol=1e-2): {}{}{}\n",
+    human << fmt::format("kernelbench baseline (5 trials, allclose atol=rtol=1e-2): {}{}{}\n",
                              b.value("verdict", std::string("?")), b.value("detail", std::string()).empty() ? "" : ": ",
                              b.value("detail", std::string()));
   }
-  if (!report.sandbox.is_null()) std::cout << report.sandbox.value("summary", std::string()) << "\n";
-  if (!report.pass_withheld.empty()) std::cout << "PASS withheld: " << report.pass_withheld << "\n";
-  std::cout << fmt::format("verdict: {} ({} of {} gates not passed) seed {}\n", kcv::verdict_name(report.verdict), failed,
+  if (!report.sandbox.is_null()) human << kcv::clean_text(report.sandbox.value("summary", std::string())) << "\n";
+  if (!report.pass_withheld.empty()) human << "PASS withheld: " << kcv::clean_text(report.pass_withheld) << "\n";
+  human << fmt::format("verdict: {} ({} of {} gates not passed) seed {}\n", kcv::verdict_name(report.verdict), failed,
                            report.gates.size(), report.seed);
   return report.verdict == kcv::Verdict::pass ? kExitPass : kExitFail;
 }
@@ -137,10 +161,14 @@ int cmd_contracts(const std::string& show) {
   for (const auto& s : c->symbols)
     std::cout << fmt::format("  {:<4} range [{}, {}]  nominal {}  swept up to {}\n", s.name, s.min, s.max, s.nominal,
                              std::min(s.max, s.sweep_max));
+  for (const kcv::Bindings& b : c->extra_shapes) std::cout << fmt::format("  also swept at {}\n", kcv::bindings_string(b));
   std::cout << fmt::format("accumulate: {}   in-place: {}\n", kcv::dtype_name(c->accumulate),
                            c->inplace_allowed ? "allowed" : "not allowed");
   std::cout << fmt::format("error model: |got - r| <= c·u·(depth·mag + amp) + u_out·|r|, c = {}\n  {}\n", c->c,
                            c->c_reasoning);
+  std::cout << fmt::format("population test (random inputs): RMS of |got - r|/sigma <= {:g} over >= {} elements "
+                           "(docs/population-test.md)\n",
+                           kcv::kPopulationLambda, kcv::kPopulationMinElements);
   return kExitPass;
 }
 
@@ -164,7 +192,7 @@ int cmd_replay(const std::string& path, const std::string& gate, int64_t case_in
   std::cout << fmt::format("replay: op {} candidate {} gate {} case {} ({}) seed {}\n", r.op, r.candidate, gate,
                            case_index, res.label, g->seed);
   std::cout << fmt::format("{}{}{}\n", kcv::verdict_name(res.judgement.verdict), res.judgement.evidence.empty() ? "" : ": ",
-                           res.judgement.evidence);
+                           kcv::clean_text(res.judgement.evidence));
   return res.judgement.verdict == kcv::Verdict::pass ? kExitPass : kExitFail;
 }
 
@@ -198,8 +226,11 @@ int main(int argc, char** argv) {
   verify->add_option("--gates", gates, "comma-separated gate ids (default: all 12)");
   auto* seed_opt = verify->add_option("--seed", seed, "run seed (default: drawn fresh, printed, recorded)");
   verify->add_option("--timeout", vopts.timeout_s, "wall-clock seconds per call before TIMEOUT")->capture_default_str();
-  verify->add_option("--json", json_out, "write the kcv.report/1 JSON report here");
-  verify->add_option("--junit", junit_out, "write a JUnit XML report here");
+  verify->add_option("--compile-grace", vopts.compile_grace_s,
+                     "seconds the first call at each shape in a worker may take instead, as a JIT compiles (default: "
+                     "300 for --kernelbench, none otherwise)");
+  verify->add_option("--json", json_out, "write the kcv.report/1 JSON report here ('-': standard output)");
+  verify->add_option("--junit", junit_out, "write a JUnit XML report here ('-': standard output)");
   verify->add_flag("--quiet", quiet, "print only the verdict line");
   verify->add_option("--max-time", vopts.max_time_s,
                      "wall-clock seconds for the whole verification; gates not finished by then are TIMEOUT");
@@ -257,9 +288,30 @@ int main(int argc, char** argv) {
         if (fs::exists(vopts.workdir, ec) && !(fs::is_directory(vopts.workdir, ec) && fs::is_empty(vopts.workdir, ec)))
           throw kcv::SetupError(fmt::format("--keep-workdir '{}' exists and is not an empty directory", vopts.workdir));
       }
+      if (json_out == "-" && junit_out == "-")
+        throw kcv::SetupError("--json - and --junit - cannot both write to standard output");
       vopts.sandbox = !no_sandbox;
       install_stop_handlers();
-      return cmd_verify(vopts, json_out, junit_out, quiet);
+      try {
+        return cmd_verify(vopts, json_out, junit_out, quiet);
+      } catch (const kcv::Interrupted&) {
+        throw;  // stopped, not a setup error: no error report
+      } catch (const std::exception& e) {
+        // A setup error still leaves the reports asked for: a record of the error (exit 2).
+        const bool setup = dynamic_cast<const kcv::SetupError*>(&e) != nullptr;
+        const std::string why = (setup ? "" : "internal error: ") + kcv::clean_text(e.what());
+        const bool kb = !vopts.kernelbench_problem.empty();
+        const std::string op = kb ? "kernelbench" : vopts.op;
+        const std::string cand = kb ? vopts.kernelbench_solution : vopts.candidate;
+        try {
+          if (!json_out.empty())
+            write_output(json_out, json_text(kcv::error_report_json(op, cand, vopts.backend, vopts.seed, why)));
+          if (!junit_out.empty()) write_output(junit_out, kcv::error_report_junit(op, cand, why));
+        } catch (const std::exception& w) {
+          std::cerr << "kcv: also could not write the error report: " << kcv::clean_text(w.what()) << "\n";
+        }
+        throw;
+      }
     }
     if (*contracts) return cmd_contracts(*show ? show_op : "");
     if (*replay) return cmd_replay(report_path, replay_gate, replay_case, replay_timeout);
@@ -268,10 +320,10 @@ int main(int argc, char** argv) {
               << "; workers ended, temporary files removed\n";
     return 128 + e.signal;
   } catch (const kcv::SetupError& e) {
-    std::cerr << "kcv: " << e.what() << "\n";
+    std::cerr << "kcv: " << kcv::clean_text(e.what()) << "\n";
     return kExitSetup;
   } catch (const std::exception& e) {
-    std::cerr << "kcv: internal error: " << e.what() << "\n";
+    std::cerr << "kcv: internal error: " << kcv::clean_text(e.what()) << "\n";
     return kExitSetup;
   }
   return kExitSetup;

@@ -1,8 +1,8 @@
 /// Contracts glr_fwd / glr_bwd (vector and scalar gate, fixed-length and varlen), f32 and the
 /// bf16/f16 input variants (_bf16, _f16: q, k, v, do and o, dq, dk, dv in that dtype; g, states
 /// and dg f32), all with fp32 accumulation. The reference is glr/reference.hpp (fp64 recurrence,
-/// reading the inputs as stored, i.e. already rounded); its chunked order is the second order of
-/// the nonfinite gate.
+/// reading the inputs as stored, i.e. already rounded); the classes of NaN/Inf outputs come from
+/// the terms of its expansion (docs/nonfinite-classes.md), not from a second order.
 #include "glr/contracts/glr_contracts.hpp"
 
 #include <algorithm>
@@ -123,16 +123,20 @@ class GlrContract final : public Contract {
     c_reasoning = io == DType::f32 ? kReasoning : kReasoningReduced;
   }
 
-  std::vector<int64_t> nonfinite_positions(std::size_t input, const Bindings& shape) const override {
+  std::vector<int64_t> nonfinite_positions(std::size_t input, const Bindings& shape, uint64_t seed) const override {
     // NOTES: along T, the first and last step and both sides of the 64-step chunk boundaries (at
-    // the first and at the last batch/head/feature), where chunked kernels change code paths.
+    // the first and at the last batch/head/feature), where chunked kernels change code paths; and
+    // inside chunks of any size (docs/nonfinite-classes.md): step 37 (prime) and a step drawn from
+    // the seed that is neither the first nor the last of a 16-step block, so that no chunk size
+    // that is a multiple of 16 (16, 48, 64, 128, 256) has a boundary there.
     const TensorSpec& spec = inputs.at(input);
-    if (spec.dims.size() < 2 || spec.dims[1] != "T") return Contract::nonfinite_positions(input, shape);
+    if (spec.dims.size() < 2 || spec.dims[1] != "T") return Contract::nonfinite_positions(input, shape, seed);
     const Shape s = input_shape(input, shape);
     const std::vector<int64_t> stride = contiguous_strides(s);
     const int64_t T = s[1];
     std::vector<int64_t> at;
-    for (int64_t t : {int64_t{0}, int64_t{63}, int64_t{64}, int64_t{127}, int64_t{128}, T / 2, T - 1}) {
+    for (int64_t t : {int64_t{0}, int64_t{37}, int64_t{63}, int64_t{64}, int64_t{127}, int64_t{128}, T / 2, T - 1,
+                      mid_block_index(T, seed + input)}) {
       if (t < 0 || t >= T) continue;
       at.push_back(t * stride[1]);                     // b = 0, h = 0, k = 0
       int64_t last = t * stride[1];                    // b, h, k at their last values
@@ -189,7 +193,7 @@ class GlrContract final : public Contract {
   }
 
   std::vector<RefTensor> reference(const std::vector<HostTensor>& in, const std::vector<double>& sc,
-                                   const Bindings& shape, SumOrder order) const override {
+                                   const Bindings& shape, SumOrder) const override {
     check_reference_inputs(*this, in, shape);
     glr::Problem p;
     p.B = varlen_ ? 1 : shape.at("B");
@@ -207,67 +211,41 @@ class GlrContract final : public Contract {
     std::vector<std::vector<double>> x;
     for (std::size_t i = 0; i < (varlen_ ? in.size() - 1 : in.size()); ++i) x.push_back(in[i].values());
     const double scale = sc.at(0);
-    // The chunked order (nonfinite gate) gives values; the error data stay the recurrence's.
+    // NOTES: one order only. The reference classifies the terms of every output
+    // (glr/reference.hpp `classes`, docs/nonfinite-classes.md): where NaN or ±Inf is order-dependent
+    // it says so for every chunk size and operand dtype at once, so no second order is evaluated.
     std::vector<RefTensor> out;
-    std::vector<std::vector<bool>> any_nonfinite;  // per output: accept every non-finite class
-    auto take = [&](std::vector<const glr::Estimate*> seq, std::vector<const glr::Estimate*> vals) {
-      for (std::size_t o = 0; o < seq.size(); ++o) out.push_back(to_ref(*seq[o], vals[o]->value));
-    };
     if (!backward_) {
       const glr::FwdInputs fi{x[0].data(), x[1].data(), x[2].data(), x[3].data(), x[4].data(), scale, operands()};
-      const glr::FwdResult rs = glr::reference_fwd(p, fi, glr::Order::sequential);
-      if (order == SumOrder::forward) {
-        take({&rs.o, &rs.hT}, {&rs.o, &rs.hT});
-      } else {
-        glr::FwdResult rc = glr::reference_fwd(p, fi, glr::Order::chunked);
-        if (io_ != DType::f32) {
-          glr::FwdInputs f32 = fi;
-          f32.operands = glr::OperandDtype::f32;
-          const glr::FwdResult r32 = glr::reference_fwd(p, f32, glr::Order::chunked);
-          any_nonfinite = {merge_classes(rc.o, r32.o, rs.o), merge_classes(rc.hT, r32.hT, rs.hT)};
-        }
-        take({&rs.o, &rs.hT}, {&rc.o, &rc.hT});
-      }
+      const glr::FwdResult r = glr::reference_fwd(p, fi, glr::Order::sequential);
+      for (const glr::Estimate* e : {&r.o, &r.hT}) out.push_back(to_ref(*e));
     } else {
       const glr::BwdInputs bi{x[0].data(), x[1].data(), x[2].data(), x[3].data(),
                               x[4].data(), x[5].data(), x[6].data(), scale, operands()};
-      const glr::BwdResult rs = glr::reference_bwd(p, bi, glr::Order::sequential);
-      const std::vector<const glr::Estimate*> seq = {&rs.dq, &rs.dk, &rs.dv, &rs.dg, &rs.dh0};
-      if (order == SumOrder::forward) {
-        take(seq, seq);
-      } else {
-        glr::BwdResult rc = glr::reference_bwd(p, bi, glr::Order::chunked);
-        if (io_ != DType::f32) {
-          glr::BwdInputs f32 = bi;
-          f32.operands = glr::OperandDtype::f32;
-          const glr::BwdResult r32 = glr::reference_bwd(p, f32, glr::Order::chunked);
-          any_nonfinite = {merge_classes(rc.dq, r32.dq, rs.dq), merge_classes(rc.dk, r32.dk, rs.dk),
-                           merge_classes(rc.dv, r32.dv, rs.dv), merge_classes(rc.dg, r32.dg, rs.dg),
-                           merge_classes(rc.dh0, r32.dh0, rs.dh0)};
-        }
-        take(seq, {&rc.dq, &rc.dk, &rc.dv, &rc.dg, &rc.dh0});
-      }
+      const glr::BwdResult r = glr::reference_bwd(p, bi, glr::Order::sequential);
+      for (const glr::Estimate* e : {&r.dq, &r.dk, &r.dv, &r.dg, &r.dh0}) out.push_back(to_ref(*e));
+      claim_no_walk_saving(out[3]);  // dg
     }
-    // Where the orders' classes are all non-finite but disagree, any non-finite class: a value
-    // beyond every output range whose terms reach fp32's (kcv's expect() then adds NaN and ±Inf,
-    // never finite).
-    for (std::size_t o = 0; o < any_nonfinite.size(); ++o)
-      for (std::size_t i = 0; i < any_nonfinite[o].size(); ++i)
-        if (any_nonfinite[o][i]) {
-          out[o].value[i] = 1e300;
-          out[o].mag[i] = 1e39;
-          out[o].depth[i] = 2;
-          out[o].amp[i] = 0;
-        }
     return out;
   }
 
  private:
-  /// Error data of the recurrence with the given values; the underflow slack joins amp, and in the
+  // NOTES: the population test (docs/population-test.md) takes sqrt(c·n)·m as an element's spread
+  // where the reference gives no walk: that holds where depth·mag counts roundings each within
+  // u·mag. dg's budget also holds the chunked identity's terms q⊙dq and k⊙dk (and G⊙S_e), larger
+  // than dg's own magnitude and cancelling (a chunk-64 fp32 kernel errs by 1e9 on a dg of 1e-19 at
+  // inputs scaled 1e4, inside the bound): dg claims no sqrt(n) saving, its walk is the worst case.
+  void claim_no_walk_saving(RefTensor& r) const {
+    r.walk.resize(r.value.size());
+    for (std::size_t i = 0; i < r.walk.size(); ++i) r.walk[i] = c * r.depth[i] * r.mag[i];
+  }
+
+  /// Error data and classes of the recurrence; the underflow slack joins amp, and in the
   /// bf16/f16 contracts the operand-rounding budget κ·u_in·op (in units of c·u, see kKappa).
-  RefTensor to_ref(const glr::Estimate& e, const std::vector<double>& values) const {
+  RefTensor to_ref(const glr::Estimate& e) const {
     RefTensor r;
-    r.value = values;
+    r.value = e.value;
+    r.classes = e.classes;
     r.mag = e.mag;
     r.depth = e.depth;
     r.amp = e.amp;
@@ -286,32 +264,15 @@ class GlrContract final : public Contract {
         r.mag[i] = std::max(r.mag[i], double(max_finite(DType::f32)));
         r.depth[i] = std::max(r.depth[i], 2.0);
         r.amp[i] = std::numeric_limits<double>::infinity();
+        // An infinite operand of either sign beside the element's own infinities: any of them.
+        if (r.classes[i] & kClassNonFinite) r.classes[i] |= kClassNonFinite;
       }
     }
     return r;
   }
 
-  // NOTES: the nonfinite gate accepts the classes of two orders. In the 16-bit contracts the
-  // second one stands for two kernels: one with fp32 operands and one with 16-bit MMA operands
-  // (whose underflow to 0 beside an Inf gives NaN, whose rounding may flip the sign of a
-  // cancelling coefficient of an Inf). Where the three orders are all non-finite but disagree,
-  // the element's expansion holds two or more infinities or an infinity times a zero, and every
-  // non-finite class is legitimate (the rule of issue 21): marked in the result. Elsewhere, where
-  // the fp32-operand chunked order differs in class from the recurrence, it is kept; otherwise the
-  // 16-bit-operand one.
-  static std::vector<bool> merge_classes(glr::Estimate& alt16, const glr::Estimate& alt32,
-                                         const glr::Estimate& seq) {
-    auto cls = [](double x) { return std::isnan(x) ? 1 : std::isinf(x) ? (x > 0 ? 2 : 3) : 0; };
-    std::vector<bool> any(alt16.value.size(), false);
-    for (std::size_t i = 0; i < alt16.value.size(); ++i) {
-      const int s = cls(seq.value[i]), c16 = cls(alt16.value[i]), c32 = cls(alt32.value[i]);
-      if (s && c16 && c32 && (s != c16 || s != c32)) any[i] = true;
-      else if (c32 != s) alt16.value[i] = alt32.value[i];
-    }
-    return any;
-  }
-
-  /// What a tensor-core kernel rounds its MMA operands to: the second (chunked) order does too.
+  /// What a tensor-core kernel rounds its MMA operands to: the reference flushes partial products
+  /// beside an infinity below that dtype's smallest normal (glr/reference.hpp `classes`).
   glr::OperandDtype operands() const {
     return io_ == DType::bf16 ? glr::OperandDtype::bf16 : io_ == DType::f16 ? glr::OperandDtype::f16
                                                                             : glr::OperandDtype::f32;

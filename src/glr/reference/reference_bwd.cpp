@@ -16,6 +16,8 @@
 namespace glr {
 
 BwdResult reference_chunked_bwd(const Problem& p, const BwdInputs& in);  // reference_chunked.cpp
+bool any_nonfinite(const double* x, int64_t n);                          // reference_terms.cpp
+void classify_bwd(const Problem& p, const BwdInputs& in, BwdResult& out);
 
 namespace {
 
@@ -252,6 +254,10 @@ BwdResult reference_bwd(const Problem& p, const BwdInputs& in, Order order) {
       }
       for (int64_t e = 0; e < KV; ++e) out.dh0.opu[base + e] = Ld * md;
     }
+  if (any_nonfinite(in.q, p.qk_elems()) || any_nonfinite(in.k, p.qk_elems()) || any_nonfinite(in.v, p.v_elems()) ||
+      any_nonfinite(in.g, p.g_elems()) || any_nonfinite(in.h0, p.state_elems()) ||
+      any_nonfinite(in.dO, p.v_elems()) || any_nonfinite(in.dhT, p.state_elems()))
+    classify_bwd(p, in, out);
   return out;
 }
 

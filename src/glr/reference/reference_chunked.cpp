@@ -1,11 +1,9 @@
 // glr fp64 reference, chunked order: the algorithm of glr/cpu_chunked.hpp in double, with exp
 // factors and decayed products below FLT_MIN flushed to zero as an fp32 device may flush them.
-// It gives the second evaluation order of the nonfinite gate: where its class differs from the
-// sequential recurrence's (Inf times an underflowed decay, −Inf − −Inf in a cumulative gate, …)
-// the class depends on the evaluation order and either is accepted. For the bf16/f16 contracts it
-// also rounds every matrix-product operand to the input dtype (FwdInputs::operands), as a
-// tensor-core kernel does: an operand that underflows to 0 beside an Inf (0·Inf), or an f16
-// operand that overflows, gives a class that is legitimate too.
+// One legitimate evaluation order, for the tests (the nonfinite gate takes its classes from the
+// sequential reference's expansion, reference_terms.cpp). For the bf16/f16 contracts it also
+// rounds every matrix-product operand to the input dtype (FwdInputs::operands), as a tensor-core
+// kernel does.
 #include <cfloat>
 #include <cmath>
 

@@ -9,6 +9,8 @@
 namespace glr {
 
 FwdResult reference_chunked_fwd(const Problem& p, const FwdInputs& in);  // reference_chunked.cpp
+bool any_nonfinite(const double* x, int64_t n);                          // reference_terms.cpp
+void classify_fwd(const Problem& p, const FwdInputs& in, FwdResult& out);
 
 FwdResult reference_fwd(const Problem& p, const FwdInputs& in, Order order) {
   p.validate();
@@ -82,6 +84,9 @@ FwdResult reference_fwd(const Problem& p, const FwdInputs& in, Order order) {
         out.hT.opu[base + e] = double(s.L) * mv;
       }
     }
+  if (any_nonfinite(in.q, p.qk_elems()) || any_nonfinite(in.k, p.qk_elems()) || any_nonfinite(in.v, p.v_elems()) ||
+      any_nonfinite(in.g, p.g_elems()) || any_nonfinite(in.h0, p.state_elems()))
+    classify_fwd(p, in, out);
   return out;
 }
 

@@ -43,10 +43,14 @@ class AddContract final : public Contract {
     const std::vector<double> a = in[0].values(), b = in[1].values();
     RefTensor r;
     r.resize(a.size());
+    // Two terms, no products: their kinds decide the class (docs/nonfinite-classes.md).
+    r.classes.assign(a.size(), kClassFinite);
     for (std::size_t i = 0; i < a.size(); ++i) {
       r.value[i] = a[i] + b[i];  // exact in double for fp32 operands (no order to vary)
       r.mag[i] = std::abs(a[i]) + std::abs(b[i]);
       r.depth[i] = 1;
+      if (!std::isfinite(a[i]) || !std::isfinite(b[i]))
+        r.classes[i] = (Terms::factor(a[i]) + Terms::factor(b[i])).classes(0x1p-126);
     }
     return {std::move(r)};
   }

@@ -19,4 +19,8 @@ std::unique_ptr<Contract> make_layernorm_contract();
 void check_reference_inputs(const Contract& contract, const std::vector<HostTensor>& inputs,
                             const Bindings& shape);
 
+/// Whether every element of every floating input is finite: then every term of an expansion is,
+/// and a reference that classifies its terms gives kClassFinite everywhere without expanding.
+bool all_finite(const std::vector<HostTensor>& inputs);
+
 }  // namespace kcv

@@ -1,4 +1,5 @@
 /// The built-in contracts, in the order `kcv contracts` lists them.
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -60,6 +61,15 @@ void check_reference_inputs(const Contract& contract, const std::vector<HostTens
                                   shape_string(inputs[i].shape) + ", expected " +
                                   std::string(dtype_name(contract.inputs[i].dtype)) + shape_string(want));
   }
+}
+
+bool all_finite(const std::vector<HostTensor>& inputs) {
+  for (const HostTensor& t : inputs) {
+    if (!is_floating(t.dtype)) continue;
+    for (double x : t.values())
+      if (!std::isfinite(x)) return false;
+  }
+  return true;
 }
 
 const Contract* find_contract(const std::string& name) {

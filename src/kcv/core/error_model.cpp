@@ -15,6 +15,8 @@ namespace {
 using ClassMask = unsigned;
 constexpr ClassMask bit(ValueClass c) { return 1u << static_cast<unsigned>(c); }
 constexpr ClassMask kNonFinite = bit(ValueClass::nan) | bit(ValueClass::pos_inf) | bit(ValueClass::neg_inf);
+static_assert(bit(ValueClass::finite) == kClassFinite && bit(ValueClass::nan) == kClassNaN &&
+              bit(ValueClass::pos_inf) == kClassPosInf && bit(ValueClass::neg_inf) == kClassNegInf);
 
 /// Half the smallest subnormal: the absolute error of one rounding that underflows (IEEE
 /// gradual underflow; the standard model fl(x op y) = (x op y)(1 + d) + e, |e| <= this).
@@ -38,6 +40,25 @@ struct BoundModel {
   double operator()(const RefTensor& ref, std::size_t i) const {
     const double depth = at(ref.depth, i), mag = at(ref.mag, i), amp = at(ref.amp, i);
     return c * (u_acc * (depth * mag + amp) + depth * eta_acc) + u_out * std::abs(ref.value[i]) + eta_out;
+  }
+};
+
+/// population_scale with its per-dtype constants looked up once per tensor.
+// NOTES: docs/population-test.md. Without a walk from the reference, each of the c·n roundings the
+// worst-case bound counts contributes at most u·m and their contributions sum to at most c·n·u·m,
+// so the variance is at most c·n·u²·m² (Higham–Mary's sqrt(n) for any data). amp is taken whole
+// (its worst case c·u·amp), in quadrature, as is the output's own rounding u_out·|r|.
+struct PopulationModel {
+  double c, u_acc, eta_acc, u_out, eta_out;
+  PopulationModel(DType out, DType accumulate, double c_)
+      : c(c_), u_acc(unit_roundoff(accumulate)), eta_acc(underflow_unit(accumulate)), u_out(unit_roundoff(out)),
+        eta_out(underflow_unit(out)) {}
+  double operator()(const RefTensor& ref, std::size_t i) const {
+    const double depth = at(ref.depth, i);
+    if (!(depth >= 1)) return 0.0;
+    const double walk = ref.walk.empty() ? std::sqrt(c * depth) * at(ref.mag, i) : ref.walk[i];
+    const double amp = c * at(ref.amp, i), out = u_out * ref.value[i];
+    return std::sqrt(u_acc * u_acc * (walk * walk + amp * amp) + out * out) + c * depth * eta_acc + eta_out;
   }
 };
 
@@ -116,6 +137,9 @@ Comparison compare(const HostTensor& got, const RefTensor& ref, const RefTensor*
                                               which, r.value.size(), n));
   };
   check_size(ref, "the");
+  if (!ref.classes.empty() && static_cast<int64_t>(ref.classes.size()) != n)
+    throw std::invalid_argument(fmt::format("kcv: compare: the reference classifies {} elements of {}",
+                                            ref.classes.size(), n));
   if (alt) check_size(*alt, "the alternative");
   if (plain && (!plain->out || plain->out->numel() != n))
     throw std::invalid_argument("kcv: compare: the plain twin's output has another number of elements");
@@ -140,12 +164,20 @@ Comparison compare(const HostTensor& got, const RefTensor& ref, const RefTensor*
     // a finite output value, so a finite result is of an accepted class whatever the bound and
     // whatever the other order says, and it is judged against this reference: only its value is
     // judged (what the general path below concludes for it, without working out every class).
-    const bool common = floating_out && std::isfinite(g[i]) && std::abs(ref.value[k]) <= out_max;
+    const bool classified = !ref.classes.empty();
+    const bool common = floating_out && std::isfinite(g[i]) && std::abs(ref.value[k]) <= out_max &&
+                        (!classified || (ref.classes[k] & kClassFinite));
     if (!common) {
-      const Expectation e_ref = expect(ref, k, out, accumulate, allowed);
+      Expectation e_ref = expect(ref, k, out, accumulate, allowed);
+      if (classified) {
+        // The classes of the expansion (docs/nonfinite-classes.md); where finite is among them,
+        // the overflow rules of expect() decide which infinities may stand beside it.
+        const ClassMask terms = ref.classes[k];
+        e_ref.classes = (terms & kNonFinite) | ((terms & kClassFinite) ? e_ref.classes : 0u);
+      }
       ClassMask accepted = e_ref.classes;
       Expectation e_alt;
-      if (alt) {
+      if (alt && !classified) {
         // Either order's class is legitimate where the orders disagree (Inf - Inf vs Inf).
         e_alt = expect(*alt, k, out, accumulate, allowed);
         accepted |= e_alt.classes;
@@ -162,7 +194,7 @@ Comparison compare(const HostTensor& got, const RefTensor& ref, const RefTensor*
       }
       if (cls != ValueClass::finite) continue;
       // Finite and a finite value is accepted: judge the value against the order that allows it.
-      if (!e_ref.finite_ok() && alt) src = alt;
+      if (!e_ref.finite_ok() && alt && !classified) src = alt;
     }
     if (classes_only) continue;
 
@@ -186,6 +218,56 @@ Comparison compare(const HostTensor& got, const RefTensor& ref, const RefTensor*
       record(i, expected, bound, std::isnan(bound) ? "bound undefined (NaN) in the reference" : "error > bound");
   }
   return cmp;
+}
+
+double random_walk_scale(double n, double r, double q) { return std::sqrt((n + 1) * (2 * r * r + q) / 6 + q); }
+
+double population_scale(const RefTensor& ref, std::size_t i, DType out, DType accumulate, double c) {
+  if (i >= ref.value.size()) throw std::out_of_range("kcv: population_scale: index past the reference");
+  return PopulationModel(out, accumulate, c)(ref, i);
+}
+
+Population population_test(const HostTensor& got, const RefTensor& ref, DType accumulate, double c) {
+  const int64_t n = got.numel();
+  if (static_cast<int64_t>(ref.value.size()) != n)
+    throw std::invalid_argument(fmt::format("kcv: population_test: the reference has {} values for {} elements",
+                                            ref.value.size(), n));
+  if (!ref.walk.empty() && static_cast<int64_t>(ref.walk.size()) != n)
+    throw std::invalid_argument("kcv: population_test: walk and value differ in size");
+  Population p;
+  if (!is_floating(got.dtype)) return p;
+  const std::vector<double> g = got.values();
+  const PopulationModel sigma(got.dtype, accumulate, c);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::size_t k = static_cast<std::size_t>(i);
+    const double r = ref.value[k];
+    if (!std::isfinite(g[k]) || !std::isfinite(r)) continue;
+    const double s = sigma(ref, k);
+    if (!(s > 0) || !std::isfinite(s)) continue;
+    const double z = std::abs(g[k] - r) / s;
+    sum += z * z;
+    ++p.elements;
+    if (p.worst_index < 0 || z > p.worst_z) {
+      p.worst_index = i;
+      p.worst_z = z;
+      p.worst_got = g[k];
+      p.worst_expected = r;
+      p.worst_sigma = s;
+    }
+  }
+  if (p.elements > 0) p.rms = std::sqrt(sum / static_cast<double>(p.elements));
+  return p;
+}
+
+std::string Population::describe(const std::string& output_name, const Shape& shape) const {
+  std::string s = fmt::format("out '{}': population test on random inputs: RMS err/σ {:.3g} over {} elements {} λ = {:g} "
+                              "(σ: the spread of a legitimate order's rounding errors, docs/population-test.md)",
+                              output_name, rms, elements, ok() ? "<=" : ">", kPopulationLambda);
+  if (worst_index >= 0)
+    s += fmt::format("; largest err/σ {:.3g} at {} got {:.9g} expected {:.9g} σ {:.3g}", worst_z,
+                     index_string(worst_index, shape), worst_got, worst_expected, worst_sigma);
+  return s;
 }
 
 std::string Comparison::describe(const std::string& output_name, const Shape& shape) const {

@@ -609,6 +609,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
                                      "--backend", o.backend, "--json", c.json_path};
     if (!o.baseline.empty()) argv.insert(argv.end(), {"--baseline", o.baseline});
     if (o.timeout_s > 0) argv.insert(argv.end(), {"--timeout", fmt::format("{:g}", o.timeout_s)});
+    if (o.compile_grace_s >= 0) argv.insert(argv.end(), {"--compile-grace", fmt::format("{:g}", o.compile_grace_s)});
     if (!python.empty()) argv.insert(argv.end(), {"--python", python});
     argv.push_back("--quiet");
     c.start = Clock::now();

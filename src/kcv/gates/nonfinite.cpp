@@ -1,6 +1,8 @@
 // Gate 4 `nonfinite`: NaN, +Inf and -Inf injected into each floating input at the first, middle,
-// last and tile-boundary positions. Every output element's class must equal the reference's;
-// where two summation orders of the reference disagree (Inf - Inf), either class is accepted.
+// last and tile-boundary positions, and inside tiles at a position drawn from the seed. Every
+// output element's class must be one that a legitimate evaluation order gives: decided from the
+// reference's expansion where it classifies its terms (docs/nonfinite-classes.md), otherwise
+// either class where two summation orders of the reference disagree (Inf - Inf).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -34,7 +36,7 @@ class NonfiniteGate final : public Gate {
     std::vector<Case> out;
     for (std::size_t in = 0; in < k.inputs.size(); ++in) {
       if (k.inputs[in].domain == Domain::structural || !is_floating(k.inputs[in].dtype)) continue;
-      const std::vector<int64_t> at = k.nonfinite_positions(in, b);
+      const std::vector<int64_t> at = k.nonfinite_positions(in, b, seed);
       for (const auto& inj : kinds)
         for (int64_t i : at) {
           Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));

@@ -24,7 +24,7 @@ class NumericsGate final : public Gate {
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override { return make_all(plan(ctx, seed)); }
 
   CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
-    return judge_all_calls(ctx.contract, c, run);
+    return judge_all_calls(ctx.contract, c, run, {.population = true});
   }
 
  private:

@@ -28,6 +28,9 @@ class ShapesGate final : public Gate {
       if (auto b = uniform_shape(ctx.contract, v)) shapes.push_back(*b);
     for (const Bindings& b : unpredictable(ctx.contract, seed))
       if (ctx.contract.valid(b) && std::find(shapes.begin(), shapes.end(), b) == shapes.end()) shapes.push_back(b);
+    // The contract's own: deep reductions for the population test (docs/population-test.md).
+    for (const Bindings& b : ctx.contract.extra_shapes)
+      if (ctx.contract.valid(b)) shapes.push_back(b);
     std::vector<CasePlan> out = vary_calling(ctx, seed, one_call_per_shape_plans(ctx.contract, shapes, seed));
     // NOTES: the large tier (element indices past 2^31) needs device memory: cuda only, and only
     // for contracts that can judge a sampled element from a small sub-problem. Its tensors carry
@@ -66,7 +69,7 @@ class ShapesGate final : public Gate {
 
   CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {
     if (c.calls[0].large) return judge_large(ctx.contract, c, run.calls[0]);
-    return judge_all_calls(ctx.contract, c, run);
+    return judge_all_calls(ctx.contract, c, run, {.population = true});
   }
 
  private:

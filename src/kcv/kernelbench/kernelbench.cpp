@@ -29,6 +29,7 @@
 #include "kcv/engine.hpp"
 #include "kcv/gates/common.hpp"
 #include "kcv/runner.hpp"
+#include "kcv/text.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -99,22 +100,56 @@ struct KernelBenchContract::Server {
     from = fdopen(out[0], "r");
     signal(SIGPIPE, SIG_IGN);  // a dead server is an error reply below, not a dead kcv
     json hello = receive(nullptr);
-    if (!hello.value("ok", false)) throw SetupError(hello.value("error", std::string("reference server failed")));
+    if (!hello.value("ok", false))
+      throw SetupError(clean_text(hello.value("error", std::string("reference server failed"))));
   }
 
-  /// Why the server is gone: the last line of its log.
-  std::string last_log_line() const {
+  /// The last n non-empty lines of the server's log, " | "-joined, each cut at 300 bytes, as clean
+  /// text (a problem's traceback is in there).
+  std::string last_log_lines(std::size_t n) const {
     FILE* f = std::fopen(log.c_str(), "r");
     if (!f) return "no log";
-    std::string last, line;
+    std::vector<std::string> last;
+    std::string line;
     char buf[1024];
     while (std::fgets(buf, sizeof buf, f)) {
-      line = buf;
+      line += buf;
+      if (line.back() != '\n' && !std::feof(f)) continue;  // a line longer than the buffer
       while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-      if (!line.empty()) last = line;
+      if (!line.empty()) {
+        last.push_back(std::string(utf8_prefix(line, 300)));
+        if (last.size() > n) last.erase(last.begin());
+      }
+      line.clear();
     }
     std::fclose(f);
-    return last.empty() ? "no output" : last;
+    if (last.empty()) return "no output";
+    std::string out;
+    for (const auto& l : last) out += (out.empty() ? "" : " | ") + l;
+    return clean_text(out);
+  }
+
+  /// How the server ended (issue 21 item 7): its exit status or signal — a SIGKILL kcv did not
+  /// send is the out-of-memory killer's, most likely — and the last lines of its log. Reaps it.
+  std::string death() {
+    std::string how = "still running";
+    if (pid > 0) {
+      int status = 0;
+      pid_t got = 0;
+      for (int i = 0; i < 200 && (got = waitpid(pid, &status, WNOHANG)) == 0; ++i) usleep(10000);  // 2 s
+      if (got == pid) {
+        pid = -1;
+        if (WIFSIGNALED(status)) {
+          const int sig = WTERMSIG(status);
+          const char* name = sigabbrev_np(sig);
+          how = sig == SIGKILL ? std::string("killed by ") + kUnsentSigkill
+                               : fmt::format("killed by signal {} (SIG{})", sig, name ? name : "?");
+        } else if (WIFEXITED(status)) {
+          how = fmt::format("exited with status {}", WEXITSTATUS(status));
+        }
+      }
+    }
+    return fmt::format("{}; its log {} ends: {}", how, log, last_log_lines(5));
   }
 
   json receive(std::vector<std::string>* blobs) {
@@ -122,13 +157,13 @@ struct KernelBenchContract::Server {
     int ch;
     while ((ch = std::fgetc(from)) != EOF && ch != '\n') line += static_cast<char>(ch);
     if (ch == EOF)
-      throw SetupError(fmt::format("the torch reference server ended ({}; log {})", last_log_line(), log));
+      throw SetupError(fmt::format("the torch reference server ended: {}", death()));
     json msg = json::parse(line, nullptr, false);
     if (msg.is_discarded()) throw SetupError("the torch reference server sent a malformed reply");
     for (const auto& n : msg.value("blobs", json::array())) {
       std::string b(n.get<std::size_t>(), '\0');
       if (!b.empty() && std::fread(b.data(), 1, b.size(), from) != b.size())
-        throw SetupError(fmt::format("the torch reference server ended mid-reply ({})", last_log_line()));
+        throw SetupError(fmt::format("the torch reference server ended mid-reply: {}", death()));
       if (blobs) blobs->push_back(std::move(b));
     }
     return msg;
@@ -142,7 +177,7 @@ struct KernelBenchContract::Server {
     bool ok = std::fwrite(line.data(), 1, line.size(), to) == line.size();
     for (const auto& b : blobs_out) ok = ok && std::fwrite(b.data(), 1, b.size(), to) == b.size();
     ok = ok && std::fflush(to) == 0;
-    if (!ok) throw SetupError(fmt::format("the torch reference server is gone ({})", last_log_line()));
+    if (!ok) throw SetupError(fmt::format("the torch reference server is gone: {}", death()));
     return receive(blobs_in);
   }
 };

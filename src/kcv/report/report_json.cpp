@@ -5,6 +5,7 @@
 
 #include "kcv/candidate.hpp"
 #include "kcv/report.hpp"
+#include "kcv/text.hpp"
 
 namespace kcv {
 
@@ -14,6 +15,27 @@ Verdict parse_verdict(const std::string& s) {
   throw SetupError(fmt::format("unknown verdict '{}' in report", s));
 }
 
+namespace {
+
+/// Every string of j (keys too) as clean_text makes it: what a candidate wrote reaches the report
+/// as valid UTF-8 without control characters (issue 21 item 6).
+nlohmann::json cleaned(const nlohmann::json& j) {
+  if (j.is_string()) return clean_text(j.get_ref<const std::string&>());
+  if (j.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& x : j) out.push_back(cleaned(x));
+    return out;
+  }
+  if (j.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [k, v] : j.items()) out[clean_text(k)] = cleaned(v);
+    return out;
+  }
+  return j;
+}
+
+}  // namespace
+
 nlohmann::json report_to_json(const Report& r) {
   nlohmann::json gates = nlohmann::json::array();
   for (const auto& g : r.gates) {
@@ -21,23 +43,39 @@ nlohmann::json report_to_json(const Report& r) {
                      {"cases", g.cases}, {"seconds", g.seconds}, {"evidence", g.evidence},
                      // NOTES: seeds are 64-bit; JSON readers that use doubles lose bits, so a string.
                      {"seed", std::to_string(g.seed)}, {"failing_case", g.failing_case}});
+    nlohmann::json failing = nlohmann::json::array();
+    for (const FailingCase& f : g.failing)
+      failing.push_back({{"case", f.index}, {"label", f.label}, {"verdict", verdict_name(f.verdict)}});
+    gates.back()["failing_cases"] = std::move(failing);
     // NOTES: JSON has no Inf: a worst element with an infinite or NaN ratio is left out.
     if (g.worst && std::isfinite(g.worst->error) && std::isfinite(g.worst->bound))
       gates.back()["worst"] = {{"error", g.worst->error}, {"bound", g.worst->bound}};
     // NOTES: written only when set, so reports without it read the same as before.
     if (g.out_of_memory) gates.back()["out_of_memory"] = true;
+    if (g.compile_grace_calls > 0) gates.back()["compile_grace_calls"] = g.compile_grace_calls;
   }
   nlohmann::json j = {{"schema", r.schema}, {"op", r.op}, {"candidate", r.candidate}, {"backend", r.backend},
                       {"seed", std::to_string(r.seed)}, {"verdict", verdict_name(r.verdict)}, {"gates", gates}};
   if (!r.kernelbench.is_null()) j["kernelbench"] = r.kernelbench;
   if (!r.sandbox.is_null()) j["sandbox"] = r.sandbox;
   if (!r.pass_withheld.empty()) j["pass_withheld"] = r.pass_withheld;
-  return j;
+  return cleaned(j);
+}
+
+nlohmann::json error_report_json(const std::string& op, const std::string& candidate, const std::string& backend,
+                                 std::optional<uint64_t> seed, const std::string& error) {
+  nlohmann::json j = {{"schema", "kcv.report/1"}, {"op", op}, {"candidate", candidate}, {"backend", backend},
+                      {"seed", seed ? nlohmann::json(std::to_string(*seed)) : nlohmann::json(nullptr)},
+                      {"verdict", kErrorVerdict}, {"error", error}, {"gates", nlohmann::json::array()}};
+  return cleaned(j);
 }
 
 Report report_from_json(const nlohmann::json& j) {
   try {
     if (j.at("schema").get<std::string>() != "kcv.report/1") throw SetupError("not a kcv.report/1 document");
+    if (j.value("verdict", std::string()) == kErrorVerdict)
+      throw SetupError(fmt::format("the report records a setup error, not a verification: {}",
+                                   j.value("error", std::string("?"))));
     Report r;
     r.op = j.at("op").get<std::string>();
     r.candidate = j.at("candidate").get<std::string>();
@@ -58,6 +96,11 @@ Report report_from_json(const nlohmann::json& j) {
       gr.seed = std::stoull(g.at("seed").get<std::string>());
       gr.failing_case = g.value("failing_case", int64_t{-1});
       gr.out_of_memory = g.value("out_of_memory", false);
+      if (g.contains("failing_cases"))
+        for (const auto& f : g["failing_cases"])
+          gr.failing.push_back({f.at("case").get<int64_t>(), f.at("label").get<std::string>(),
+                                parse_verdict(f.at("verdict").get<std::string>())});
+      gr.compile_grace_calls = g.value("compile_grace_calls", int64_t{0});
       if (g.contains("worst")) gr.worst = WorstElement{g["worst"].at("error").get<double>(), g["worst"].at("bound").get<double>()};
       r.gates.push_back(std::move(gr));
     }

@@ -2,11 +2,15 @@
 #include <fmt/format.h>
 
 #include "kcv/report.hpp"
+#include "kcv/text.hpp"
 
 namespace kcv {
 namespace {
 
-std::string xml_escape(const std::string& s) {
+/// XML text of s: clean_text first (valid UTF-8, no control characters: what XML 1.0 allows),
+/// then the five entities.
+std::string xml_escape(const std::string& raw) {
+  const std::string s = clean_text(raw);
   std::string out;
   for (char c : s) {
     switch (c) {
@@ -63,6 +67,16 @@ std::string report_to_junit(const Report& r) {
     x += "</testcase>\n";
   }
   x += "</testsuite></testsuites>\n";
+  return x;
+}
+
+std::string error_report_junit(const std::string& op, const std::string& candidate, const std::string& error) {
+  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  x += fmt::format("<testsuites><testsuite name=\"kcv.{0}\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" "
+                   "time=\"0\">\n  <properties><property name=\"candidate\" value=\"{1}\"/></properties>\n"
+                   "  <testcase classname=\"kcv.{0}\" name=\"setup\" time=\"0\"><error type=\"{2}\" message=\"{3}\"/>"
+                   "</testcase>\n</testsuite></testsuites>\n",
+                   xml_escape(op), xml_escape(candidate), kErrorVerdict, xml_escape(error));
   return x;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "kcv/report.hpp"
+#include "kcv/text.hpp"
 
 namespace kcv {
 namespace {
@@ -16,10 +17,11 @@ const char* color_of(Verdict v) {
   }
 }
 
+/// One line of at most about n bytes, no escape sequence or broken UTF-8 from the candidate's text.
 std::string shorten(const std::string& s, std::size_t n) {
   std::string one_line;
-  for (char c : s) one_line += (c == '\n' ? ' ' : c);
-  return one_line.size() <= n ? one_line : one_line.substr(0, n - 3) + "...";
+  for (char c : clean_text(s, /*keep_newlines=*/true)) one_line += (c == '\n' ? ' ' : c);
+  return one_line.size() <= n ? one_line : std::string(utf8_prefix(one_line, n - 3)) + "...";
 }
 
 }  // namespace

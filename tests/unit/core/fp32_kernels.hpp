@@ -22,7 +22,8 @@ enum class Sum {
   sequential,  // left to right
   reverse,     // right to left
   pairwise,    // recursive halving (tree)
-  blocked32,   // partials over blocks of 32, then the partials in order (split-K / per-warp)
+  blocked32,   // partials over blocks of 32, then the partials in order (per-warp / tiled)
+  split4,      // 4 contiguous slices, a sequential partial each, then the partials in order (split-K)
   kahan,       // compensated
   bf16_acc,    // running sum rounded to bf16 after every add   (reduced precision)
   f16_acc,     // running sum rounded to f16 after every add    (reduced precision)
@@ -34,6 +35,7 @@ inline const char* sum_name(Sum s) {
     case Sum::reverse: return "reverse";
     case Sum::pairwise: return "pairwise";
     case Sum::blocked32: return "blocked32";
+    case Sum::split4: return "split4";
     case Sum::kahan: return "kahan";
     case Sum::bf16_acc: return "bf16_acc";
     case Sum::f16_acc: return "f16_acc";
@@ -42,7 +44,8 @@ inline const char* sum_name(Sum s) {
 }
 
 inline const std::vector<Sum>& legit_sums() {
-  static const std::vector<Sum> v = {Sum::sequential, Sum::reverse, Sum::pairwise, Sum::blocked32, Sum::kahan};
+  static const std::vector<Sum> v = {Sum::sequential, Sum::reverse, Sum::pairwise, Sum::blocked32, Sum::split4,
+                                     Sum::kahan};
   return v;
 }
 
@@ -70,6 +73,13 @@ inline float sum_f32(const std::function<float(int64_t)>& term, int64_t lo, int6
     case Sum::blocked32: {
       float s = 0;
       for (int64_t b = lo; b < hi; b += 32) s += sum_f32(term, b, std::min(hi, b + 32), Sum::sequential);
+      return s;
+    }
+    case Sum::split4: {
+      const int64_t per = (hi - lo + 3) / 4;
+      float s = 0;
+      for (int64_t b = lo; b < hi; b += std::max<int64_t>(per, 1))
+        s += sum_f32(term, b, std::min(hi, b + std::max<int64_t>(per, 1)), Sum::sequential);
       return s;
     }
     case Sum::kahan: {
@@ -116,20 +126,40 @@ inline HostTensor add_f32(const std::vector<HostTensor>& in, bool bf16_result = 
 
 // ---- matmul ----
 
-enum class MatmulInputs { fp32, tf32 };
+/// What the products are formed from: fp32 inputs, or operands rounded as a reduced-precision
+/// tensor core reads them (reduced precision: an fp32 contract must reject them).
+enum class MatmulInputs {
+  fp32,
+  tf32,     // mantissa truncated to 10 bits (raw fp32 data read as TF32)
+  tf32_rn,  // rounded to 10 bits, ties to even (cvt to TF32)
+  bf16,     // rounded to bf16, ties to even
+};
 
 /// Truncates an fp32 mantissa to 10 bits (what a TF32 tensor core reads).
 inline float tf32_truncate(float x) {
   return std::bit_cast<float>(std::bit_cast<uint32_t>(x) & 0xffffe000u);
 }
 
+/// Rounds an fp32 mantissa to 10 bits, ties to even (finite x).
+inline float tf32_round(float x) {
+  uint32_t u = std::bit_cast<uint32_t>(x);
+  u += 0x00000fffu + ((u >> 13) & 1u);
+  return std::bit_cast<float>(u & 0xffffe000u);
+}
+
 inline HostTensor matmul_f32(const std::vector<HostTensor>& in, int64_t M, int64_t N, int64_t K, Sum how,
                              bool fma = false, MatmulInputs inputs = MatmulInputs::fp32) {
   auto A = as_floats(in[0]), B = as_floats(in[1]);
-  if (inputs == MatmulInputs::tf32) {
-    for (float& a : A) a = tf32_truncate(a);
-    for (float& b : B) b = tf32_truncate(b);
-  }
+  auto operand = [inputs](float x) {
+    switch (inputs) {
+      case MatmulInputs::tf32: return tf32_truncate(x);
+      case MatmulInputs::tf32_rn: return tf32_round(x);
+      case MatmulInputs::bf16: return to_bf16(x);
+      default: return x;
+    }
+  };
+  for (float& a : A) a = operand(a);
+  for (float& b : B) b = operand(b);
   std::vector<float> C(static_cast<std::size_t>(M * N));
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {

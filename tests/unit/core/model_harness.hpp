@@ -42,6 +42,10 @@ struct Refs {
   Comparison judge(const Contract& c, const HostTensor& got) const {
     return compare(got, ref.at(0), &alt.at(0), c.accumulate, c.c);
   }
+  /// The population test, as numerics, shapes and values run it on random inputs.
+  Population population(const Contract& c, const HostTensor& got) const {
+    return population_test(got, ref.at(0), c.accumulate, c.c);
+  }
 };
 
 inline Comparison judge(const Contract& c, const Bindings& b, const std::vector<HostTensor>& in,
@@ -53,10 +57,15 @@ inline std::string case_label(const std::string& impl, const std::string& kind, 
   return impl + " | " + kind + " | " + bindings_string(b) + " | seed " + std::to_string(seed);
 }
 
-/// Every impl must pass on every (shape, kind, seed). Returns the largest err/bound seen.
+inline void report_margin(const std::string& what, double value) {
+  std::cout << "[ margin   ] " << what << ": " << value << "\n";
+}
+
+/// Every impl must pass on every (shape, kind, seed), and the population test on the random kinds
+/// (docs/population-test.md). Returns the largest err/bound seen; reports the largest RMS err/σ.
 inline double expect_all_pass(const Contract& c, const std::vector<Bindings>& shapes, const std::vector<Impl>& impls,
                               const std::vector<uint64_t>& seeds, const std::vector<std::string>& kinds = generic_kinds()) {
-  double worst = 0;
+  double worst = 0, worst_rms = 0;
   for (const Bindings& b : shapes)
     for (const std::string& kind : kinds)
       for (uint64_t seed : seeds) {
@@ -69,8 +78,15 @@ inline double expect_all_pass(const Contract& c, const std::vector<Bindings>& sh
           EXPECT_TRUE(cmp.ok()) << case_label(impl.name, kind, b, seed) << ": "
                                 << cmp.describe(c.outputs[0].name, got.shape);
           worst = std::max(worst, cmp.worst_ratio);
+          if (!value_kind::is_random(kind)) continue;
+          const Population pop = refs.population(c, got);
+          EXPECT_TRUE(pop.ok()) << case_label(impl.name, kind, b, seed) << ": "
+                                << pop.describe(c.outputs[0].name, got.shape);
+          if (pop.ran()) worst_rms = std::max(worst_rms, pop.rms);
         }
       }
+  report_margin(c.name + " legit worst population RMS err/sigma (lambda " + std::to_string(kPopulationLambda) + ")",
+                worst_rms);
   return worst;
 }
 
@@ -89,10 +105,6 @@ inline double expect_all_fail(const Contract& c, const Bindings& b, const Impl& 
     least = std::min(least, cmp.worst_ratio);
   }
   return least;
-}
-
-inline void report_margin(const std::string& what, double value) {
-  std::cout << "[ margin   ] " << what << ": " << value << "\n";
 }
 
 }  // namespace kcv::testing

@@ -322,6 +322,7 @@ TEST(CorpusRun, OptionsArePassedToTheVerifier) {
   o.backend = "cuda";
   o.baseline = "kernelbench";
   o.timeout_s = 7.5;
+  o.compile_grace_s = 40;
   // A bare interpreter name reaches every pair as the path it has on this PATH.
   const std::string python = t / "py/bin/python3";
   write_file(python, "#!/bin/sh\n");
@@ -337,7 +338,7 @@ TEST(CorpusRun, OptionsArePassedToTheVerifier) {
   const std::string pair = fmt::format("verify --kernelbench {}/a/problem.py {}/a/solution.py --backend cuda --json ",
                                        fs::path(d).string(), fs::path(d).string());
   EXPECT_EQ(args.rfind(pair, 0), 0u) << args;
-  EXPECT_NE(args.find(" --baseline kernelbench --timeout 7.5 --python " + python + " --quiet\n"), std::string::npos)
+  EXPECT_NE(args.find(" --baseline kernelbench --timeout 7.5 --compile-grace 40 --python " + python + " --quiet\n"), std::string::npos)
       << args;
   EXPECT_EQ(read_journal(out + "/journal.jsonl")[0]["backend"], "cuda");
 }

@@ -276,6 +276,55 @@ TEST(KernelBenchCli, AWorkerThatDiesSaysItsLastLogLine) {
       << evidence;
 }
 
+// Issue 21 item 7: a load_inline build that fails names the compiler's own error line (not
+// ninja's command) and keeps the whole output in build.log in the workdir, which stays.
+TEST(KernelBenchCli, AFailedLoadInlineBuildSaysTheCompilersErrorAndKeepsItsOutput) {
+  TempDir tmp;
+  write_file(tmp / "broken_ext.py",
+             "import torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n\n"
+             "ext = load_inline('kcv_test_broken_ext', cpp_sources='#include <torch/extension.h>\\n"
+             "torch::Tensor f(torch::Tensor x) { return kcv_no_such_function(x); }', functions=['f'])\n\n\n"
+             "class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.f(x)\n");
+  const CliResult r = run_kcv({"verify", "--kernelbench", kRowsum + "/problem.py", tmp / "broken_ext.py", "--gates",
+                               "numerics"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("does not build: "), std::string::npos) << r.err;
+  // gcc's own line (its quotes follow the locale): main.cpp:L:C: error: ... kcv_no_such_function ...
+  EXPECT_NE(r.err.find("main.cpp:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(": error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kcv_no_such_function"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("[1/"), std::string::npos) << "ninja's progress line: " << r.err;
+  const std::string key = "(whole compiler output: ";
+  const std::size_t at = r.err.find(key);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string log = r.err.substr(at + key.size(), r.err.find(')', at) - at - key.size());
+  EXPECT_NE(read_text(log).find("kcv_no_such_function"), std::string::npos) << log;
+  std::error_code ec;
+  fs::remove_all(fs::path(log).parent_path(), ec);  // the kept workdir
+}
+
+// A reference server that dies says how: the signal (a SIGKILL kcv did not send: likely the
+// out-of-memory killer) and the last lines of its log.
+TEST(KernelBenchCli, AReferenceServerThatDiesSaysHowAndItsLastLines) {
+  TempDir tmp;
+  write_file(tmp / "problem.py", problem_file("class Model(nn.Module):\n"
+                                              "    def forward(self, x):\n"
+                                              "        import os, signal, sys\n"
+                                              "        if 'kcv_torch_reference' in sys.argv[0]:\n"
+                                              "            print('the server goes down now', file=sys.stderr, flush=True)\n"
+                                              "            os.kill(os.getpid(), signal.SIGKILL)\n"
+                                              "        return x + 1\n",
+                                              "n = 8", "[torch.randn(n)]"));
+  const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py", "--gates", "numerics"},
+                              "", tmp.path());
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("reference server ended"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("SIGKILL kcv did not send"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the server goes down now"), std::string::npos) << r.err;
+}
+
 TEST(KernelBenchCli, AModelThatKeepsStateIsJudgedOneCallFromAFreshModel) {
   // KernelBench's VanillaRNN keeps its hidden state between calls, and the reference and the
   // worker call their models different numbers of times: both sides build a fresh model for
@@ -381,6 +430,60 @@ TEST(KernelBenchCli, ShapesTheReferenceRejectsAreSkippedWithTheReason) {
     }
 }
 
+/// The gate of a kcv.report/1 document with this id.
+nlohmann::json gate_of(const nlohmann::json& report, const std::string& id) {
+  for (const auto& g : report.at("gates"))
+    if (g.at("id") == id) return g;
+  ADD_FAILURE() << "no gate " << id;
+  return {};
+}
+
+TEST(KernelBenchCli, AFirstCallAtANewShapeHasACompileGraceThatTheEvidenceNames) {
+  // Issue 21 item 2: a JIT (Inductor, Triton) compiles at each new shape. The stand-in takes 6 s
+  // at each; with --timeout 2 it is TIMEOUT without the grace and PASS with it.
+  TempDir tmp;
+  const std::string problem = kRowsum + "/problem.py", solution = kRowsum + "/solution_compiles_per_shape.py";
+  CliResult r = run_kcv({"verify", "--kernelbench", problem, solution, "--gates", "numerics", "--timeout", "2",
+                         "--compile-grace", "0", "--json", tmp / "none.json"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_EQ(gate_of(nlohmann::json::parse(read_text(tmp / "none.json")), "numerics").at("verdict"), "TIMEOUT");
+
+  r = run_kcv({"verify", "--kernelbench", problem, solution, "--gates", "numerics,layout", "--timeout", "2",
+               "--compile-grace", "30", "--json", tmp / "grace.json"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  const auto report = nlohmann::json::parse(read_text(tmp / "grace.json"));
+  const auto numerics = gate_of(report, "numerics"), layout = gate_of(report, "layout");
+  EXPECT_EQ(numerics.at("verdict"), "PASS");
+  EXPECT_EQ(numerics.value("compile_grace_calls", 0), 1) << numerics;  // one shape: nominal
+  const std::string evidence = numerics.at("evidence");
+  EXPECT_NE(evidence.find("1 call(s) outlasted the per-call timeout (2 s) as the first at their shape in their "
+                          "worker, within the compile grace (30 s"), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("case 0 (batch_size=4, dim=33 seed 0) call 0 took "), std::string::npos) << evidence;
+  // Strided views are new shapes to a JIT: each gets its own grace.
+  EXPECT_EQ(layout.at("verdict"), "PASS") << layout;
+  EXPECT_GE(layout.value("compile_grace_calls", 0), 1) << layout;
+}
+
+TEST(KernelBenchCli, AHangThroughACompileGraceSpendsItForTheRestOfTheRun) {
+  // A hang on a first call is TIMEOUT after the grace, and said so; from then on every call has
+  // the per-call timeout, so a candidate that hangs costs one grace, not one per gate.
+  TempDir tmp;
+  const CliResult r = run_kcv({"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/solution_hangs.py",
+                               "--gates", "numerics,coverage", "--timeout", "2", "--compile-grace", "5", "--json",
+                               tmp / "hang.json"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  const auto report = nlohmann::json::parse(read_text(tmp / "hang.json"));
+  const auto numerics = gate_of(report, "numerics"), coverage = gate_of(report, "coverage");
+  EXPECT_EQ(numerics.at("verdict"), "TIMEOUT");
+  EXPECT_NE(numerics.at("evidence").get<std::string>().find(
+                "no progress for 5 s (the compile grace of a first call at its shape; the per-call timeout is 2 s)"),
+            std::string::npos) << numerics;
+  EXPECT_EQ(coverage.at("verdict"), "TIMEOUT");
+  EXPECT_NE(coverage.at("evidence").get<std::string>().find(
+                "no progress for 2 s (no compile grace: an earlier first call at its shape hung through it)"),
+            std::string::npos) << coverage;
+}
+
 TEST(KernelBenchCorpus, HostileCandidatesNeverStopTheRun) {
   TempDir tmp;
   const std::string dir = tmp / "corpus", out = tmp / "out";
@@ -388,8 +491,8 @@ TEST(KernelBenchCorpus, HostileCandidatesNeverStopTheRun) {
   for (const char* s : {"solution_ok.py", "solution_exits.py", "solution_segfault.py", "solution_hangs.py",
                         "solution_fails_to_import.py"})
     write_file(dir + "/rowsum/" + s, read_text(kRowsum + "/" + s));
-  const CliResult r = run_kcv({"corpus", "run", dir, "--out", out, "--jobs", "2", "--timeout", "2", "--baseline",
-                               "kernelbench"}, "", tmp.path());
+  const CliResult r = run_kcv({"corpus", "run", dir, "--out", out, "--jobs", "2", "--timeout", "2", "--compile-grace",
+                               "3", "--baseline", "kernelbench"}, "", tmp.path());
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   std::map<std::string, nlohmann::json> by_key;
   for (const auto& rec : results_of(read_journal(out + "/journal.jsonl"))) {

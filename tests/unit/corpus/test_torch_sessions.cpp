@@ -32,6 +32,27 @@ class ModelNew(nn.Module):
         return torch.relu(x) * 2.0 + x.sum(dim=1, keepdim=True)
 )";
 
+/// A rowsum solution that is right, except that it adds 1000 to its result when its input's
+/// address (its first element's or its storage's) is one it has been called with before: a cache
+/// keyed by address would return a stale result there.
+constexpr const char* kAddressProbe = R"(import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seen = set()
+
+    def forward(self, x):
+        y = torch.relu(x) * 2.0 + x.sum(dim=1, keepdim=True)
+        keys = {x.data_ptr(), x.storage().data_ptr()}
+        if keys & self.seen:
+            y = y + 1000.0
+        self.seen |= keys
+        return y
+)";
+
 struct Session {
   TempDir tmp;
   std::unique_ptr<KernelBenchContract> contract;
@@ -146,6 +167,46 @@ TEST(TorchSessions, ACrashOrAHangEndsTheSessionAndTheNextBatchGetsAFreshWorker) 
   ASSERT_EQ(runs.size(), 1u);
   s.expect_right(after[0], runs[0]);
   EXPECT_EQ(s.runner->workers_started(), 3);
+}
+
+TEST(TorchSessions, AFreshInputNeverGetsAnAddressTheCandidateHasSeen) {
+  // A session's batches free their buffers and the allocator hands the same blocks back first: a
+  // plain twin or a later batch's input landed where a caching candidate had cached another
+  // input's result, and excused it in stateless (issue 26, run 6). Only a call that reuses an
+  // earlier call's buffers on purpose may meet an address again.
+  TempDir dir;
+  write_file(dir / "solution_address_probe.py", kAddressProbe);
+  Session s(dir / "solution_address_probe.py");
+  int judged_fresh = 0;
+  for (int batch = 0; batch < 4; ++batch) {
+    std::vector<Case> cases;
+    for (int k = 0; k < 3; ++k) cases.push_back(s.rows(4));
+    Case aba = s.rows(4);   // A, then B at A's addresses (the control: the probe must see it)
+    Rng rng(1000 + batch);
+    CallSpec again = gates::make_call(*s.contract, aba.shape, rng);
+    again.reuse_buffers_of = 0;
+    aba.calls.push_back(again);
+    gates::add_plain_twin(aba, 1);   // B again at fresh addresses
+    cases.push_back(aba);
+    // Guarded buffers and exact ones (tensors of their own size from the allocator, issue 26),
+    // mixed in every batch: neither may land where the other was.
+    for (std::size_t i = 0; i < cases.size(); ++i)
+      for (CallSpec& call : cases[i].calls) call.exact_buffers = (i + static_cast<std::size_t>(batch)) % 2 == 1;
+    const auto runs = s.runner->run(cases);
+    ASSERT_EQ(runs.size(), cases.size());
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      ASSERT_EQ(runs[i].status, RunStatus::ok) << runs[i].detail;
+      for (std::size_t k = 0; k < cases[i].calls.size(); ++k) {
+        const CaseJudgement j = gates::judge_call(*s.contract, cases[i].shape, cases[i].calls[k], runs[i].calls[k], {});
+        const bool reused = cases[i].calls[k].reuse_buffers_of >= 0;
+        EXPECT_EQ(j.verdict, reused ? Verdict::fail : Verdict::pass)
+            << "batch " << batch << " case " << i << " call " << k << ": " << j.evidence;
+        judged_fresh += reused ? 0 : 1;
+      }
+    }
+  }
+  EXPECT_EQ(judged_fresh, 4 * 5);
+  EXPECT_EQ(s.runner->workers_started(), 1);  // one worker saw every batch
 }
 
 TEST(TorchSessions, SanitizedAndOtherThreadCountBatchesKeepTheirOwnWorkers) {

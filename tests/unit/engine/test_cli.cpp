@@ -42,6 +42,13 @@ TEST(Cli, UsageAndSetupErrorsExitTwoWithAReason) {
     std::string out;
     EXPECT_EQ(test::run_kcv(b.args, out), 2) << b.args.back() << "\n" << out;
     EXPECT_NE(out.find(b.reason), std::string::npos) << "expected '" << b.reason << "' in: " << out;
+    // A failed build keeps its workdir for the build log it names: not left behind by the test.
+    const std::string key = "(whole compiler output: ";
+    if (const std::size_t at = out.find(key); at != std::string::npos) {
+      std::error_code ec;
+      std::filesystem::remove_all(
+          std::filesystem::path(out.substr(at + key.size(), out.find(')', at) - at - key.size())).parent_path(), ec);
+    }
   }
 }
 
@@ -85,6 +92,12 @@ TEST(Cli, FailingCandidateExitsOneAndReplayReproducesTheCase) {
   EXPECT_GT(r.gates[0].cases, 0);
   ASSERT_EQ(r.gates[1].verdict, Verdict::fail);
   ASSERT_GE(r.gates[1].failing_case, 0);
+  // Every failing case listed (issue 21 item 5): in the JSON as a list, in the evidence compactly.
+  ASSERT_GE(j["gates"][1]["failing_cases"].size(), 2u) << j["gates"][1].dump();
+  EXPECT_EQ(j["gates"][1]["failing_cases"][0]["case"], r.gates[1].failing_case);
+  EXPECT_EQ(r.gates[1].failing.size(), j["gates"][1]["failing_cases"].size());
+  EXPECT_NE(r.gates[1].evidence.find("cases failed: "), std::string::npos) << r.gates[1].evidence;
+  EXPECT_TRUE(j["gates"][0]["failing_cases"].empty());
   EXPECT_EQ(r.gates[2].verdict, Verdict::skipped);
   EXPECT_EQ(r.gates[2].evidence, "not selected (--gates)");
 
@@ -103,6 +116,78 @@ TEST(Cli, FailingCandidateExitsOneAndReplayReproducesTheCase) {
   // A passing case replays as PASS.
   out.clear();
   EXPECT_EQ(test::run_kcv({"replay", json, "--gate", "numerics", "--case", "0"}, out), 0) << out;
+}
+
+// Issue 21 item 6: a setup error (exit 2) still leaves a record of itself in the reports asked
+// for, and replay refuses that record with a reason.
+TEST(Cli, SetupErrorStillWritesJsonAndJunit) {
+  test::TempDir dir;
+  const std::string json = dir.path() + "/r.json", junit = dir.path() + "/r.xml";
+  std::string out;
+  ASSERT_EQ(test::run_kcv({"verify", "--op", "softmax", "--candidate", dir.file("broken.c", "int kcv_run( {"),
+                           "--seed", "5", "--json", json, "--junit", junit},
+                          out),
+            2)
+      << out;
+  std::ifstream in(json);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["schema"], "kcv.report/1");
+  EXPECT_EQ(j["verdict"], "ERROR");
+  EXPECT_EQ(j["seed"], "5");
+  EXPECT_EQ(j["op"], "softmax");
+  EXPECT_NE(j["error"].get<std::string>().find("does not compile"), std::string::npos) << j.dump();
+  EXPECT_TRUE(j["gates"].empty());
+  std::string xml;
+  std::ifstream xin(junit);
+  xml.assign(std::istreambuf_iterator<char>(xin), {});
+  EXPECT_NE(xml.find("name=\"setup\" time=\"0\"><error type=\"ERROR\" message=\"candidate"), std::string::npos) << xml;
+  // Issue 21 item 7: the compiler's own line, and its whole output kept in build.log in the
+  // workdir, which stays.
+  const std::string error = j["error"];
+  EXPECT_NE(error.find("broken.c:1:"), std::string::npos) << error;
+  const std::string key = "(whole compiler output: ";
+  const std::size_t at = error.find(key);
+  ASSERT_NE(at, std::string::npos) << error;
+  const std::string log = error.substr(at + key.size(), error.find(')', at) - at - key.size());
+  std::string text;
+  std::ifstream lin(log);
+  text.assign(std::istreambuf_iterator<char>(lin), {});
+  EXPECT_NE(text.find("error"), std::string::npos) << log;
+  EXPECT_NE(text.find("broken.c"), std::string::npos) << text;
+  std::error_code ec;
+  std::filesystem::remove_all(std::filesystem::path(log).parent_path(), ec);
+  out.clear();
+  EXPECT_EQ(test::run_kcv({"replay", json, "--gate", "numerics", "--case", "0"}, out), 2);
+  EXPECT_NE(out.find("records a setup error"), std::string::npos) << out;
+}
+
+// `--json -` writes the report to standard output (the table then goes to stderr); a path that is
+// a symlink or not a regular file is written in place, never replaced by a rename.
+TEST(Cli, JsonToStdoutAndIntoPathsThatAreNotRegularFiles) {
+  test::TempDir dir;
+  const std::string cand = kSrc + "/controls/cpu/softmax/softmax_ok.c";
+  const std::string verify = test::kcv_binary() + " verify --op softmax --candidate " + cand + " --gates numerics --seed 3";
+  std::string out;
+  ASSERT_EQ(run_capture({"sh", "-c", verify + " --json - 2>/dev/null"}, out), 0) << out;
+  const nlohmann::json j = nlohmann::json::parse(out);  // nothing but the report on stdout
+  EXPECT_EQ(j["verdict"], "PASS");
+  out.clear();
+  ASSERT_EQ(run_capture({"sh", "-c", verify + " --json /dev/stdout 2>/dev/null"}, out), 0) << out;
+  // The report followed the table on stdout, written through the device, which is still there.
+  EXPECT_NE(out.find("\"schema\": \"kcv.report/1\""), std::string::npos) << out;
+  EXPECT_TRUE(std::filesystem::is_symlink("/dev/stdout"));
+  // A symlink to a regular file: the file gets the report, the link stays a link.
+  const std::string target = dir.file("target.json", "old"), link = dir.path() + "/link.json";
+  std::filesystem::create_symlink(target, link);
+  out.clear();
+  ASSERT_EQ(test::run_kcv({"verify", "--op", "softmax", "--candidate", cand, "--gates", "numerics", "--json", link}, out), 0)
+      << out;
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  std::ifstream in(target);
+  EXPECT_EQ(nlohmann::json::parse(in)["schema"], "kcv.report/1");
+  out.clear();
+  EXPECT_EQ(test::run_kcv({"verify", "--op", "softmax", "--candidate", cand, "--json", "-", "--junit", "-"}, out), 2);
+  EXPECT_NE(out.find("cannot both"), std::string::npos) << out;
 }
 
 TEST(Cli, SameSeedSameReport) {

@@ -249,3 +249,78 @@ TEST(Gates, StructuralGatesJudgeTheSettingNotThePrecision) {
 
 }  // namespace
 }  // namespace kcv
+
+namespace kcv {
+namespace {
+
+/// Softmax that dithers every element by -1, 0 or +1 ulp from a call-to-call random stream (like
+/// stochastic rounding): within the error model, never the same bits twice. Its last row:
+/// computed (`full`), never written (`skipped`: the poison stays), or garbage from the same
+/// stream (`garbage`, as an output allocation of the candidate's own holds where it is not written).
+enum class LastRow { full, skipped, garbage };
+std::string dithering_softmax(LastRow last) {
+  std::string src = test::softmax_source(std::string(R"(
+  for (long i = 0; i < ROWS * N; ++i) {
+    lcg = lcg * 1103515245u + 12345u;
+    const unsigned r = (lcg >> 16) % 3u;
+    if (r == 1) yp[i] = nextafterf(yp[i], INFINITY);
+    if (r == 2) yp[i] = nextafterf(yp[i], -INFINITY);
+  })") + (last == LastRow::garbage ? R"(
+  for (long i = (M - 1) * N; i < M * N; ++i) { lcg = lcg * 1103515245u + 12345u; yp[i] = (float)(lcg >> 8); })" : ""),
+                                         std::string("static unsigned lcg = 7u;\n#define ROWS ") +
+                                             (last == LastRow::full ? "M" : "(M - 1)") + "\n");
+  const std::string loop = "for (long i = 0; i < M; ++i) {";
+  src.replace(src.find(loop), loop.size(), "for (long i = 0; i < ROWS; ++i) {");
+  return src;
+}
+
+GateReport gate_of(const Report& r, const std::string& id) {
+  for (const GateReport& g : r.gates)
+    if (g.id == id) return g;
+  ADD_FAILURE() << "no gate " << id;
+  return {};
+}
+
+TEST(Gates, CoverageTellsNondeterministicOutputFromUnwrittenOutput) {
+  // Issue 27: Inductor's cumsum is not reproducible, and coverage blamed the prefill ("element not
+  // written, or poison read"). Two runs under the same poison that differ say nondeterminism.
+  test::TempDir dir;
+  VerifyOptions o;
+  o.op = "softmax";
+  o.gates = {"coverage", "determinism", "numerics"};
+  o.seed = 11;
+  o.candidate = dir.file("dither.c", dithering_softmax(LastRow::full));
+  const Report dither = verify(o);
+  const GateReport cov = gate_of(dither, "coverage");
+  EXPECT_EQ(cov.verdict, Verdict::pass) << cov.evidence;
+  EXPECT_NE(cov.evidence.find("nondeterministic output, not an unwritten one"), std::string::npos) << cov.evidence;
+  EXPECT_NE(cov.evidence.find("determinism gate"), std::string::npos) << cov.evidence;
+  EXPECT_EQ(gate_of(dither, "determinism").verdict, Verdict::fail);
+  EXPECT_EQ(gate_of(dither, "numerics").verdict, Verdict::pass) << gate_of(dither, "numerics").evidence;
+
+  // Nondeterministic and a row never written: the row holds each run's poison.
+  o.candidate = dir.file("dither_skip.c", dithering_softmax(LastRow::skipped));
+  const GateReport both = gate_of(verify(o), "coverage");
+  EXPECT_EQ(both.verdict, Verdict::fail) << both.evidence;
+  EXPECT_NE(both.evidence.find("holds each run's poison"), std::string::npos) << both.evidence;
+
+  // Nondeterministic and a row of garbage that varies too: not an order's rounding.
+  o.candidate = dir.file("dither_garbage.c", dithering_softmax(LastRow::garbage));
+  const GateReport garbage = gate_of(verify(o), "coverage");
+  EXPECT_EQ(garbage.verdict, Verdict::fail) << garbage.evidence;
+  EXPECT_NE(garbage.evidence.find("beyond an evaluation order's rounding"), std::string::npos) << garbage.evidence;
+
+  // Deterministic with a row never written: the poisons' runs differ where the same poison's agree.
+  o.candidate = dir.file("skip.c", [] {
+    std::string src = test::softmax_source();
+    const std::string loop = "for (long i = 0; i < M; ++i) {";
+    return src.replace(src.find(loop), loop.size(), "for (long i = 0; i < M - 1; ++i) {");
+  }());
+  const GateReport skip = gate_of(verify(o), "coverage");
+  EXPECT_EQ(skip.verdict, Verdict::fail) << skip.evidence;
+  EXPECT_NE(skip.evidence.find("element not written, or poison read"), std::string::npos) << skip.evidence;
+  EXPECT_NE(skip.evidence.find("same poison agree"), std::string::npos) << skip.evidence;
+}
+
+}  // namespace
+}  // namespace kcv

@@ -91,6 +91,11 @@ struct Verdict {
   std::string evidence;       // the first failing output's description
   std::vector<bool> output_ok;        // per output, ABI order
   std::vector<double> output_ratio;   // per output: max err / bound (finite elements)
+  /// On random kinds (value_kind::is_random), as numerics, shapes and values judge them: the
+  /// population test (docs/population-test.md). A failure makes ok false (output_ok stays the
+  /// worst-case bound's); population_rms is the largest RMS err/sigma over the outputs it ran on.
+  bool population_ok = true;
+  double population_rms = 0;
 };
 
 /// Judges evaluations on the contract's inputs of this kind and seed, at shape b (one reference).
@@ -114,6 +119,14 @@ inline std::vector<Verdict> judge(const kcv::Contract& c, const kcv::Bindings& b
       if (!cmp.ok() && v.ok) {
         v.ok = false;
         v.evidence = cmp.describe(c.outputs[o].name, t.shape);
+      }
+      if (!kcv::value_kind::is_random(kind)) continue;
+      const kcv::Population pop = kcv::population_test(t, ref[o], c.accumulate, c.c);
+      if (pop.ran()) v.population_rms = std::max(v.population_rms, pop.rms);
+      if (!pop.ok() && v.population_ok) {
+        v.population_ok = false;
+        if (v.ok) v.evidence = pop.describe(c.outputs[o].name, t.shape);
+        v.ok = false;
       }
     }
     out.push_back(std::move(v));

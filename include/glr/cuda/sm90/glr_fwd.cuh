@@ -15,8 +15,8 @@
 ///
 /// Precision: Acc (fp32; fp64 when the stored type is double) for loads, state and sums; the
 /// stored type E only at the loads (exact widening) and the o store (one rounding). Deterministic:
-/// every sum has a fixed order, no atomics. FFMA only, for now (tensor cores: issue 19); the chunk
-/// structure (A, the inter product, the update) is the one an MMA version tiles.
+/// every sum has a fixed order, no atomics. FFMA: f32 and f64 inputs, K > 128, chunks 16 and 32, and
+/// the negative controls' faults; bf16 with K <= 128 and chunk 64 runs glr_fwd_tc.cuh (tensor cores).
 #pragma once
 
 #include <algorithm>
@@ -26,6 +26,7 @@
 #include "glr/cuda.hpp"
 #include "glr/cuda/sm90/common.cuh"
 #include "glr/cuda/sm90/fault.cuh"
+#include "glr/cuda/sm90/glr_fwd_tc.cuh"
 
 namespace glr::cuda::sm90 {
 
@@ -281,6 +282,11 @@ inline Status launch_fwd(const FwdParams& p, cudaStream_t stream) {
   if (any_step && (!p.q || !p.k || !p.v || !p.g || !p.o))
     return {"glr::cuda::forward: q, k, v, g and o must be non-null when B·T > 0"};
   if (!any_step && !p.hT) return {};  // nothing to write
+  // The negative controls' faults live in the FFMA kernel: a control that sets one runs it.
+  constexpr bool kTensorCores = kFault == Fault::none || kFault == Fault::default_stream;
+  if (kTensorCores && fwd_tc::takes(p)) {
+    return fwd_tc::launch<__nv_bfloat16>(p, stream);
+  }
   switch (s.dtype) {
     case DType::f32: return fwd::launch_gate<float, float>(p, stream);
     case DType::bf16: return fwd::launch_gate<__nv_bfloat16, float>(p, stream);

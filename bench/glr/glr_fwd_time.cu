@@ -1,0 +1,133 @@
+// glr forward, tensor-core kernel (sm90_glr_fwd_tc) against the FFMA kernel (sm90_glr_fwd) on the
+// same bf16 inputs at the issue-19 shapes: CUDA events, 256 MiB written between repetitions (L2
+// flush), 3 warm-up calls, median of 20, the device synchronized around each call. A development
+// measurement beside bench_glr_vs_fla.py (which times against FLA through torch): it also prints
+// max |o_tc − o_ffma| / max |o_ffma| as a sanity check (the 12 gates are the verification).
+//
+//   nvcc -std=c++17 -O3 -Iinclude -gencode arch=compute_90a,code=sm_90a bench/glr/glr_fwd_time.cu -o build/glr_fwd_time
+//   build/glr_fwd_time            (H200; prints a markdown table)
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "glr/cuda/api_impl.cuh"
+
+namespace {
+
+#define CK(x)                                                                                 \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                           \
+    }                                                                                         \
+  } while (0)
+
+struct ShapeRow {
+  int64_t B, T, H, D, seqs;
+};
+
+template <class F> float median_ms(F&& call, void* flush, size_t flush_bytes) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  for (int i = 0; i < 3; ++i) call();
+  std::vector<float> t;
+  for (int r = 0; r < 20; ++r) {
+    CK(cudaMemsetAsync(flush, r, flush_bytes));
+    CK(cudaDeviceSynchronize());
+    CK(cudaEventRecord(a));
+    call();
+    CK(cudaEventRecord(b));
+    CK(cudaDeviceSynchronize());
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main() {
+  namespace gc = glr::cuda;
+  const ShapeRow rows[] = {{4, 2048, 16, 128, 0}, {8, 1024, 8, 64, 0},   {2, 16384, 16, 128, 0}, {4, 4096, 64, 128, 0},
+                           {8, 2048, 32, 256, 0}, {1, 65536, 16, 128, 0}, {1, 32768, 16, 128, 16}};
+  const size_t flush_bytes = size_t(256) << 20;
+  void* flush = nullptr;
+  CK(cudaMalloc(&flush, flush_bytes));
+  std::printf("| B,T,H,D | seqs | tc fwd ms | ffma fwd ms | ffma/tc | max|tc-ffma|/max|ffma| |\n|---|---|---|---|---|---|\n");
+  std::mt19937 rng(1);
+  for (const ShapeRow& r : rows) {
+    const int64_t N = r.B * r.T * r.H, K = r.D, V = r.D;
+    std::vector<__nv_bfloat16> hq(N * K), hk(N * K), hv(N * V);
+    std::vector<float> hg(N * K);
+    std::normal_distribution<float> nd(0.f, 1.f);
+    for (auto& x : hq) x = __float2bfloat16(nd(rng));
+    for (auto& x : hk) x = __float2bfloat16(nd(rng));
+    for (auto& x : hv) x = __float2bfloat16(nd(rng));
+    for (auto& x : hg) x = -std::log1p(std::exp(-nd(rng))) / 16.f;  // logsigmoid(N(0,1)) / 16, as the benchmark
+    void *q, *k, *v, *g, *o1, *o2;
+    CK(cudaMalloc(&q, N * K * 2));
+    CK(cudaMalloc(&k, N * K * 2));
+    CK(cudaMalloc(&v, N * V * 2));
+    CK(cudaMalloc(&g, N * K * 4));
+    CK(cudaMalloc(&o1, N * V * 2));
+    CK(cudaMalloc(&o2, N * V * 2));
+    CK(cudaMemcpy(q, hq.data(), N * K * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(k, hk.data(), N * K * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(v, hv.data(), N * V * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(g, hg.data(), N * K * 4, cudaMemcpyHostToDevice));
+    int64_t* cu = nullptr;
+    gc::FwdParams p;
+    p.shape.B = r.B;
+    p.shape.T = r.T;
+    p.shape.H = r.H;
+    p.shape.K = K;
+    p.shape.V = V;
+    p.shape.dtype = gc::DType::bf16;
+    if (r.seqs) {  // fixed pseudo-random lengths summing to T
+      std::vector<int64_t> cuh{0};
+      std::uniform_int_distribution<int64_t> ud(1, 2 * r.T / r.seqs);
+      for (int i = 1; i < r.seqs; ++i) cuh.push_back(std::min<int64_t>(r.T - (r.seqs - i), cuh.back() + ud(rng)));
+      cuh.push_back(r.T);
+      CK(cudaMalloc(&cu, cuh.size() * 8));
+      CK(cudaMemcpy(cu, cuh.data(), cuh.size() * 8, cudaMemcpyHostToDevice));
+      p.shape.cu_seqlens = cu;
+      p.shape.N = r.seqs;
+    }
+    p.q = q;
+    p.k = k;
+    p.v = v;
+    p.g = g;
+    p.scale = 1.0 / std::sqrt(double(K));
+    const bool tc = gc::sm90::fwd_tc::takes(p);
+    float t_tc = NAN;
+    p.o = o1;
+    if (tc) t_tc = median_ms([&] { CK(cudaError_t(gc::sm90::fwd_tc::launch<__nv_bfloat16>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
+    p.o = o2;
+    const float t_ff = median_ms([&] { CK(cudaError_t(gc::sm90::fwd::launch_gate<__nv_bfloat16, float>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
+    double dmax = 0, rmax = 0;
+    if (tc) {
+      std::vector<__nv_bfloat16> a(N * V), b(N * V);
+      CK(cudaMemcpy(a.data(), o1, N * V * 2, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(b.data(), o2, N * V * 2, cudaMemcpyDeviceToHost));
+      for (int64_t i = 0; i < N * V; ++i) {
+        const double x = __bfloat162float(a[i]), y = __bfloat162float(b[i]);
+        dmax = std::max(dmax, std::isfinite(x) ? std::abs(x - y) : INFINITY);
+        rmax = std::max(rmax, std::abs(y));
+      }
+    }
+    std::printf("| %lld,%lld,%lld,%lld | %lld | %.3f | %.3f | %.2fx | %.2e |\n", (long long)r.B, (long long)r.T,
+                (long long)r.H, (long long)r.D, (long long)r.seqs, t_tc, t_ff, t_ff / t_tc, dmax / rmax);
+    std::fflush(stdout);
+    for (void* x : {q, k, v, g, o1, o2}) CK(cudaFree(x));
+    if (cu) CK(cudaFree(cu));
+  }
+  return 0;
+}

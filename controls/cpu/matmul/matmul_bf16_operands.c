@@ -1,0 +1,115 @@
+/* matmul_bf16_operands.c: negative error-model control for the matmul contract, cpu backend.
+ *
+ * BUG: bf16 operands in an fp32 contract (a bf16 tensor-core GEMM fed with fp32 data): every A and
+ * B element rounded to bf16 (1 + 8 + 7 bits, ties to even), products and the sum over k in fp32,
+ * sequential. Each product carries a relative error of up to ~2^-8: far outside the worst-case
+ * bound at K = 128, inside it at large K, far outside the population test's spread of fp32
+ * rounding on random inputs at every K (docs/population-test.md).
+ * Expected: FAIL; gates numerics and shapes must fail.
+ */
+#include <kcv/abi.h>
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The ABI's clean refusal: a message in call->error, a non-zero return. */
+static int refuse(const kcv_call* call, const char* fmt, ...) {
+  if (call && call->error && call->error_len > 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(call->error, (size_t)call->error_len, fmt, ap);
+    va_end(ap);
+  }
+  return 1;
+}
+
+/* The call's header: ABI version and argument counts. */
+static int check_call(const kcv_call* call, int n_in, int n_out, int n_sc) {
+  if (!call) return 1;
+  if (call->abi_version != KCV_ABI_VERSION)
+    return refuse(call, "ABI version %d, this candidate speaks %d", (int)call->abi_version, KCV_ABI_VERSION);
+  if (call->n_inputs != n_in || call->n_outputs != n_out || call->n_scalars != n_sc)
+    return refuse(call, "expected %d inputs, %d outputs, %d scalars; got %d, %d, %d", n_in, n_out, n_sc,
+                  (int)call->n_inputs, (int)call->n_outputs, (int)call->n_scalars);
+  if ((n_in && !call->inputs) || (n_out && !call->outputs) || (n_sc && !call->scalars))
+    return refuse(call, "null inputs, outputs or scalars array");
+  return 0;
+}
+
+/* One tensor argument: f32, the expected rank, non-negative extents, data unless empty. */
+static int check_f32(const kcv_call* call, const kcv_tensor* t, const char* name, int ndim) {
+  if (t->dtype != KCV_F32) return refuse(call, "%s: dtype %d, only f32 is supported", name, (int)t->dtype);
+  if (t->ndim != ndim) return refuse(call, "%s: rank %d, expected %d", name, (int)t->ndim, ndim);
+  int64_t n = 1;
+  for (int d = 0; d < ndim; ++d) {
+    if (t->shape[d] < 0) return refuse(call, "%s: negative extent in dim %d", name, d);
+    n *= t->shape[d];
+  }
+  if (n > 0 && !t->data) return refuse(call, "%s: null data", name);
+  return 0;
+}
+/* One matmul call, unpacked: A[M,K], B[K,N] -> C[M,N], strides in elements (any sign). */
+typedef struct {
+  const float* A;
+  const float* B;
+  float* C;
+  int64_t M, K, N;
+  int64_t sa0, sa1, sb0, sb1, sc0, sc1;
+} matmul_args;
+
+static int matmul_unpack(const kcv_call* call, matmul_args* a) {
+  memset(a, 0, sizeof *a);
+  int rc = check_call(call, 2, 1, 0);
+  if (rc) return rc;
+  const kcv_tensor* A = &call->inputs[0];
+  const kcv_tensor* B = &call->inputs[1];
+  const kcv_tensor* C = &call->outputs[0];
+  if ((rc = check_f32(call, A, "A", 2)) || (rc = check_f32(call, B, "B", 2)) || (rc = check_f32(call, C, "C", 2)))
+    return rc;
+  if (B->shape[0] != A->shape[1] || C->shape[0] != A->shape[0] || C->shape[1] != B->shape[1])
+    return refuse(call, "shapes do not compose: A[%lld,%lld] B[%lld,%lld] C[%lld,%lld]", (long long)A->shape[0],
+                  (long long)A->shape[1], (long long)B->shape[0], (long long)B->shape[1], (long long)C->shape[0],
+                  (long long)C->shape[1]);
+  a->A = (const float*)A->data;
+  a->B = (const float*)B->data;
+  a->C = (float*)C->data;
+  a->M = A->shape[0];
+  a->K = A->shape[1];
+  a->N = B->shape[1];
+  a->sa0 = A->stride[0];
+  a->sa1 = A->stride[1];
+  a->sb0 = B->stride[0];
+  a->sb1 = B->stride[1];
+  a->sc0 = C->stride[0];
+  a->sc1 = C->stride[1];
+  return 0;
+}
+
+
+/* v rounded to bf16 (ties to even); NaN and Inf pass through. */
+static float round_bf16(float v) {
+  uint32_t u;
+  memcpy(&u, &v, sizeof u);
+  if ((u & 0x7f800000u) == 0x7f800000u) return v;
+  u += 0x00007fffu + ((u >> 16) & 1u);
+  u &= 0xffff0000u;
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+KCV_EXPORT int kcv_run(const kcv_call* call) {
+  matmul_args a;
+  int rc = matmul_unpack(call, &a);
+  if (rc) return rc;
+  for (int64_t i = 0; i < a.M; ++i)
+    for (int64_t j = 0; j < a.N; ++j) {
+      float acc = 0.0f;
+      for (int64_t k = 0; k < a.K; ++k)  // the bug: operands rounded to bf16
+        acc += round_bf16(a.A[i * a.sa0 + k * a.sa1]) * round_bf16(a.B[k * a.sb0 + j * a.sb1]);
+      a.C[i * a.sc0 + j * a.sc1] = acc;
+    }
+  return 0;
+}

@@ -1,0 +1,10 @@
+# KernelBench-format controls on a deep matmul (K = 16384, 32 x 32 output): TF32 must fail the bound
+# calibrated on fp32 eager's error (issue 21 item 3; docs/population-test.md, "Limits"). KernelBench's
+# own allclose fails it too at this depth.
+set(p ${CONTROL_DIR}/problem.py)
+kcv_torch_control(NAME matmul_large_k.tf32 PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_tf32.py
+                  EXPECT FAIL FAILS numerics BASELINE fail ARGS --gates numerics)
+kcv_torch_control(NAME matmul_large_k.tf32 PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_tf32.py
+                  EXPECT FAIL FAILS numerics BASELINE fail BACKEND cuda ARGS --gates numerics)
+kcv_torch_control(NAME matmul_large_k.tf32_cublas PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_tf32_cuda.py
+                  EXPECT FAIL FAILS numerics BASELINE fail BACKEND cuda ARGS --gates numerics)
