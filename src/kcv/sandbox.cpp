@@ -885,13 +885,26 @@ int finish(Process& p, double grace_s, bool* outstayed) {
 }
 
 std::vector<std::string> extra_processes(const Process& p, const std::set<pid_t>& baseline, std::set<pid_t>* all) {
+  // NOTES: one walk of the children lists can miss a process that is being reparented: a child
+  // whose parent exits while the walk is between init's list (read before the move) and the
+  // parent's (read after it), e.g. a setsid'd grandchild of a child that just returned. Orphans
+  // move only towards init (or a subreaper in the tree), so a walk repeated until it finds
+  // nothing new sees every process that was alive through it; at most 4 walks.
   std::set<pid_t> seen;
-  std::vector<pid_t> todo = {p.has_init ? p.pid : p.worker};
-  while (!todo.empty()) {
-    const pid_t at = todo.back();
-    todo.pop_back();
-    for (pid_t c : children_of(at))
-      if (seen.insert(c).second) todo.push_back(c);
+  for (int walk = 0; walk < 4; ++walk) {
+    const std::size_t before = seen.size();
+    std::vector<pid_t> todo = {p.has_init ? p.pid : p.worker};
+    std::set<pid_t> visited;
+    while (!todo.empty()) {
+      const pid_t at = todo.back();
+      todo.pop_back();
+      for (pid_t c : children_of(at))
+        if (visited.insert(c).second) {
+          seen.insert(c);
+          todo.push_back(c);
+        }
+    }
+    if (walk > 0 && seen.size() == before) break;
   }
   std::vector<std::string> out;
   for (pid_t q : seen) {

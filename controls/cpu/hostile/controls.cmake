@@ -14,6 +14,13 @@ kcv_control(NAME hostile.setsid_escape OP softmax CANDIDATE ${CONTROL_DIR}/setsi
             FAILS numerics EVIDENCE "process outlived the call" ${hostile_args})
 kcv_control(NAME hostile.clone_parent OP softmax CANDIDATE ${CONTROL_DIR}/clone_parent.c EXPECT FAIL
             FAILS numerics EVIDENCE "process outlived the call" ${hostile_args})
+# Class 4: a fault swallowed, an inaccessible page opened.
+kcv_control(NAME hostile.swallows_overread OP softmax CANDIDATE ${CONTROL_DIR}/swallows_overread.c EXPECT FAIL
+            FAILS numerics EVIDENCE "past the end of input" ${hostile_args})
+kcv_control(NAME hostile.opens_guard_page OP softmax CANDIDATE ${CONTROL_DIR}/opens_guard_page.c EXPECT FAIL
+            FAILS numerics EVIDENCE "made the PROT_NONE page after input 0 accessible" ${hostile_args})
+kcv_control(NAME hostile.late_write OP softmax CANDIDATE ${CONTROL_DIR}/late_write.c EXPECT FAIL
+            FAILS numerics EVIDENCE "changed after the call returned" ${hostile_args} --seed 1)
 # Class 5: hangs and false setup errors or memory alarms.
 kcv_control(NAME hostile.heartbeat_spin OP softmax CANDIDATE ${CONTROL_DIR}/heartbeat_spin.c EXPECT FAIL
             FAILS numerics EVIDENCE "no progress for 3 s" ${hostile_args})
