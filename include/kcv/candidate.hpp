@@ -56,6 +56,9 @@ class Candidate {
   const std::string& kind() const { return kind_; }          // c, cpp, cu, so, kernelbench
   const std::string& problem() const { return problem_; }    // kernelbench: the problem file
   const std::string& python() const { return python_; }      // kernelbench: the interpreter
+  /// SHA-256 of the candidate file as kcv copied it (every build and worker use that copy);
+  /// empty for KernelBench candidates.
+  const std::string& sha256() const { return sha256_; }
   /// cpu: the candidate rebuilt with -fsanitize=address,undefined (built on first use, output in
   /// workdir/build-asan.log; throws BuildError if that build fails). Empty for a prebuilt .so,
   /// which runs under valgrind instead.
@@ -63,6 +66,7 @@ class Candidate {
 
  private:
   std::string path_, library_, kind_, backend_, workdir_, problem_, python_;
+  std::string copy_, source_dir_, sha256_;  // the private read-only copy, the original's directory
   CaptureLimits limits_;
   mutable std::string sanitized_;
   mutable std::shared_ptr<std::mutex> mu_ = std::make_shared<std::mutex>();

@@ -56,6 +56,9 @@ struct Report {
   /// Why every gate passed and the verdict is still FAIL (the sandbox could not exclude
   /// tampering, docs/security.md); empty otherwise.
   std::string pass_withheld;
+  /// SHA-256 of the candidate file every build and worker used (kcv's private copy); empty for
+  /// KernelBench candidates.
+  std::string candidate_sha256;
 };
 
 /// KernelBench candidates' compile grace unless --compile-grace says otherwise (seconds): a

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "kcv/build_config.hpp"
+#include "kcv/core/sha256.hpp"
 #include "kcv/runner.hpp"
 #include "kcv/text.hpp"
 
@@ -199,7 +200,7 @@ void build(const std::vector<std::string>& cmd, const CaptureLimits& limits, con
 }
 
 std::vector<std::string> compile_command(const std::string& kind, const std::string& src, const std::string& out,
-                                         bool sanitize) {
+                                         bool sanitize, const std::string& quote_dir) {
   std::vector<std::string> cmd;
   const std::string opt = sanitize ? "-O1" : "-O2";
   if (kind == "c") cmd = {"cc", "-std=gnu17", opt, "-shared", "-fPIC"};
@@ -213,6 +214,7 @@ std::vector<std::string> compile_command(const std::string& kind, const std::str
   if (sanitize) {
     cmd.insert(cmd.end(), {"-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"});
   }
+  if (!quote_dir.empty()) cmd.insert(cmd.end(), {"-iquote", quote_dir});  // #include "x.h" from beside the original
   cmd.insert(cmd.end(), {"-I", kcv_include_dir(), "-o", out, src});
   if (kind != "cu") cmd.push_back("-lm");  // the candidate names its own libm: the worker need not have it
   return cmd;
@@ -237,13 +239,31 @@ Candidate Candidate::prepare(const std::string& path, const std::string& backend
   if (c.kind_ == "cu" && backend != "cuda")
     throw SetupError(fmt::format("candidate '{}' is CUDA source; use --backend cuda", path));
 
+  // NOTES: every build (plain and sanitized) and every worker use one private, read-only copy,
+  // made once here, whose SHA-256 the report carries: the file at the user's path can change
+  // between the plain build and the sanitizer gate's rebuild (a generation loop rewriting it, a
+  // symlink swapped), and then the gates would judge two different candidates. Headers the source
+  // includes from beside it are still read there, at each build (-iquote the original directory).
+  const fs::path private_dir = fs::path(workdir) / "candidate-src";
+  std::error_code ec;
+  fs::create_directories(private_dir, ec);
+  const fs::path copy = private_dir / fs::path(c.path_).filename();  // its own name: the compiler's messages say it
+  try {
+    c.sha256_ = sha256_file(c.path_, copy.string());
+  } catch (const std::runtime_error& e) {
+    throw SetupError(fmt::format("candidate '{}' cannot be copied into the workdir: {}", path, e.what()));
+  }
+  fs::permissions(copy, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read, fs::perm_options::replace,
+                  ec);
+  c.source_dir_ = fs::path(c.path_).parent_path().string();
+  c.copy_ = copy.string();
   if (c.kind_ == "so") {
-    c.library_ = c.path_;
+    c.library_ = c.copy_;
     return c;
   }
   c.library_ = (fs::path(workdir) / "candidate.so").string();
-  build(compile_command(c.kind_, c.path_, c.library_, false), limits, (fs::path(workdir) / "build.log").string(),
-        fmt::format("candidate '{}' does not compile", path));
+  build(compile_command(c.kind_, c.copy_, c.library_, false, c.source_dir_), limits,
+        (fs::path(workdir) / "build.log").string(), fmt::format("candidate '{}' does not compile", path));
   return c;
 }
 
@@ -265,7 +285,7 @@ std::string Candidate::sanitized_library() const {
   std::lock_guard<std::mutex> lock(*mu_);
   if (sanitized_.empty()) {
     const std::string lib = (fs::path(workdir_) / "candidate-asan.so").string();
-    build(compile_command(kind_, path_, lib, true), limits_, (fs::path(workdir_) / "build-asan.log").string(),
+    build(compile_command(kind_, copy_, lib, true, source_dir_), limits_, (fs::path(workdir_) / "build-asan.log").string(),
           fmt::format("candidate '{}' does not build with sanitizers", path_));
     sanitized_ = lib;
   }

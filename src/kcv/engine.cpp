@@ -335,6 +335,7 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
   const Contract& contract = kernelbench ? *kb.contract : *builtin;
   const Candidate candidate = kernelbench ? kb.candidate : Candidate::prepare(o.candidate, o.backend, workdir, compile);
   if (o.compile_grace_s) ro.compile_grace_s = *o.compile_grace_s;
+  report.candidate_sha256 = candidate.sha256();
   Runner runner(candidate, ro);
   const auto t_load = std::chrono::steady_clock::now();
   runner.probe();

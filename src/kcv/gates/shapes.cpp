@@ -31,7 +31,8 @@ class ShapesGate final : public Gate {
     // The contract's own: deep reductions for the population test (docs/population-test.md).
     for (const Bindings& b : ctx.contract.extra_shapes)
       if (ctx.contract.valid(b)) shapes.push_back(b);
-    std::vector<CasePlan> out = vary_calling(ctx, seed, one_call_per_shape_plans(ctx.contract, shapes, seed));
+    std::vector<CasePlan> out =
+        vary_calling(ctx, seed, one_call_per_shape_plans(ctx.contract, shapes, seed, /*varied_prefill=*/true));
     // NOTES: the large tier (element indices past 2^31) needs device memory: cuda only, and only
     // for contracts that can judge a sampled element from a small sub-problem. Its tensors carry
     // no storage, so it is made at once.

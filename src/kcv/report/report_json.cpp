@@ -59,6 +59,7 @@ nlohmann::json report_to_json(const Report& r) {
   if (!r.kernelbench.is_null()) j["kernelbench"] = r.kernelbench;
   if (!r.sandbox.is_null()) j["sandbox"] = r.sandbox;
   if (!r.pass_withheld.empty()) j["pass_withheld"] = r.pass_withheld;
+  if (!r.candidate_sha256.empty()) j["candidate_sha256"] = r.candidate_sha256;
   return cleaned(j);
 }
 
@@ -85,6 +86,7 @@ Report report_from_json(const nlohmann::json& j) {
     if (j.contains("kernelbench")) r.kernelbench = j["kernelbench"];
     if (j.contains("sandbox")) r.sandbox = j["sandbox"];
     r.pass_withheld = j.value("pass_withheld", std::string());
+    r.candidate_sha256 = j.value("candidate_sha256", std::string());
     for (const auto& g : j.at("gates")) {
       GateReport gr;
       gr.id = g.at("id").get<std::string>();
