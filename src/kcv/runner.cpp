@@ -554,12 +554,20 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       // The torch worker builds its extensions (and the sanitizer's) beside its cwd, in
       // directories handed to it too. Not torch-pch: kcv made the checked copies there, read-only
       // to the worker (checked_pch_copies).
-      if (torch)
+      if (torch) {
         for (const char* d : {"torch-extensions", "torch-extensions-asan"}) {
           const fs::path dir = fs::absolute(opt_.workdir) / d;
           fs::create_directories(dir, ec);
           if (chown(dir.c_str(), 65534, 65534) != 0) { /* the worker's build says why */ }
         }
+        // A failed load_inline build's whole output goes there (kcv_torch_worker.py), beside the
+        // extensions; the workdir itself is not the worker's to write.
+        for (const char* f : {"build.log", "build-asan.log"}) {
+          const fs::path log = fs::absolute(opt_.workdir) / f;
+          if (!fs::exists(log, ec)) std::ofstream(log).close();
+          if (chown(log.c_str(), 65534, 65534) != 0) { /* then no log path in the error */ }
+        }
+      }
     }
     try {
       w.proc = sandbox::spawn(req);
