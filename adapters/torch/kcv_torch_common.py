@@ -3,12 +3,13 @@ problem or solution file as a module, its module-level sizes, dtype codes of the
 building a model the same way on both sides (same seed, on the CPU, then moved)."""
 
 import ctypes
-import importlib.util
 import json
 import os
 import sys
 
 import torch
+
+from kcv_torch_load import extend_search_path, load_module  # noqa: F401 (re-exported)
 
 # kcv_dtype codes (include/kcv/abi.h)
 DTYPES = {
@@ -21,16 +22,6 @@ CODES = {v: k for k, v in DTYPES.items()}
 CARRIED = {**CODES, torch.bool: CODES[torch.uint8]}
 
 REFUSE_MARK = "kcv: refuse"
-
-
-def load_module(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot load '{path}' as a Python module")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def module_sizes(mod):

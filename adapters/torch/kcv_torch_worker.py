@@ -185,6 +185,9 @@ def main():
         common.use_precompiled_torch_header(
             kb["pch"], os.path.join(os.path.dirname(os.environ["TORCH_EXTENSIONS_DIR"].rstrip("/")), "torch-pch"))
     common.reuse_unchanged_inline_builds()
+    # The private copies' directories, then the originals' (kcv's Candidate::python_search_path):
+    # a module beside the solution or the problem is found as it was before kcv copied them.
+    common.extend_search_path(kb.get("search_path", []))
     try:
         problem = common.load_module(kb["problem"], "kcv_problem")
         nominal = common.module_sizes(problem)

@@ -56,9 +56,12 @@ struct Report {
   /// Why every gate passed and the verdict is still FAIL (the sandbox could not exclude
   /// tampering, docs/security.md); empty otherwise.
   std::string pass_withheld;
-  /// SHA-256 of the candidate file every build and worker used (kcv's private copy); empty for
-  /// KernelBench candidates.
+  /// SHA-256 of the candidate file every build and worker used (kcv's private copy; the
+  /// solution's for a KernelBench candidate).
   std::string candidate_sha256;
+  /// What the private copy holds: "its directory: N files", or the file alone and why
+  /// (PrivateCopy::describe, docs/security.md).
+  std::string candidate_copy;
 };
 
 /// KernelBench candidates' compile grace unless --compile-grace says otherwise (seconds): a

@@ -2,6 +2,7 @@
 #include "kcv/candidate.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -200,7 +201,7 @@ void build(const std::vector<std::string>& cmd, const CaptureLimits& limits, con
 }
 
 std::vector<std::string> compile_command(const std::string& kind, const std::string& src, const std::string& out,
-                                         bool sanitize, const std::string& quote_dir) {
+                                         bool sanitize, const std::string& origin_dir) {
   std::vector<std::string> cmd;
   const std::string opt = sanitize ? "-O1" : "-O2";
   if (kind == "c") cmd = {"cc", "-std=gnu17", opt, "-shared", "-fPIC"};
@@ -214,13 +215,121 @@ std::vector<std::string> compile_command(const std::string& kind, const std::str
   if (sanitize) {
     cmd.insert(cmd.end(), {"-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"});
   }
-  if (!quote_dir.empty()) cmd.insert(cmd.end(), {"-iquote", quote_dir});  // #include "x.h" from beside the original
-  cmd.insert(cmd.end(), {"-I", kcv_include_dir(), "-o", out, src});
+  cmd.insert(cmd.end(), {"-I", kcv_include_dir()});
+  // NOTES: #include "x.h" finds the private copy's own files first (the including file's
+  // directory); the original directory comes after, for what the copy leaves out (above its cap,
+  // outside the directory: "../common/x.h"). nvcc has no -iquote (H200, 2026-12: every cuda
+  // candidate failed with "Unknown option '-iquote'"), and its front end must see the directory
+  // too: -I there, after kcv's own.
+  if (!origin_dir.empty()) cmd.insert(cmd.end(), {kind == "cu" ? "-I" : "-iquote", origin_dir});
+  cmd.insert(cmd.end(), {"-o", out, src});
   if (kind != "cu") cmd.push_back("-lm");  // the candidate names its own libm: the worker need not have it
   return cmd;
 }
 
+/// Copies the regular file `from` to `to`, read-only, at most `budget` bytes (less what it takes);
+/// false when it is not a regular file (opened without blocking: a FIFO swapped in is refused),
+/// cannot be read, or does not fit.
+bool copy_regular_file(const fs::path& from, const fs::path& to, int64_t& budget) {
+  const int in = open(from.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (in < 0) return false;
+  struct stat st {};
+  if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > budget) {
+    close(in);
+    return false;
+  }
+  const int out = open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
+  bool ok = out >= 0;
+  char buf[1 << 16];
+  for (ssize_t n; ok && (n = read(in, buf, sizeof buf)) != 0;) {
+    if (n < 0 || n > budget) { ok = false; break; }  // unreadable, or it grew past what is left
+    budget -= n;
+    for (ssize_t w = 0; ok && w < n;) {
+      const ssize_t k = write(out, buf + w, static_cast<std::size_t>(n - w));
+      ok = k > 0;
+      w += k;
+    }
+  }
+  close(in);
+  if (out >= 0) close(out);
+  return ok;
+}
+
 }  // namespace
+
+PrivateCopy private_copy(const std::string& file, const std::string& into, const std::string& workdir) {
+  const fs::path src = fs::absolute(file), origin = src.parent_path(), dest = into;
+  std::error_code ec;
+  const auto dir_perms = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                         fs::perms::others_read | fs::perms::others_exec;  // uid 65534 reads it, writes nothing
+  fs::create_directories(dest, ec);
+  fs::permissions(dest, dir_perms, fs::perm_options::replace, ec);
+  PrivateCopy r;
+  r.origin_dir = origin.string();
+  r.file = (dest / src.filename()).string();  // its own name: the compiler's messages say it
+  try {
+    r.sha256 = sha256_file(src.string(), r.file);
+  } catch (const std::runtime_error& e) {
+    throw SetupError(fmt::format("'{}' cannot be copied into the workdir: {}", file, e.what()));
+  }
+  fs::permissions(r.file, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
+                  fs::perm_options::replace, ec);
+
+  // The rest of its directory: what is there, first (nothing copied unless all of it fits).
+  std::vector<fs::path> files;  // relative to origin
+  int64_t bytes = 0;
+  int entries = 0;
+  bool fits = true;
+  const fs::path skip = fs::weakly_canonical(workdir, ec);
+  fs::recursive_directory_iterator it(origin, fs::directory_options::skip_permission_denied, ec), end;
+  for (; fits && !ec && it != end; it.increment(ec)) {
+    if (++entries > 4 * kPrivateCopyMaxFiles) { fits = false; break; }  // a walk that would not end soon
+    const fs::path& p = it->path();
+    const std::string name = p.filename().string();
+    std::error_code e2;
+    const bool is_dir = it->is_directory(e2);  // a link to a directory: not walked (the iterator's default)
+    if (name.empty() || name[0] == '.' || name == "__pycache__" || (is_dir && fs::equivalent(p, skip, e2))) {
+      if (is_dir) it.disable_recursion_pending();
+      continue;
+    }
+    if (is_dir) {
+      if (it.depth() + 1 >= kPrivateCopyMaxDepth) it.disable_recursion_pending();
+      continue;
+    }
+    const fs::path rel = p.lexically_relative(origin);
+    if (rel == src.filename() || !it->is_regular_file(e2)) continue;  // the candidate is copied; no devices, FIFOs
+    const auto size = it->file_size(e2);
+    if (e2) continue;
+    files.push_back(rel);
+    bytes += static_cast<int64_t>(size);
+    if (static_cast<int>(files.size()) > kPrivateCopyMaxFiles || bytes > kPrivateCopyMaxBytes) fits = false;
+  }
+  r.whole_directory = fits && !ec;
+  if (!r.whole_directory) {
+    r.files = 1;
+    return r;
+  }
+  int64_t budget = kPrivateCopyMaxBytes;
+  for (const fs::path& rel : files) {
+    const fs::path to = dest / rel;
+    fs::create_directories(to.parent_path(), ec);
+    for (fs::path d = to.parent_path(); d.string().size() > dest.string().size(); d = d.parent_path())
+      fs::permissions(d, dir_perms, fs::perm_options::replace, ec);
+    if (copy_regular_file(origin / rel, to, budget)) {
+      ++r.files;
+      r.bytes = kPrivateCopyMaxBytes - budget;
+    }
+  }
+  ++r.files;  // the candidate itself
+  return r;
+}
+
+std::string PrivateCopy::describe() const {
+  if (whole_directory) return fmt::format("its directory: {} files", files);
+  return fmt::format("the file alone: its directory {} is above the cap ({} files, {} MiB, {} levels); its other files are "
+                     "read there at each build and import",
+                     origin_dir, kPrivateCopyMaxFiles, kPrivateCopyMaxBytes >> 20, kPrivateCopyMaxDepth);
+}
 
 Candidate Candidate::prepare(const std::string& path, const std::string& backend, const std::string& workdir,
                              const CaptureLimits& limits) {
@@ -242,32 +351,22 @@ Candidate Candidate::prepare(const std::string& path, const std::string& backend
   // NOTES: every build (plain and sanitized) and every worker use one private, read-only copy,
   // made once here, whose SHA-256 the report carries: the file at the user's path can change
   // between the plain build and the sanitizer gate's rebuild (a generation loop rewriting it, a
-  // symlink swapped), and then the gates would judge two different candidates. Headers the source
-  // includes from beside it are still read there, at each build (-iquote the original directory).
-  const fs::path private_dir = fs::path(workdir) / "candidate-src";
-  std::error_code ec;
-  fs::create_directories(private_dir, ec);
-  const fs::path copy = private_dir / fs::path(c.path_).filename();  // its own name: the compiler's messages say it
-  try {
-    c.sha256_ = sha256_file(c.path_, copy.string());
-  } catch (const std::runtime_error& e) {
-    throw SetupError(fmt::format("candidate '{}' cannot be copied into the workdir: {}", path, e.what()));
-  }
-  fs::permissions(copy, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read, fs::perm_options::replace,
-                  ec);
-  c.source_dir_ = fs::path(c.path_).parent_path().string();
-  c.copy_ = copy.string();
+  // symlink swapped), and then the gates would judge two different candidates. The copy holds the
+  // candidate's directory (within a cap), so that #include "x.h" finds the same headers at every
+  // build, and a prebuilt .so its $ORIGIN neighbours (docs/security.md).
+  c.copy_ = private_copy(c.path_, (fs::path(workdir) / "candidate-src").string(), workdir);
   if (c.kind_ == "so") {
-    c.library_ = c.copy_;
+    c.library_ = c.copy_.file;
     return c;
   }
   c.library_ = (fs::path(workdir) / "candidate.so").string();
-  build(compile_command(c.kind_, c.copy_, c.library_, false, c.source_dir_), limits,
+  build(compile_command(c.kind_, c.copy_.file, c.library_, false, c.copy_.origin_dir), limits,
         (fs::path(workdir) / "build.log").string(), fmt::format("candidate '{}' does not compile", path));
   return c;
 }
 
-Candidate Candidate::kernelbench(const std::string& problem, const std::string& solution, const std::string& python) {
+Candidate Candidate::kernelbench(const std::string& problem, const std::string& solution, const std::string& python,
+                                 const std::string& workdir) {
   for (const auto& [what, p] : {std::pair{"problem", problem}, std::pair{"solution", solution}})
     if (!fs::is_regular_file(p)) throw SetupError(fmt::format("kernelbench {} '{}' does not exist or is not a file", what, p));
   Candidate c;
@@ -275,8 +374,37 @@ Candidate Candidate::kernelbench(const std::string& problem, const std::string& 
   c.path_ = fs::absolute(solution).string();
   c.library_ = c.path_;
   c.problem_ = fs::absolute(problem).string();
+  c.problem_copy_ = c.problem_;
   c.python_ = python;
+  c.workdir_ = workdir;
+  if (workdir.empty()) return c;
+  // NOTES: the torch worker imports these copies (uid 65534 reads them where the user's own
+  // directories may be closed to it), with their directories: a solution that imports a module
+  // beside it (sys.path.insert(0, dirname(__file__)); import cuda_rowsum) finds it in the copy.
+  // The problem's directory is copied too, unless it is the solution's (then its copy is there).
+  c.copy_ = private_copy(c.path_, (fs::path(workdir) / "candidate-src").string(), workdir);
+  c.library_ = c.copy_.file;
+  std::error_code ec;
+  const fs::path beside = fs::path(c.copy_.file).parent_path() / fs::path(c.problem_).filename();
+  if (fs::equivalent(fs::path(c.problem_).parent_path(), fs::path(c.path_).parent_path(), ec) && fs::exists(beside, ec)) {
+    c.problem_copy_ = beside.string();
+    c.problem_origin_dir_ = c.copy_.origin_dir;
+  } else {
+    const PrivateCopy p = private_copy(c.problem_, (fs::path(workdir) / "problem-src").string(), workdir);
+    c.problem_copy_ = p.file;
+    c.problem_origin_dir_ = p.origin_dir;
+  }
   return c;
+}
+
+std::vector<std::string> Candidate::python_search_path() const {
+  std::vector<std::string> dirs;
+  for (const std::string& f : {library_, problem_copy_}) dirs.push_back(fs::path(f).parent_path().string());
+  for (const std::string& d : {copy_.origin_dir, problem_origin_dir_}) dirs.push_back(d);
+  std::vector<std::string> unique;
+  for (const auto& d : dirs)
+    if (!d.empty() && std::find(unique.begin(), unique.end(), d) == unique.end()) unique.push_back(d);
+  return unique;
 }
 
 std::string Candidate::sanitized_library() const {
@@ -285,7 +413,7 @@ std::string Candidate::sanitized_library() const {
   std::lock_guard<std::mutex> lock(*mu_);
   if (sanitized_.empty()) {
     const std::string lib = (fs::path(workdir_) / "candidate-asan.so").string();
-    build(compile_command(kind_, copy_, lib, true, source_dir_), limits_, (fs::path(workdir_) / "build-asan.log").string(),
+    build(compile_command(kind_, copy_.file, lib, true, copy_.origin_dir), limits_, (fs::path(workdir_) / "build-asan.log").string(),
           fmt::format("candidate '{}' does not build with sanitizers", path_));
     sanitized_ = lib;
   }

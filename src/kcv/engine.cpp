@@ -260,7 +260,7 @@ KernelBenchParts kernelbench_parts(const std::string& problem, const std::string
   setup.python = resolve_python(python);
   setup.backend = backend;
   setup.workdir = workdir;
-  KernelBenchParts parts{nullptr, Candidate::kernelbench(problem, solution, setup.python)};
+  KernelBenchParts parts{nullptr, Candidate::kernelbench(problem, solution, setup.python, workdir)};
   parts.contract = KernelBenchContract::create(setup);
   ro.kernelbench = parts.contract->worker_plan();
   // NOTES: the first worker imports the solution, and load_inline compiles there: minutes, not
@@ -336,6 +336,7 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
   const Candidate candidate = kernelbench ? kb.candidate : Candidate::prepare(o.candidate, o.backend, workdir, compile);
   if (o.compile_grace_s) ro.compile_grace_s = *o.compile_grace_s;
   report.candidate_sha256 = candidate.sha256();
+  if (!candidate.source_copy().file.empty()) report.candidate_copy = candidate.source_copy().describe();
   Runner runner(candidate, ro);
   const auto t_load = std::chrono::steady_clock::now();
   runner.probe();

@@ -348,25 +348,11 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   const bool sanitized = wopts.sanitized;
   const std::string library = sanitized && opt_.backend == "cpu" && candidate_.has_source()
                                   ? candidate_.sanitized_library() : candidate_.library();  // "" = backend probe
-  // NOTES: a torch worker of uid 65534 reads the problem and the solution from copies in the
-  // workdir: the user's own directories need not be open to that uid (a 0700 temp dir is not).
-  std::string plan_library = library, plan_problem;
-  if (torch && opt_.sandbox && geteuid() == 0 && !library.empty()) {
-    const fs::path dir = fs::absolute(opt_.workdir) / "sources";
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    auto copy = [&](const std::string& from, const char* name) {
-      const fs::path to = dir / name;
-      if (!fs::exists(to)) {
-        fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-        fs::permissions(to, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read,
-                        fs::perm_options::replace, ec);
-      }
-      return ec ? from : to.string();
-    };
-    plan_library = copy(library, "solution.py");
-    if (opt_.kernelbench.contains("problem")) plan_problem = copy(opt_.kernelbench["problem"].get<std::string>(), "problem.py");
-  }
+  // NOTES: a torch worker imports the private copies Candidate::kernelbench made (with their
+  // directories, read-only, readable by uid 65534); python_search_path() puts the copies' own
+  // directories and then the originals' on its sys.path, so a module beside the solution or the
+  // problem is found as it was before the copies (H200, 2026-12: "No module named 'cuda_rowsum'").
+  const std::string plan_library = library;
   json plan = {{"backend", opt_.backend}, {"candidate", plan_library}, {"canary_key", opt_.canary_key},
                {"calls", std::move(calls)}};
   if (session_capable) plan["session"] = true;
@@ -377,7 +363,8 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   if (torch) {
     plan["kernelbench"] = opt_.kernelbench;
     plan["kernelbench"]["sanitize"] = sanitized;
-    if (!plan_problem.empty()) plan["kernelbench"]["problem"] = plan_problem;
+    if (!candidate_.problem_copy().empty()) plan["kernelbench"]["problem"] = candidate_.problem_copy();
+    plan["kernelbench"]["search_path"] = candidate_.python_search_path();
   }
   const std::string plan_text = plan.dump();
   const int64_t plan_at = at;
@@ -544,6 +531,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     if (torch) {
       req.keep_dirs.push_back(fs::path(candidate_.python()).parent_path().string());
       req.keep_dirs.push_back(fs::path(candidate_.problem()).parent_path().string());
+      req.keep_dirs.push_back(fs::path(candidate_.path()).parent_path().string());  // sys.path's last entries
       req.keep_dirs.push_back(kcv_adapters_dir());
     }
     if (opt_.sandbox && geteuid() == 0) {

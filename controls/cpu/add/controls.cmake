@@ -14,3 +14,7 @@ kcv_control(NAME add.caches_by_ends OP add CANDIDATE ${CONTROL_DIR}/add_caches_b
 # the JSON and JUnit reports still parse and the terminal shows no raw escape (issue 21 item 6).
 kcv_control(NAME add.hostile_refusal OP add CANDIDATE ${CONTROL_DIR}/add_hostile_refusal.c EXPECT FAIL
             FAILS numerics PARSE_REPORTS)
+
+# Split across files: add_ok.c with its helpers in split/add_args.h. The plain and the sanitized
+# builds compile kcv's private copy of the candidate's directory (docs/security.md).
+kcv_control(NAME add.ok_split OP add CANDIDATE ${CONTROL_DIR}/add_ok_split.c EXPECT PASS)

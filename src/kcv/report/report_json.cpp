@@ -60,6 +60,7 @@ nlohmann::json report_to_json(const Report& r) {
   if (!r.sandbox.is_null()) j["sandbox"] = r.sandbox;
   if (!r.pass_withheld.empty()) j["pass_withheld"] = r.pass_withheld;
   if (!r.candidate_sha256.empty()) j["candidate_sha256"] = r.candidate_sha256;
+  if (!r.candidate_copy.empty()) j["candidate_copy"] = r.candidate_copy;
   return cleaned(j);
 }
 
@@ -87,6 +88,7 @@ Report report_from_json(const nlohmann::json& j) {
     if (j.contains("sandbox")) r.sandbox = j["sandbox"];
     r.pass_withheld = j.value("pass_withheld", std::string());
     r.candidate_sha256 = j.value("candidate_sha256", std::string());
+    r.candidate_copy = j.value("candidate_copy", std::string());
     for (const auto& g : j.at("gates")) {
       GateReport gr;
       gr.id = g.at("id").get<std::string>();
