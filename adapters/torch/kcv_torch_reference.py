@@ -234,7 +234,12 @@ def main():
     except Exception as e:  # noqa: BLE001
         write_message(proto_out, {"ok": False, "error": f"cannot load problem: {type(e).__name__}: {e}"})
         return 1
-    write_message(proto_out, {"ok": True})
+    hello = {"ok": True, "torch": str(torch.__version__)}
+    if torch.version.cuda:
+        hello["torch_cuda"] = str(torch.version.cuda)
+    if server.device.type == "cuda":
+        hello["gpu"] = torch.cuda.get_device_name(server.device)
+    write_message(proto_out, hello)  # the versions are provenance for the report (issue 21 item 8)
     while True:
         msg, blobs = read_message(proto_in)
         if msg is None or msg.get("op") == "quit":

@@ -5,13 +5,16 @@
 // max |o_tc − o_ffma| / max |o_ffma| as a sanity check (the 12 gates are the verification).
 //
 //   nvcc -std=c++17 -O3 -Iinclude -gencode arch=compute_90a,code=sm_90a bench/glr/glr_fwd_time.cu -o build/glr_fwd_time
-//   build/glr_fwd_time            (H200; prints a markdown table)
+//   build/glr_fwd_time [N [split]] (H200; prints a markdown table; N: the first N shapes only;
+//                                   split: time the split kernels alone, the FFMA kernel runs once for the check)
 #include <cuda_bf16.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "glr/cuda/api_impl.cuh"
@@ -54,16 +57,20 @@ template <class F> float median_ms(F&& call, void* flush, size_t flush_bytes) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const int max_rows = argc > 1 ? std::atoi(argv[1]) : 1 << 30;  // first N shapes only (for ncu)
+  const bool split_only = argc > 2 && std::string(argv[2]) == "split";  // time the split alone (FFMA runs once)
   namespace gc = glr::cuda;
   const ShapeRow rows[] = {{4, 2048, 16, 128, 0}, {8, 1024, 8, 64, 0},   {2, 16384, 16, 128, 0}, {4, 4096, 64, 128, 0},
                            {8, 2048, 32, 256, 0}, {1, 65536, 16, 128, 0}, {1, 32768, 16, 128, 16}};
   const size_t flush_bytes = size_t(256) << 20;
   void* flush = nullptr;
   CK(cudaMalloc(&flush, flush_bytes));
-  std::printf("| B,T,H,D | seqs | tc fwd ms | ffma fwd ms | ffma/tc | max|tc-ffma|/max|ffma| |\n|---|---|---|---|---|---|\n");
+  std::printf("| B,T,H,D | seqs | split fwd ms | tc fwd ms | ffma fwd ms | tc/split | max|split-ffma|/max|ffma| | max|tc-ffma|/max|ffma| |\n|---|---|---|---|---|---|---|---|\n");
   std::mt19937 rng(1);
+  int row_no = 0;
   for (const ShapeRow& r : rows) {
+    if (row_no++ >= max_rows) break;
     const int64_t N = r.B * r.T * r.H, K = r.D, V = r.D;
     std::vector<__nv_bfloat16> hq(N * K), hk(N * K), hv(N * V);
     std::vector<float> hg(N * K);
@@ -106,25 +113,47 @@ int main() {
     p.v = v;
     p.g = g;
     p.scale = 1.0 / std::sqrt(double(K));
-    const bool tc = gc::sm90::fwd_tc::takes(p);
-    float t_tc = NAN;
+    const bool tc = gc::sm90::fwd_tc::takes(p), sp = gc::sm90::fwd_split::takes(p.shape);
+    float t_tc = NAN, t_sp = NAN;
+    void *o3 = nullptr, *ws = nullptr;
+    CK(cudaMalloc(&o3, N * V * 2));
+    const size_t ws_bytes = gc::sm90::fwd_split::workspace_bytes(p.shape);
+    if (ws_bytes) CK(cudaMalloc(&ws, ws_bytes));
+    if (sp) {
+      p.o = o3;
+      p.workspace = ws;
+      p.workspace_bytes = ws_bytes;
+      t_sp = median_ms([&] { CK(cudaError_t(gc::sm90::fwd_split::launch<__nv_bfloat16>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
+    }
     p.o = o1;
-    if (tc) t_tc = median_ms([&] { CK(cudaError_t(gc::sm90::fwd_tc::launch<__nv_bfloat16>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
+    if (tc && !split_only) t_tc = median_ms([&] { CK(cudaError_t(gc::sm90::fwd_tc::launch<__nv_bfloat16>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
     p.o = o2;
-    const float t_ff = median_ms([&] { CK(cudaError_t(gc::sm90::fwd::launch_gate<__nv_bfloat16, float>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); }, flush, flush_bytes);
-    double dmax = 0, rmax = 0;
-    if (tc) {
-      std::vector<__nv_bfloat16> a(N * V), b(N * V);
+    auto ffma = [&] { CK(cudaError_t(gc::sm90::fwd::launch_gate<__nv_bfloat16, float>(p, 0).ok() ? cudaSuccess : cudaErrorUnknown)); };
+    float t_ff = NAN;
+    if (split_only) {
+      ffma();
+      CK(cudaDeviceSynchronize());
+    } else {
+      t_ff = median_ms(ffma, flush, flush_bytes);
+    }
+    double dmax = 0, smax = 0, rmax = 0;
+    if (sp) {
+      std::vector<__nv_bfloat16> a(N * V), b(N * V), c(N * V);
       CK(cudaMemcpy(a.data(), o1, N * V * 2, cudaMemcpyDeviceToHost));
       CK(cudaMemcpy(b.data(), o2, N * V * 2, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(c.data(), o3, N * V * 2, cudaMemcpyDeviceToHost));
       for (int64_t i = 0; i < N * V; ++i) {
-        const double x = __bfloat162float(a[i]), y = __bfloat162float(b[i]);
-        dmax = std::max(dmax, std::isfinite(x) ? std::abs(x - y) : INFINITY);
+        const double x = __bfloat162float(a[i]), y = __bfloat162float(b[i]), z = __bfloat162float(c[i]);
+        if (tc && !split_only) dmax = std::max(dmax, std::isfinite(x) ? std::abs(x - y) : INFINITY);
+        smax = std::max(smax, std::isfinite(z) ? std::abs(z - y) : INFINITY);
         rmax = std::max(rmax, std::abs(y));
       }
     }
-    std::printf("| %lld,%lld,%lld,%lld | %lld | %.3f | %.3f | %.2fx | %.2e |\n", (long long)r.B, (long long)r.T,
-                (long long)r.H, (long long)r.D, (long long)r.seqs, t_tc, t_ff, t_ff / t_tc, dmax / rmax);
+    std::printf("| %lld,%lld,%lld,%lld | %lld | %.3f | %.3f | %.3f | %.2fx | %.2e | %.2e |\n", (long long)r.B,
+                (long long)r.T, (long long)r.H, (long long)r.D, (long long)r.seqs, t_sp, t_tc, t_ff, t_tc / t_sp,
+                smax / rmax, dmax / rmax);
+    CK(cudaFree(o3));
+    if (ws) CK(cudaFree(ws));
     std::fflush(stdout);
     for (void* x : {q, k, v, g, o1, o2}) CK(cudaFree(x));
     if (cu) CK(cudaFree(cu));

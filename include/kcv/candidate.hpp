@@ -92,6 +92,9 @@ class Candidate {
   /// kernelbench: the directories the torch worker appends to sys.path, in order: the copies' own,
   /// then the originals' (what the copy leaves out, as before the copy).
   std::vector<std::string> python_search_path() const;
+  const std::string& workdir() const { return workdir_; }    // where kcv builds it (source candidates)
+  /// The source file every build reads: the private copy (the user's file when none was made).
+  const std::string& source() const { return copy_.file.empty() ? path_ : copy_.file; }
   /// cpu: the candidate rebuilt with -fsanitize=address,undefined (built on first use, output in
   /// workdir/build-asan.log; throws BuildError if that build fails). Empty for a prebuilt .so,
   /// which runs under valgrind instead.

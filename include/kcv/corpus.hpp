@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kcv/stats.hpp"
+
 namespace kcv {
 
 // ---- pairs ----
@@ -122,6 +124,9 @@ struct GateFailureCount {
   std::string gate;
   std::map<std::string, int> by_verdict;   // "FAIL", "CRASH", "TIMEOUT", "REFUSED", "SKIPPED" -> pairs
   int not_passed = 0;                      // pairs where the gate neither passed nor was skipped
+  /// Issue 21 item 4: of not_passed, in the problem's own calling convention / only as a library
+  /// op; and the pairs that fail this gate and no other.
+  int own_convention = 0, library_only = 0, only_this_gate = 0;
 };
 
 struct CorpusRunSummary {
@@ -143,6 +148,12 @@ struct CorpusRunSummary {
   /// P pairs started with it", or "not built: <why>".
   std::string torch_pch;
   std::vector<GateFailureCount> gates;   // in the reports' gate order
+  /// Issue 21 item 4 (stats.hpp, verdict_split): the verified pairs that fail, split into own
+  /// calling convention / library op only / crash in every gate / not said; and the same among
+  /// the pairs KernelBench's check accepts, beside the "any gate" and "tolerance-independent" counts.
+  SplitCounts split;
+  int accepted = 0, accepted_fail_any = 0, accepted_fail_tolerance_independent = 0;
+  SplitCounts accepted_split;
 };
 
 /// Summarizes the result records whose key is in keys (all results when keys is empty).

@@ -11,10 +11,17 @@
 
 namespace kcv {
 
-/// The report page: one self-contained HTML document (inline CSS and SVG, no script, no URLs).
-std::string corpus_report_html(const std::vector<nlohmann::json>& journal_records);
+/// The report page: one self-contained HTML document (inline CSS, SVG and a small inline script
+/// that sorts tables; no URLs). out_dir is what its replay lines name as the corpus OUT.
+std::string corpus_report_html(const std::vector<nlohmann::json>& journal_records, const std::string& out_dir = "OUT");
 
-/// Reads OUT/journal.jsonl and writes OUT/report.html (atomically: a temporary file, then rename).
+/// The counts behind the page, for machines: schema kcv.corpus-summary/1 (docs/kernelbench.md).
+nlohmann::json corpus_summary_json(const CorpusSummary& s);
+/// The headline and the per-gate table as markdown, for results files.
+std::string corpus_summary_markdown(const CorpusSummary& s);
+
+/// Reads OUT/journal.jsonl and writes OUT/report.html, OUT/summary.json and OUT/summary.md (each
+/// atomically: a temporary file, then rename).
 /// Throws SetupError on a missing or unreadable journal, a corrupt line, or a failed write.
 void write_corpus_report(const std::string& out_dir);
 

@@ -19,6 +19,10 @@ struct FailingCase {
   int64_t index = 0;
   std::string label;
   Verdict verdict = Verdict::fail;
+  /// The case calls the candidate only as a library op is called (library_convention, gate.hpp):
+  /// a strided view, the caller's non-default stream, two callers at once. JSON "convention":
+  /// "library"; otherwise "own" (the problem's own calling convention).
+  bool library_convention = false;
 };
 
 struct GateReport {
@@ -40,6 +44,17 @@ struct GateReport {
   /// Calls that outlasted the per-call timeout within their compile grace (first at their shape
   /// in their worker); the evidence names the first.
   int64_t compile_grace_calls = 0;
+
+  /// Whether the gate did not pass (and was not skipped) in the problem's own calling convention:
+  /// some failing case is not library_convention, or it failed across cases (no failing case).
+  /// False for a gate that failed only in library-convention cases, or that did not fail.
+  bool fails_own_convention() const {
+    if (verdict == Verdict::pass || verdict == Verdict::skipped) return false;
+    if (failing.empty()) return true;
+    for (const FailingCase& f : failing)
+      if (!f.library_convention) return true;
+    return false;
+  }
 };
 
 struct Report {
@@ -56,12 +71,13 @@ struct Report {
   /// Why every gate passed and the verdict is still FAIL (the sandbox could not exclude
   /// tampering, docs/security.md); empty otherwise.
   std::string pass_withheld;
-  /// SHA-256 of the candidate file every build and worker used (kcv's private copy; the
-  /// solution's for a KernelBench candidate).
-  std::string candidate_sha256;
-  /// What the private copy holds: "its directory: N files", or the file alone and why
-  /// (PrivateCopy::describe, docs/security.md).
-  std::string candidate_copy;
+  /// Where and from what the report came (issue 21 item 8; provenance.hpp): kcv_version,
+  /// kcv_commit, host, backend, on cuda gpu/driver/cuda, for KernelBench torch/torch_cuda, and
+  /// candidate_sha256 and candidate_path (absolute) of the judged file (KernelBench: the solution;
+  /// also problem_sha256): once kcv made its private copy, the copy's hash, the bytes every build
+  /// and worker used, and candidate_copy, what that copy holds ("its directory: N files", or the
+  /// file alone and why; docs/security.md). Null in a report read from a kcv that did not write it.
+  nlohmann::json provenance;
 };
 
 /// KernelBench candidates' compile grace unless --compile-grace says otherwise (seconds): a

@@ -144,6 +144,14 @@ struct CasePlan {
   int64_t staged_bytes = 0;  // what staging the made case takes (runner.hpp, staged_bytes), known ahead
 };
 
+/// Whether a case calls the candidate only as a library op is called, not as the problem's own
+/// caller does (issue 21 item 4; docs/architecture.md "Own calling convention"): one of its calls
+/// takes an input as a strided or offset view (layout), has its inputs written on the caller's
+/// non-default stream just before it (concurrency on cuda, not the null-stream rounds), or runs
+/// beside another caller at once (concurrency on cpu). Every other case is the problem's own
+/// convention: contiguous inputs, the default stream (or the stream the ABI hands over), one caller.
+bool library_convention(const Case& c);
+
 /// Plans that make cases one by one: plan i makes cases[i] (each plan called at most once).
 std::vector<CasePlan> plans_of(std::vector<Case> cases);
 /// Every planned case made, in order.
@@ -170,6 +178,10 @@ class Gate {
   virtual std::vector<CasePlan> plan(const GateContext& ctx, uint64_t seed) const { return plans_of(cases(ctx, seed)); }
   /// What the gate left out and why (e.g. shapes the contract rejects), said beside its verdict.
   virtual std::string note(const GateContext&) const { return {}; }
+  /// A check of the candidate's build that runs nothing (sanitizer: the TMEM check of an sm_100
+  /// candidate), made before the cases. FAIL ends the gate there, its cases not run; a pass's
+  /// evidence is said beside the gate's verdict. Default: nothing to check.
+  virtual CaseJudgement static_check(const GateContext&) const { return {}; }
   /// Why there are no cases here; reported as SKIPPED (never PASS).
   virtual std::string skip_reason(const GateContext&) const { return "no applicable cases"; }
   /// Judges a case the worker ran to the end (status ok).

@@ -85,6 +85,9 @@ class KernelBenchContract : public Contract {
   /// call moves more elements than kcv's cap for host-side judging (KCV_MAX_ELEMENTS), so its
   /// symbols were clipped as shape_within(cap) clips them.
   const std::string& reduced_sizes() const { return reduced_sizes_; }
+  /// What the reference server runs on (provenance, issue 21 item 8): "torch" (torch.__version__),
+  /// "torch_cuda" (torch.version.cuda), "gpu" (the device's name on cuda); absent when unknown.
+  const nlohmann::json& runtime() const;
   /// Why the reference rejected b (empty when it did not).
   std::string rejection(const Bindings& b) const override;
   /// shape_within(kStructuralElements).

@@ -22,8 +22,9 @@ inline constexpr const char* kErrorVerdict = "ERROR";
 /// verdict ERROR, the one-line error, and no gates. report_from_json refuses it (nothing to replay).
 nlohmann::json error_report_json(const std::string& op, const std::string& candidate, const std::string& backend,
                                  std::optional<uint64_t> seed, const std::string& error);
-/// The JUnit XML of the same: one testcase "setup" with an error.
-std::string error_report_junit(const std::string& op, const std::string& candidate, const std::string& error);
+/// The JUnit XML of the same: one testcase "setup" with an error (and the provenance properties).
+std::string error_report_junit(const std::string& op, const std::string& candidate, const std::string& backend,
+                               const std::string& error);
 /// Parses a kcv.report/1 document; throws SetupError when it is not one.
 Report report_from_json(const nlohmann::json& j);
 Verdict parse_verdict(const std::string& s);

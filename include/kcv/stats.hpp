@@ -36,6 +36,33 @@ struct GateSummary {
   std::string id;
   bool tolerance_independent = false;  // as the reports say
   VerdictCounts counts;                // over verified results only
+  /// Issue 21 item 4. Of the kernels whose failures this gate counts: how many failed it in the
+  /// problem's own calling convention, and how many only as a library op (its "convention").
+  int64_t own_convention = 0, library_only = 0;
+  /// Kernels that fail this gate and no other (a kernel that crashes in every gate is a crash,
+  /// counted in no gate's only_this_gate).
+  int64_t only_this_gate = 0;
+};
+
+/// Issue 21 item 4, the headline split of a kernel the strict check rejects (KernelRow::split):
+/// "own": it fails some gate in the problem's own calling convention (default stream, contiguous
+/// inputs as get_inputs() makes them, one caller); "library": it fails only as a library op is
+/// called (strided views, the caller's non-default stream, two callers at once); "crash": every gate
+/// that ran ended CRASH or TIMEOUT (the sanitizer gate, whose tool reports a crash as a FAIL, need
+/// only not pass), counted once; "unknown": a failing gate's report does not say
+/// (a kcv before the split wrote it). Empty for a kernel that passed or has no report.
+inline constexpr const char* kSplitOwn = "own";
+inline constexpr const char* kSplitLibrary = "library";
+inline constexpr const char* kSplitCrash = "crash";
+inline constexpr const char* kSplitUnknown = "unknown";
+
+/// The split of a kcv.report/1 document that did not pass (see kSplitOwn). Lenient like the rest.
+std::string verdict_split(const nlohmann::json& report);
+
+/// Counts of the split over some kernels.
+struct SplitCounts {
+  int64_t own = 0, library = 0, crash = 0, unknown = 0;
+  void add(const std::string& split);
 };
 
 /// One result record, reduced to what the page shows.
@@ -56,6 +83,10 @@ struct KernelRow {
   std::optional<double> cpu_seconds;  // the verifier's and its processes' (journals before session 8 lack it)
   std::optional<std::string> numerics_verdict;
   std::optional<double> worst_error, worst_bound;  // the numerics gate's "worst", when it has one
+  std::string split;                      // verdict_split of a verified strict fail, else ""
+  std::vector<std::string> failing_gate_ids;  // in report order
+  nlohmann::json gates;                   // the report's gates, as written (the drill-down)
+  nlohmann::json provenance;              // the report's provenance (null when it has none)
 };
 
 struct CorpusSummary {
@@ -79,6 +110,9 @@ struct CorpusSummary {
   /// Among baseline-accepted kernels: how many fail at least one gate, and at least one
   /// tolerance-independent gate.
   int64_t accepted = 0, accepted_fail_any = 0, accepted_fail_tolerance_independent = 0;
+  /// Issue 21 item 4: the split of the verified kernels that fail, over all of them and over the
+  /// baseline-accepted ones (accepted_split sums to accepted_fail_any).
+  SplitCounts split, accepted_split;
 
   /// baseline × strict over results with a baseline verdict; b and c are the discordant cells.
   int64_t both_pass = 0, baseline_pass_strict_fail = 0, baseline_fail_strict_pass = 0, both_fail = 0;

@@ -20,6 +20,15 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
+bool library_convention(const Case& c) {
+  for (const CallSpec& call : c.calls) {
+    if (call.concurrent_with_next || (call.writer_kernel && !call.null_stream)) return true;
+    for (const HostTensor& t : call.inputs)
+      if (!t.is_contiguous()) return true;  // strided, or offset inside its storage
+  }
+  return false;
+}
+
 std::vector<CasePlan> plans_of(std::vector<Case> cases) {
   auto made = std::make_shared<std::vector<Case>>(std::move(cases));
   std::vector<CasePlan> out;

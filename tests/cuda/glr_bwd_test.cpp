@@ -299,7 +299,10 @@ struct Judged {
   std::string first;      // the first mismatches, capped
 };
 
-Judged judge(const char* what, DType out_t, bool f64_path, const std::vector<double>& got,
+/// κ of the bf16/f16 glr contracts (src/glr/contracts/glr_contracts.cpp): γ_ρ ≤ κ·ρ·u_in for ρ ≤ 4.
+constexpr double kKappa = 17.0 / 16.0;
+
+Judged judge(const char* what, DType in_t, DType out_t, bool f64_path, const std::vector<double>& got,
              const glr::Estimate& ref) {
   constexpr double c = 3.0;
   const double u = f64_path ? 0x1p-53 : 0x1p-24, eta = f64_path ? 0.0 : 0x1p-150,
@@ -314,9 +317,15 @@ Judged judge(const char* what, DType out_t, bool f64_path, const std::vector<dou
   }
   for (size_t i = 0; i < got.size(); ++i) {
     const double r = ref.value[i];
-    const double bound =
+    double bound =
         c * (u * (ref.depth[i] * ref.mag[i] + ref.amp[i]) + ref.under[i] * under_unit + ref.depth[i] * eta) +
         uo * std::fabs(r) + eo;
+    if (in_t == DType::bf16 || in_t == DType::f16) {  // tensor-core operands rounded once (the contracts' κ·u_in·op term)
+      const double u_in = in_t == DType::bf16 ? 0x1p-8 : 0x1p-11;
+      const double eta_in = u_in * (in_t == DType::f16 ? 0x1p-14 : 0x1p-126);
+      bound += kKappa * (u_in * ref.op[i] + eta_in * ref.opu[i]);
+      if (ref.ovf[i] >= (in_t == DType::f16 ? 65504.0 : 3.3895313892515355e38) * (1 - 0x1p-8)) continue;
+    }
     const double err = std::fabs(got[i] - r);
     j.max_ref = std::max(j.max_ref, std::fabs(r));
     const bool ok = std::isfinite(got[i]) && err <= bound;
@@ -353,7 +362,7 @@ Verdict check_case(const Case& c, double ref_scale = 1.0) {
   const DType st = f64 ? DType::f64 : DType::f32;
   Verdict v;
   auto one = [&](const char* name, DType t, const std::vector<unsigned char>& bytes, const glr::Estimate& e) {
-    const Judged j = judge(name, t, f64, decode(t, bytes), e);
+    const Judged j = judge(name, c.dtype, t, f64, decode(t, bytes), e);
     v.bad += j.bad;
     v.worst = std::max(v.worst, j.worst);
     v.report += j.first;
@@ -614,6 +623,235 @@ TEST(GlrCudaBwd, BitwiseDeterministicAcrossRunsAndStreams) {
   const Outputs d = run_backward(c, o);
   EXPECT_TRUE(a == b) << "stream 0 and a created stream differ bitwise";
   EXPECT_TRUE(b == d) << "two runs on created streams differ bitwise";
+}
+
+// ---- the tensor-core split backward (glr_bwd_split.cuh): bf16/f16, K <= 128, chunk 64 ----
+// Judged with the contracts' operand term (κ·u_in·op). Sizes straddle the 16-row blocks of the
+// factored off-diagonal products, the K padding to 32/64/128 and the V tiles of 64 (and 16/32/64
+// of the two walks, which wider grids pick).
+
+TEST(GlrCudaBwdSplit, SizesK) {
+  REQUIRE_GPU();
+  const int64_t Vs[] = {13, 256, 3, 127, 64, 1, 45};
+  int i = 0;
+  for (int64_t K : {1, 3, 13, 32, 64, 127, 128}) {
+    Case c;
+    c.B = 2;
+    c.H = 2;
+    c.T = 130;
+    c.K = K;
+    c.V = Vs[i];
+    c.dtype = i % 2 ? DType::f16 : DType::bf16;
+    c.gate = i % 3 == 1 ? Gate::scalar : Gate::vector;
+    c.own_stream = i % 2 == 0;
+    c.seed = 2000 + i++;
+    expect_pass(c);
+  }
+}
+
+TEST(GlrCudaBwdSplit, SizesV) {
+  REQUIRE_GPU();
+  const int64_t Ks[] = {32, 13, 128, 1, 127, 64, 3, 100, 128};
+  int i = 0;
+  for (int64_t V : {1, 3, 13, 64, 65, 127, 128, 200, 256}) {
+    Case c;
+    c.B = 1;
+    c.H = 3;
+    c.T = 77;
+    c.K = Ks[i];
+    c.V = V;
+    c.dtype = i % 2 ? DType::bf16 : DType::f16;
+    c.gate = i % 2 ? Gate::vector : Gate::scalar;
+    c.own_stream = i % 2 == 1;
+    c.seed = 2100 + i++;
+    expect_pass(c);
+  }
+}
+
+TEST(GlrCudaBwdSplit, LengthsT) {
+  REQUIRE_GPU();
+  int i = 0;
+  for (int64_t T : {0, 1, 15, 16, 17, 31, 33, 48, 63, 64, 65, 129, 200})
+    for (Gate gate : {Gate::vector, Gate::scalar}) {
+      Case c;
+      c.B = 3;
+      c.H = 2;
+      c.T = T;
+      c.K = 40;
+      c.V = 70;
+      c.dtype = i % 4 < 2 ? DType::bf16 : DType::f16;
+      c.gate = gate;
+      c.own_stream = i % 2 == 1;
+      c.seed = 2200 + i++;
+      expect_pass(c);
+    }
+}
+
+TEST(GlrCudaBwdSplit, Varlen) {
+  REQUIRE_GPU();
+  const std::vector<int64_t> cus[] = {{0, 0, 1, 65, 65, 130, 200, 200}, {0, 17, 17, 50, 178, 179, 243}};
+  int i = 0;
+  for (const auto& cu : cus)
+    for (DType dt : {DType::bf16, DType::f16})
+      for (Gate gate : {Gate::vector, Gate::scalar}) {
+        Case c;
+        c.cu = cu;
+        c.T = cu.back();
+        c.H = 2;
+        c.K = 37;
+        c.V = 45;
+        c.dtype = dt;
+        c.gate = gate;
+        c.own_stream = i % 2 == 0;
+        c.seed = 2300 + i++;
+        expect_pass(c);
+      }
+  Case e;  // every sequence empty: dh0 = dhT
+  e.cu = {0, 0, 0};
+  e.T = 0;
+  e.H = 2;
+  e.K = 5;
+  e.V = 7;
+  e.dtype = DType::bf16;
+  e.seed = 2350;
+  expect_pass(e);
+}
+
+TEST(GlrCudaBwdSplit, OptionalStates) {
+  REQUIRE_GPU();
+  for (int m = 0; m < 8; ++m)
+    for (int64_t T : {0, 70}) {
+      Case c;
+      c.B = 2;
+      c.H = 2;
+      c.T = T;
+      c.K = 20;
+      c.V = 36;
+      c.h0 = m & 1;
+      c.dhT = m & 2;
+      c.dh0 = m & 4;
+      c.gate = m % 3 == 0 ? Gate::scalar : Gate::vector;
+      c.dtype = m % 2 ? DType::f16 : DType::bf16;
+      c.seed = 2400 + m * 2 + (T > 0);
+      expect_pass(c);
+    }
+}
+
+TEST(GlrCudaBwdSplit, GateExtremes) {
+  REQUIRE_GPU();
+  int i = 0;
+  for (auto gv : {Case::GateValues::zero, Case::GateValues::mixed_m20})
+    for (Gate gate : {Gate::vector, Gate::scalar})
+      for (DType dt : {DType::bf16, DType::f16}) {
+        Case c;
+        c.B = 1;
+        c.H = 2;
+        c.T = 200;
+        c.K = 64;
+        c.V = 33;
+        c.gv = gv;
+        c.gate = gate;
+        c.dtype = dt;
+        c.seed = 2500 + i++;
+        expect_pass(c);
+      }
+}
+
+TEST(GlrCudaBwdSplit, WideGridsPickWiderWalkTiles) {
+  REQUIRE_GPU();
+  // H·N >= 132: the walks take V tiles of 64 (V = 128, 48) or 32 (V = 40) on an H200.
+  const int64_t Hs[] = {34, 34, 17}, Vs[] = {128, 48, 40}, Bs[] = {4, 4, 4};
+  for (int i = 0; i < 3; ++i) {
+    Case c;
+    c.B = Bs[i];
+    c.H = Hs[i];
+    c.T = 70;
+    c.K = 64;
+    c.V = Vs[i];
+    c.dtype = i == 1 ? DType::f16 : DType::bf16;
+    c.gate = i == 2 ? Gate::scalar : Gate::vector;
+    c.seed = 2600 + i;
+    expect_pass(c);
+  }
+}
+
+TEST(GlrCudaBwdSplit, BitwiseDeterministicAcrossRunsAndStreams) {
+  REQUIRE_GPU();
+  for (Gate gate : {Gate::vector, Gate::scalar}) {
+    Case c;
+    c.cu = {0, 3, 3, 150, 300};
+    c.T = 300;
+    c.H = 3;
+    c.K = 128;
+    c.V = 256;  // 4 V tiles in dq/dk, 16 in the walks' dg seeds
+    c.dtype = DType::bf16;
+    c.gate = gate;
+    c.seed = 2700 + int(gate);
+    const Operands o = make_operands(c);
+    c.own_stream = false;
+    const Outputs a = run_backward(c, o);
+    c.own_stream = true;
+    const Outputs b = run_backward(c, o);
+    const Outputs d = run_backward(c, o);
+    EXPECT_TRUE(a == b) << "stream 0 and a created stream differ bitwise";
+    EXPECT_TRUE(b == d) << "two runs on created streams differ bitwise";
+    expect_pass(c);
+  }
+}
+
+// A −Inf gate at step t of a chunk, mid-way through a 16-row block (kcv's nonfinite gate, H200
+// session 14: dk and dv at rows [32, 37) of the block came out NaN, where every pair through step
+// t decays to exactly 0). Nothing after step t reaches rows j < t, so those rows must equal the
+// gradients of the problem cut at t with no dhT: finite, and the same values.
+TEST(GlrCudaBwdSplit, NegInfGateMidBlockLeavesEarlierRowsFinite) {
+  REQUIRE_GPU();
+  for (Gate gate : {Gate::vector, Gate::scalar})
+    for (DType dt : {DType::bf16, DType::f16}) {
+      const int64_t t = 37;
+      Case c;
+      c.T = 64;
+      c.H = 2;
+      c.K = 64;
+      c.V = 48;
+      c.gate = gate;
+      c.dtype = dt;
+      c.seed = 2800 + int(gate) * 2 + int(dt == DType::f16);
+      Operands o = make_operands(c);
+      const int64_t GW = gate == Gate::vector ? c.K : 1;
+      for (int64_t x = 0; x < c.H * GW; ++x) o.g[size_t(t * c.H * GW + x)] = -INFINITY;
+      const Outputs full = run_backward(c, o);
+
+      Case cut = c;
+      cut.T = t;
+      cut.dhT = false;
+      Operands oc = o;
+      oc.p.T = t;
+      auto prefix = [&](std::vector<double>& x, int64_t width) { x.resize(size_t(t * c.H * width)); };
+      prefix(oc.q, c.K);
+      prefix(oc.k, c.K);
+      prefix(oc.g, GW);
+      prefix(oc.v, c.V);
+      prefix(oc.dO, c.V);
+      const Outputs part = run_backward(cut, oc);
+
+      auto same_rows = [&](const char* name, const std::vector<unsigned char>& a, const std::vector<unsigned char>& b,
+                           int64_t width) {
+        const std::vector<double> x = decode(dt, a), y = decode(dt, b);
+        const size_t n = size_t(t * c.H * width);
+        ASSERT_GE(x.size(), n);
+        ASSERT_EQ(y.size(), n);
+        double big = 0;
+        for (size_t i = 0; i < n; ++i) big = std::max(big, std::fabs(y[i]));
+        for (size_t i = 0; i < n; ++i) {
+          ASSERT_TRUE(std::isfinite(x[i])) << name << "[" << i << "] (row " << i / (c.H * width) << " < " << t
+                                           << ") is " << x[i] << ", " << c.name();
+          EXPECT_LE(std::fabs(x[i] - y[i]), 1e-2 * big) << name << "[" << i << "], " << c.name();
+        }
+      };
+      same_rows("dq", full.dq, part.dq, c.K);
+      same_rows("dk", full.dk, part.dk, c.K);
+      same_rows("dv", full.dv, part.dv, c.V);
+    }
 }
 
 TEST(GlrCudaBwd, ToleranceRejectsAWrongAnswer) {

@@ -6,6 +6,9 @@ in every sm100_glr_bwd_chunks entry, the TMEM lifecycle the plan (tmem_plan.hpp)
   one tcgen05.alloc, then one tcgen05.relinquish_alloc_permit, tcgen05.mma kind::f16 with
   tcgen05.commit to an mbarrier, tcgen05.ld 32x32b with tcgen05.wait::ld, and one tcgen05.dealloc
   after the last MMA and load, preceded by a tcgen05.fence::before_thread_sync and a CTA barrier;
+  the alloc and the dealloc each take the entry's template argument (AllocColumns, one of the
+  plan's kRunAllocColumns) as a compile-time constant (an immediate, or a register written once by
+  a mov of one), so that a reader of the binary (kcv's TMEM check) sees the budget;
 
 ptxas's register count of each entry must be at least the plan's kRegsPerThreadFloor (else the
 plan's register term would over-state how few CTAs fit, i.e. under-count residency); the cubin
@@ -37,6 +40,22 @@ def entries(ptx):
 
 def lines_of(body, pat):
     return [i for i, line in enumerate(body.splitlines()) if re.search(pat, line)]
+
+
+def constant_columns(body, line):
+    """The column operand (the last) of the tcgen05 instruction at `line`: an int when it is an
+    immediate or a register written exactly once, by a mov of an immediate; else None."""
+    text = body.splitlines()[line]
+    m = re.search(r",\s*(%?\w+)\s*;", text)
+    if not m:
+        return None
+    op = m.group(1)
+    if re.fullmatch(r"\d+", op):
+        return int(op)
+    writes = re.findall(r"^\s*(\S+)\s+" + re.escape(op) + r"\s*,\s*([^;]*);", body, flags=re.M)
+    if len(writes) == 1 and re.fullmatch(r"mov\.[busb]\d+", writes[0][0]) and re.fullmatch(r"\d+", writes[0][1].strip()):
+        return int(writes[0][1])
+    return None
 
 
 def check_entry(name, body):
@@ -78,14 +97,22 @@ def check_entry(name, body):
         bad.append(f"{short}: no tcgen05.fence::before_thread_sync before the final barrier")
     if commit[-1] < mma[-1]:
         bad.append(f"{short}: an MMA after the last commit")
+    m = re.search(r"ELi(\d+)EE", name)
+    want = int(m.group(1)) if m else None
+    for what, line in (("tcgen05.alloc", alloc[0]), ("tcgen05.dealloc", deal[0])):
+        got = constant_columns(body, line)
+        if got is None:
+            bad.append(f"{short}: {what}'s column count is not a compile-time constant")
+        elif got != want:
+            bad.append(f"{short}: {what} of {got} columns, the template argument says {want}")
     return bad
 
 
 def check(ptx100, ptxas100, cubin100, ptx90, floor):
     bad = []
     es = entries(ptx100)
-    if len(es) != 4:
-        bad.append(f"sm_100a PTX: {len(es)} {KERNEL} entries (bf16/f16 x vector/scalar gate: 4 expected)")
+    if len(es) != 8:
+        bad.append(f"sm_100a PTX: {len(es)} {KERNEL} entries (bf16/f16 x vector/scalar gate x 32/64 columns: 8 expected)")
     for name, body in es.items():
         bad += check_entry(name, body)
         is_scalar = "Lb0E" in name
@@ -116,8 +143,8 @@ def check(ptx100, ptxas100, cubin100, ptx90, floor):
         if name.encode() not in cubin100:
             bad.append(f"cubin: no symbol {name[:60]}...")
     e90 = entries(ptx90)
-    if len(e90) != 4:
-        bad.append(f"sm_90a PTX: {len(e90)} {KERNEL} entries (4 empty ones expected)")
+    if len(e90) != 8:
+        bad.append(f"sm_90a PTX: {len(e90)} {KERNEL} entries (8 empty ones expected)")
     for name, body in e90.items():
         if "tcgen05" in body:
             bad.append(f"sm_90a PTX: {name[:60]}... holds tcgen05 instructions")
@@ -139,6 +166,10 @@ def self_test(ptx100, ptxas100, cubin100, ptx90, floor):
         "dealloc removed": (in_first(r"^\s*tcgen05\.dealloc\..*$", ""), ptxas100, ptx90),
         "relinquish removed": (in_first(r"^\s*tcgen05\.relinquish_alloc_permit\..*$", ""), ptxas100, ptx90),
         "second alloc": (in_first(r"^(\s*tcgen05\.alloc\..*)$", r"\1\n\1"), ptxas100, ptx90),
+        "alloc columns from a parameter": (in_first(r"^(\s*tcgen05\.alloc\.[^,]*,\s*)%?\w+\s*;", r"\1%r999;"),
+                                           ptxas100, ptx90),
+        "dealloc of other columns": (in_first(r"^(\s*tcgen05\.dealloc\.[^,]*,\s*)%?\w+\s*;", r"\g<1>128;"),
+                                     ptxas100, ptx90),
         "no tcgen05.ld": (in_first(r"^\s*tcgen05\.ld\..*$", "", count=0), ptxas100, ptx90),
         "registers under the floor": (ptx100, re.sub(r"Used \d+ registers", "Used 8 registers", ptxas100), ptx90),
         "tcgen05 in the sm_90a PTX": (ptx100, ptxas100, ptx90.replace("ret;", "tcgen05.fence::after_thread_sync;\nret;")),

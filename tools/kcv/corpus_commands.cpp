@@ -87,14 +87,32 @@ void print_summary(const CorpusRunSummary& s, const std::string& out) {
     std::cout << fmt::format("  CPU             {:>6.0f} s  ({:.1f} s per pair run now: each verifier and the processes it "
                              "waited for)\n", s.cpu_seconds, s.cpu_seconds / s.ran);
   if (!s.torch_pch.empty()) std::cout << "  torch PCH       " << s.torch_pch << "\n";
+  const SplitCounts& sp = s.split;
+  if (s.verified_fail > 0) {
+    // Issue 21 item 4: wrong in the problem's own setting, or only as a library op is called.
+    std::cout << fmt::format("  verified fails, split: own calling convention {}, library op only {}, crash in every "
+                             "gate {}{}\n", sp.own, sp.library, sp.crash,
+                             sp.unknown > 0 ? fmt::format(", not said (reports before the split) {}", sp.unknown) : "");
+  }
+  if (s.accepted > 0) {
+    auto share = [&](int n) { return fmt::format("{} ({:.1f}%)", n, 100.0 * n / s.accepted); };
+    const SplitCounts& a = s.accepted_split;
+    std::cout << fmt::format("  of {} pairs the baseline accepts: fail any gate {}, a tolerance-independent gate {}, "
+                             "in their own calling convention {}, only as a library op {}, crash in every gate {}\n",
+                             s.accepted, share(s.accepted_fail_any), share(s.accepted_fail_tolerance_independent),
+                             share(static_cast<int>(a.own)), share(static_cast<int>(a.library)),
+                             share(static_cast<int>(a.crash)));
+  }
   if (!s.gates.empty()) {
-    std::cout << "  per-gate failures over the verified pairs:\n";
-    std::cout << fmt::format("    {:<14} {:>10} {:>6} {:>6} {:>8} {:>8} {:>8}\n", "gate", "not passed", "FAIL", "CRASH",
-                             "TIMEOUT", "REFUSED", "SKIPPED");
+    std::cout << "  per-gate failures over the verified pairs (own: in the problem's own calling convention; "
+                 "library: only as a library op; only: pairs failing this gate alone):\n";
+    std::cout << fmt::format("    {:<14} {:>10} {:>6} {:>6} {:>8} {:>8} {:>8} {:>6} {:>8} {:>6}\n", "gate", "not passed",
+                             "FAIL", "CRASH", "TIMEOUT", "REFUSED", "SKIPPED", "own", "library", "only");
     for (const auto& g : s.gates) {
       auto n = [&](const char* v) { const auto it = g.by_verdict.find(v); return it == g.by_verdict.end() ? 0 : it->second; };
-      std::cout << fmt::format("    {:<14} {:>10} {:>6} {:>6} {:>8} {:>8} {:>8}\n", g.gate, g.not_passed, n("FAIL"),
-                               n("CRASH"), n("TIMEOUT"), n("REFUSED"), n("SKIPPED"));
+      std::cout << fmt::format("    {:<14} {:>10} {:>6} {:>6} {:>8} {:>8} {:>8} {:>6} {:>8} {:>6}\n", g.gate,
+                               g.not_passed, n("FAIL"), n("CRASH"), n("TIMEOUT"), n("REFUSED"), n("SKIPPED"),
+                               g.own_convention, g.library_only, g.only_this_gate);
     }
   }
   std::cout << "journal: " << (fs::path(out) / "journal.jsonl").string() << "\n";
@@ -137,7 +155,7 @@ CorpusCommands::CorpusCommands(CLI::App& app) {
 int CorpusCommands::dispatch() {
   if (*report_) {
     write_corpus_report(report_dir_);
-    std::cout << "kcv report: " << (fs::path(report_dir_) / "report.html").string() << "\n";
+    std::cout << "kcv report: " << (fs::path(report_dir_) / "report.html").string() << " (and summary.json, summary.md)\n";
     return 0;
   }
   if (*merge_) {

@@ -13,9 +13,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "kcv/build_config.hpp"
 #include "kcv/candidate.hpp"
 #include "kcv/contract.hpp"
+#include "kcv/corpus.hpp"
 #include "kcv/engine.hpp"
+#include "kcv/provenance.hpp"
 #include "kcv/report.hpp"
 #include "kcv/runner.hpp"
 #include "kcv/text.hpp"
@@ -90,7 +93,7 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
   std::ostream& human = report_on_stdout ? std::cerr : std::cout;
   const bool color = isatty(report_on_stdout ? 2 : 1);
   bool header = false;
-  const kcv::Report report = kcv::verify(opts, [&](const kcv::GateReport& g) {
+  kcv::Report report = kcv::verify(opts, [&](const kcv::GateReport& g) {
     if (quiet) return;
     if (!header) {  // printed once the candidate built and loaded: setup errors stay one line
       if (opts.kernelbench_problem.empty())
@@ -103,6 +106,24 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
     }
     human << kcv::table_row(g, color) << "\n" << std::flush;
   });
+  if (!json_out.empty() && json_out != "-" && report.provenance.is_object()) {
+    // NOTES: replay resolves these against the report's directory first (resolve_recorded), so a
+    // report moved with its files, or read from another directory, still finds them.
+    const fs::path dir = fs::absolute(json_out).parent_path();
+    nlohmann::json rel = nlohmann::json::object();
+    auto add = [&](const char* key, const std::string& file) {
+      std::error_code ec;
+      const fs::path p = fs::relative(fs::absolute(file), dir, ec);
+      if (!ec && !p.empty()) rel[key] = p.string();
+    };
+    if (opts.kernelbench_problem.empty()) {
+      add("candidate", opts.candidate);
+    } else {
+      add("problem", opts.kernelbench_problem);
+      add("solution", opts.kernelbench_solution);
+    }
+    report.provenance["paths_from_report"] = rel;
+  }
   if (!json_out.empty()) write_output(json_out, json_text(kcv::report_to_json(report)));
   if (!junit_out.empty()) write_output(junit_out, kcv::report_to_junit(report));
   int failed = 0;
@@ -117,6 +138,17 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
   }
   if (!report.sandbox.is_null()) human << kcv::clean_text(report.sandbox.value("summary", std::string())) << "\n";
   if (!report.pass_withheld.empty()) human << "PASS withheld: " << kcv::clean_text(report.pass_withheld) << "\n";
+  // Issue 21 item 4: which failures a caller meets in the problem's own calling convention, and
+  // which only as a library op (strided views, its non-default stream, two callers at once).
+  std::string own, library;
+  for (const auto& g : report.gates) {
+    if (g.verdict == kcv::Verdict::pass || g.verdict == kcv::Verdict::skipped) continue;
+    std::string& list = g.fails_own_convention() ? own : library;
+    list += (list.empty() ? "" : ", ") + g.id;
+  }
+  if (!own.empty() || !library.empty())
+    human << fmt::format("fails in the problem's own calling convention: {}; only as a library op: {}\n",
+                         own.empty() ? "none" : own, library.empty() ? "none" : library);
   human << fmt::format("verdict: {} ({} of {} gates not passed) seed {}\n", kcv::verdict_name(report.verdict), failed,
                            report.gates.size(), report.seed);
   return report.verdict == kcv::Verdict::pass ? kExitPass : kExitFail;
@@ -172,28 +204,130 @@ int cmd_contracts(const std::string& show) {
   return kExitPass;
 }
 
-int cmd_replay(const std::string& path, const std::string& gate, int64_t case_index, double timeout) {
-  std::ifstream in(path);
-  if (!in) throw kcv::SetupError(fmt::format("cannot read report '{}'", path));
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw kcv::SetupError(fmt::format("'{}' is not JSON", path));
+/// Where replay finds a file a report names (issue 21 item 8): first the path relative to the
+/// report's directory that the report recorded (provenance.paths_from_report[key]: `kcv verify
+/// --json FILE` and corpus journals write it), then the recorded path itself (absolute, or relative
+/// to the current directory), then a relative recorded path taken from the report's directory.
+/// Throws SetupError naming every place tried.
+std::string resolve_recorded(const std::string& recorded, const nlohmann::json& provenance, const char* key,
+                             const fs::path& report_dir) {
+  std::vector<fs::path> tried;
+  if (provenance.is_object() && provenance.contains("paths_from_report") &&
+      provenance["paths_from_report"].is_object() && provenance["paths_from_report"].contains(key) &&
+      provenance["paths_from_report"][key].is_string())
+    tried.push_back(report_dir / provenance["paths_from_report"][key].get<std::string>());
+  tried.push_back(recorded);
+  if (fs::path(recorded).is_relative()) tried.push_back(report_dir / recorded);
+  std::error_code ec;
+  for (const auto& p : tried)
+    if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
+  std::string where;
+  for (const auto& p : tried) where += (where.empty() ? "" : ", ") + p.string();
+  throw kcv::SetupError(fmt::format("the report's {} is not found (tried {})", key, where));
+}
+
+/// Refuses a file whose bytes are not the ones the report judged (allow: warn loudly instead).
+void check_unchanged(const std::string& path, const nlohmann::json& provenance, const char* sha_key, bool allow) {
+  const std::string now = kcv::sha256_file(path);
+  if (!provenance.is_object() || !provenance.contains(sha_key) || !provenance[sha_key].is_string()) {
+    std::cerr << fmt::format("kcv replay: warning: the report records no {} (a kcv before provenance wrote it): "
+                             "'{}' (sha256 {}) cannot be checked against what was judged\n",
+                             sha_key, kcv::clean_text(path), now);
+    return;
+  }
+  const std::string then = provenance[sha_key].get<std::string>();
+  if (now == then) return;
+  // (a report's text is shown clean: it may have been edited by hand, or by a candidate's author)
+  const std::string what = fmt::format("'{}' changed since the report: its sha256 is {}, the report judged {}",
+                                       kcv::clean_text(path), now, kcv::clean_text(then));
+  if (!allow)
+    throw kcv::SetupError(what + "; the replay would not reproduce the report (--allow-changed replays it anyway)");
+  std::cerr << "kcv replay: WARNING: " << what << "; replaying anyway (--allow-changed): the result is not the "
+            << "report's\n";
+}
+
+struct ReplayOptions {
+  std::string source;   // a kcv.report/1 file, a corpus journal, or a corpus OUT directory
+  std::string key;      // a corpus pair (journal or OUT)
+  std::string gate;
+  int64_t case_index = 0;
+  double timeout = 10;
+  std::string python;   // overrides the report's interpreter (KernelBench)
+  bool allow_changed = false;
+};
+
+int cmd_replay(const ReplayOptions& o) {
+  nlohmann::json j;
+  fs::path report_dir;
+  std::error_code ec;
+  std::string where;
+  if (!o.key.empty() || fs::is_directory(o.source, ec)) {
+    // A corpus pair straight from its journal: OUT, or OUT/journal.jsonl.
+    const fs::path journal = fs::is_directory(o.source, ec) ? fs::path(o.source) / "journal.jsonl" : fs::path(o.source);
+    if (!fs::is_regular_file(journal, ec)) throw kcv::SetupError(fmt::format("no corpus journal at {}", journal.string()));
+    if (o.key.empty())
+      throw kcv::SetupError(fmt::format("{} is a corpus journal: name the pair with --key (a result's \"key\")",
+                                        journal.string()));
+    int64_t results = 0;
+    for (const auto& r : kcv::read_journal(journal.string())) {
+      if (r.value("kind", "") != "result") continue;
+      ++results;
+      if (r.value("key", "") != o.key) continue;
+      if (!r.contains("report") || !r["report"].is_object())
+        throw kcv::SetupError(fmt::format("pair '{}' has no report to replay (status {}{}{})", o.key,
+                                          r.value("status", "?"), r.contains("error") ? ": " : "",
+                                          r.value("error", "")));
+      j = r["report"];
+      break;  // the first result of a key is the one that counts (as in the summary)
+    }
+    if (j.is_null())
+      throw kcv::SetupError(fmt::format("no result for key '{}' in {} ({} results)", o.key, journal.string(), results));
+    report_dir = fs::absolute(journal).parent_path();
+    where = fmt::format("{} --key {}", journal.string(), o.key);
+  } else {
+    std::ifstream in(o.source);
+    if (!in) throw kcv::SetupError(fmt::format("cannot read report '{}'", o.source));
+    j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded())
+      throw kcv::SetupError(fmt::format("'{}' is not JSON (a corpus journal or OUT needs --key)", o.source));
+    report_dir = fs::absolute(o.source).parent_path();
+    where = o.source;
+  }
   const kcv::Report r = kcv::report_from_json(j);
   const kcv::GateReport* g = nullptr;
   for (const auto& x : r.gates)
-    if (x.id == gate) g = &x;
-  if (!g) throw kcv::SetupError(fmt::format("report has no gate '{}'", gate));
+    if (x.id == o.gate) g = &x;
+  if (!g) throw kcv::SetupError(fmt::format("report has no gate '{}'", o.gate));
+  const bool kb = !r.kernelbench.is_null();
+  std::string candidate, problem;
+  if (kb) {
+    candidate = resolve_recorded(r.kernelbench.at("solution").get<std::string>(), r.provenance, "solution", report_dir);
+    problem = resolve_recorded(r.kernelbench.at("problem").get<std::string>(), r.provenance, "problem", report_dir);
+    check_unchanged(candidate, r.provenance, "candidate_sha256", o.allow_changed);
+    check_unchanged(problem, r.provenance, "problem_sha256", o.allow_changed);
+  } else {
+    candidate = resolve_recorded(r.candidate, r.provenance, "candidate", report_dir);
+    check_unchanged(candidate, r.provenance, "candidate_sha256", o.allow_changed);
+  }
+  const std::string python = !o.python.empty() ? o.python : kb ? r.kernelbench.value("python", std::string()) : "";
   const kcv::ReplayResult res =
-      r.kernelbench.is_null()
-          ? kcv::replay(r.op, r.candidate, r.backend, gate, g->seed, case_index, timeout)
-          : kcv::replay_kernelbench(r.kernelbench.at("problem").get<std::string>(),
-                                    r.kernelbench.at("solution").get<std::string>(),
-                                    r.kernelbench.value("python", std::string()), r.backend, gate, g->seed, case_index,
-                                    timeout);
-  std::cout << fmt::format("replay: op {} candidate {} gate {} case {} ({}) seed {}\n", r.op, r.candidate, gate,
-                           case_index, res.label, g->seed);
+      kb ? kcv::replay_kernelbench(problem, candidate, python, r.backend, o.gate, g->seed, o.case_index, o.timeout)
+         : kcv::replay(r.op, candidate, r.backend, o.gate, g->seed, o.case_index, o.timeout);
+  std::cout << fmt::format("replay: {} op {} candidate {} gate {} case {} ({}) seed {}\n", kcv::clean_text(where), r.op,
+                           kcv::clean_text(candidate), o.gate, o.case_index, kcv::clean_text(res.label), g->seed);
   std::cout << fmt::format("{}{}{}\n", kcv::verdict_name(res.judgement.verdict), res.judgement.evidence.empty() ? "" : ": ",
                            kcv::clean_text(res.judgement.evidence));
   return res.judgement.verdict == kcv::Verdict::pass ? kExitPass : kExitFail;
+}
+
+/// `kcv --version`: the version and commit (as every report's provenance), the CUDA toolkit kcv was
+/// built with, and where this kcv finds the candidate headers, its adapters and its worker (from
+/// its own location when installed, the environment's KCV_* when set).
+std::string version_text() {
+  const std::string cuda = KCV_BUILD_CUDA_VERSION;
+  return fmt::format("kcv {} (commit {}; {})\ninclude:  {}\nadapters: {}\nworker:   {}", kcv::kcv_version(),
+                     kcv::kcv_commit(), cuda.empty() ? "cpu backend only" : "cuda " + cuda, kcv::kcv_include_dir(),
+                     kcv::kcv_adapters_dir(), kcv::default_worker_path());
 }
 
 }  // namespace
@@ -208,6 +342,7 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, -1);
   CLI::App app{"kcv — contract-grade verifier for GPU kernels"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", version_text, "print kcv's version, commit and the paths it uses, then exit");
 
   kcv::VerifyOptions vopts;
   std::string gates, json_out, junit_out;
@@ -247,14 +382,17 @@ int main(int argc, char** argv) {
   auto* show = contracts->add_subcommand("show", "print one contract");
   show->add_option("OP", show_op, "op name")->required();
 
-  std::string report_path, replay_gate;
-  int64_t replay_case = 0;
-  double replay_timeout = 10;
-  auto* replay = app.add_subcommand("replay", "rerun one recorded case of a report");
-  replay->add_option("REPORT", report_path, "kcv.report/1 JSON file")->required();
-  replay->add_option("--gate", replay_gate, "gate id")->required();
-  replay->add_option("--case", replay_case, "case index")->required();
-  replay->add_option("--timeout", replay_timeout, "wall-clock seconds per call")->capture_default_str();
+  ReplayOptions ropts;
+  auto* replay = app.add_subcommand("replay", "rerun one recorded case of a report or of a corpus pair");
+  replay->add_option("REPORT", ropts.source, "kcv.report/1 JSON file, or a corpus OUT directory / journal with --key")
+      ->required();
+  replay->add_option("--key", ropts.key, "the corpus pair (a journal result's key) whose report to replay");
+  replay->add_option("--gate", ropts.gate, "gate id")->required();
+  replay->add_option("--case", ropts.case_index, "case index")->required();
+  replay->add_option("--timeout", ropts.timeout, "wall-clock seconds per call")->capture_default_str();
+  replay->add_option("--python", ropts.python, "interpreter with torch (default: the one the report names)");
+  replay->add_flag("--allow-changed", ropts.allow_changed,
+                   "replay even when a judged file's sha256 differs from the report's (warns)");
 
   kcv::cli::CorpusCommands corpus(app);
 
@@ -263,6 +401,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
@@ -306,7 +446,7 @@ int main(int argc, char** argv) {
         try {
           if (!json_out.empty())
             write_output(json_out, json_text(kcv::error_report_json(op, cand, vopts.backend, vopts.seed, why)));
-          if (!junit_out.empty()) write_output(junit_out, kcv::error_report_junit(op, cand, why));
+          if (!junit_out.empty()) write_output(junit_out, kcv::error_report_junit(op, cand, vopts.backend, why));
         } catch (const std::exception& w) {
           std::cerr << "kcv: also could not write the error report: " << kcv::clean_text(w.what()) << "\n";
         }
@@ -314,7 +454,7 @@ int main(int argc, char** argv) {
       }
     }
     if (*contracts) return cmd_contracts(*show ? show_op : "");
-    if (*replay) return cmd_replay(report_path, replay_gate, replay_case, replay_timeout);
+    if (*replay) return cmd_replay(ropts);
   } catch (const kcv::Interrupted& e) {
     std::cerr << "kcv: stopped by " << (e.signal == SIGINT ? "SIGINT" : e.signal == SIGTERM ? "SIGTERM" : "a signal")
               << "; workers ended, temporary files removed\n";

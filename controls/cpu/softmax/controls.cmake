@@ -12,7 +12,8 @@ kcv_control(NAME softmax.sum_blocked OP softmax CANDIDATE ${CONTROL_DIR}/softmax
 # Negative controls: one bug each, and the gate that must not pass.
 kcv_control(NAME softmax.fp16_sum OP softmax CANDIDATE ${CONTROL_DIR}/softmax_fp16_sum.c EXPECT FAIL FAILS numerics
             PASSES layout stateless concurrency)
-kcv_control(NAME softmax.drops_tail OP softmax CANDIDATE ${CONTROL_DIR}/softmax_drops_tail.c EXPECT FAIL FAILS shapes)
+kcv_control(NAME softmax.drops_tail OP softmax CANDIDATE ${CONTROL_DIR}/softmax_drops_tail.c EXPECT FAIL FAILS shapes
+            OWN shapes)
 kcv_control(NAME softmax.unstabilized_exp OP softmax CANDIDATE ${CONTROL_DIR}/softmax_unstabilized_exp.c
             EXPECT FAIL FAILS values)
 kcv_control(NAME softmax.nan_laundering OP softmax CANDIDATE ${CONTROL_DIR}/softmax_nan_laundering.c
@@ -25,11 +26,11 @@ kcv_control(NAME softmax.skips_last_row OP softmax CANDIDATE ${CONTROL_DIR}/soft
 kcv_control(NAME softmax.run_to_run OP softmax CANDIDATE ${CONTROL_DIR}/softmax_run_to_run.c
             EXPECT FAIL FAILS determinism)
 kcv_control(NAME softmax.ignores_strides OP softmax CANDIDATE ${CONTROL_DIR}/softmax_ignores_strides.c
-            EXPECT FAIL FAILS layout)
+            EXPECT FAIL FAILS layout LIBRARY layout)
 kcv_control(NAME softmax.pointer_cache OP softmax CANDIDATE ${CONTROL_DIR}/softmax_pointer_cache.c
-            EXPECT FAIL FAILS stateless)
+            EXPECT FAIL FAILS stateless OWN stateless)
 kcv_control(NAME softmax.shared_scratch OP softmax CANDIDATE ${CONTROL_DIR}/softmax_shared_scratch.c
-            EXPECT FAIL FAILS concurrency)
+            EXPECT FAIL FAILS concurrency LIBRARY concurrency)
 kcv_control(NAME softmax.heap_overflow OP softmax CANDIDATE ${CONTROL_DIR}/softmax_heap_overflow.c
             EXPECT FAIL FAILS sanitizer)
 

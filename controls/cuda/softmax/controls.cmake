@@ -14,11 +14,11 @@ kcv_control(NAME softmax.mutates_input OP softmax CANDIDATE ${CONTROL_DIR}/softm
 kcv_control(NAME softmax.atomic_sum OP softmax CANDIDATE ${CONTROL_DIR}/softmax_atomic_sum.cu EXPECT FAIL
             FAILS determinism BACKEND cuda)
 kcv_control(NAME softmax.ignores_strides OP softmax CANDIDATE ${CONTROL_DIR}/softmax_ignores_strides.cu EXPECT FAIL
-            FAILS layout BACKEND cuda)
+            FAILS layout LIBRARY layout BACKEND cuda)
 kcv_control(NAME softmax.pointer_cache OP softmax CANDIDATE ${CONTROL_DIR}/softmax_pointer_cache.cu EXPECT FAIL
             FAILS stateless BACKEND cuda)
 kcv_control(NAME softmax.default_stream OP softmax CANDIDATE ${CONTROL_DIR}/softmax_default_stream.cu EXPECT FAIL
-            FAILS concurrency BACKEND cuda)
+            FAILS concurrency LIBRARY concurrency BACKEND cuda)
 kcv_control(NAME softmax.shared_race OP softmax CANDIDATE ${CONTROL_DIR}/softmax_shared_race.cu EXPECT FAIL
             FAILS sanitizer BACKEND cuda)
 # KernelBench exploits: (a) output left unwritten, (b) inputs zeroed, (c) work on its own stream.
@@ -27,11 +27,11 @@ kcv_control(NAME softmax.stale_output OP softmax CANDIDATE ${CONTROL_DIR}/softma
 kcv_control(NAME softmax.zeroes_inputs OP softmax CANDIDATE ${CONTROL_DIR}/softmax_zeroes_inputs.cu EXPECT FAIL
             FAILS inputs_intact BACKEND cuda)
 kcv_control(NAME softmax.own_stream OP softmax CANDIDATE ${CONTROL_DIR}/softmax_own_stream.cu EXPECT FAIL
-            FAILS concurrency BACKEND cuda)
+            FAILS concurrency OWN concurrency BACKEND cuda)
 # Production's way of calling (issue 26): the null stream handle, exact-size buffers of their own,
 # thousands of calls in one process.
 kcv_control(NAME softmax.null_stream_only OP softmax CANDIDATE ${CONTROL_DIR}/softmax_null_stream_only.cu
-            EXPECT FAIL FAILS numerics values BACKEND cuda)
+            EXPECT FAIL FAILS numerics values OWN numerics values BACKEND cuda)
 kcv_control(NAME softmax.allocation_probe OP softmax CANDIDATE ${CONTROL_DIR}/softmax_allocation_probe.cu
             EXPECT FAIL FAILS numerics values BACKEND cuda)
 kcv_control(NAME softmax.call_count_bomb OP softmax CANDIDATE ${CONTROL_DIR}/softmax_call_count_bomb.cu

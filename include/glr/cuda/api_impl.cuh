@@ -37,7 +37,11 @@ inline std::string unsupported(const Shape& s) {
 }
 
 inline size_t forward_workspace_bytes(const Shape& s) { return sm90::fwd_workspace_bytes(s); }
-inline size_t backward_workspace_bytes(const Shape& s) { return sm90::bwd_workspace_bytes(s); }
+/// sm100_glr_bwd (a 10.x device, bf16/f16) uses the FFMA backward's workspace; sm90 the one of the
+/// kernels launch_bwd picks.
+inline size_t backward_workspace_bytes(const Shape& s) {
+  return sm100::runs_here(s) ? sm90::bwd_ffma_workspace_bytes(s) : sm90::bwd_workspace_bytes(s);
+}
 
 namespace detail {
 inline Status check_workspace(const char* what, size_t need, const void* ws, size_t have) {

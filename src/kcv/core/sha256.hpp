@@ -24,8 +24,9 @@ class Sha256 {
   uint64_t bytes_ = 0;
 };
 
-/// The digest of a file's bytes; with copy_to, those bytes are written there as they are read (a
-/// copy whose digest is the one returned). Throws std::runtime_error when either file fails.
-std::string sha256_file(const std::string& path, const std::string& copy_to = "");
+/// The digest of a file's bytes, which are written to copy_to as they are read (a copy whose
+/// digest is the one returned). Throws std::runtime_error when either file fails. (Without a copy:
+/// provenance.hpp's sha256_file.)
+std::string sha256_file(const std::string& path, const std::string& copy_to);
 
 }  // namespace kcv

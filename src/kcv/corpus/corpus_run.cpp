@@ -144,13 +144,19 @@ CorpusRunSummary summarize_results(const std::vector<json>& records, const std::
   }
   for (const GateSummary& g : c.gates) {
     if (g.counts.pass + g.counts.failures() + g.counts.skipped == 0) continue;  // in no report
-    GateFailureCount f{g.id, {}, static_cast<int>(g.counts.failures())};
+    GateFailureCount f{g.id, {}, static_cast<int>(g.counts.failures()), static_cast<int>(g.own_convention),
+                       static_cast<int>(g.library_only), static_cast<int>(g.only_this_gate)};
     for (const auto& [name, n] : {std::pair{"FAIL", g.counts.fail}, {"CRASH", g.counts.crash},
                                   {"TIMEOUT", g.counts.timeout}, {"REFUSED", g.counts.refused},
                                   {"SKIPPED", g.counts.skipped}})
       if (n > 0) f.by_verdict[name] = static_cast<int>(n);
     s.gates.push_back(std::move(f));
   }
+  s.split = c.split;
+  s.accepted = static_cast<int>(c.accepted);
+  s.accepted_fail_any = static_cast<int>(c.accepted_fail_any);
+  s.accepted_fail_tolerance_independent = static_cast<int>(c.accepted_fail_tolerance_independent);
+  s.accepted_split = c.accepted_split;
   return s;
 }
 
@@ -669,6 +675,20 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
                                        static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
       const std::string lost = got < 0 ? fmt::format("cannot wait for the verifier: {}", std::strerror(errno)) : "";
       nlohmann::ordered_json rec = result_record(c, status, timed_out, lost, wall, cpu, o.pair_timeout_s);
+      if (rec["report"].is_object()) {
+        // The report's files relative to OUT, the journal's directory: `kcv replay OUT --key K`
+        // resolves them there first (the verifier wrote them relative to its scratch file).
+        auto& prov = rec["report"]["provenance"];
+        if (!prov.is_object()) prov = nlohmann::ordered_json::object();
+        nlohmann::ordered_json rel = nlohmann::ordered_json::object();
+        const fs::path out_dir = fs::absolute(o.out);
+        for (const auto& [key, file] : {std::pair{"problem", c.pair.problem}, {"solution", c.pair.solution}}) {
+          std::error_code rel_ec;
+          const fs::path p = fs::relative(file, out_dir, rel_ec);
+          if (!rel_ec && !p.empty()) rel[key] = p.string();
+        }
+        prov["paths_from_report"] = std::move(rel);
+      }
       cpu_sum += cpu;
       ProblemLoad& l = load[c.pair.problem];
       --l.running;

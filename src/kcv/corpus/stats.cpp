@@ -91,6 +91,41 @@ GateSummary& gate_entry(std::vector<GateSummary>& gates, const std::string& id) 
 
 }  // namespace
 
+void SplitCounts::add(const std::string& split) {
+  if (split == kSplitOwn) ++own;
+  else if (split == kSplitLibrary) ++library;
+  else if (split == kSplitCrash) ++crash;
+  else if (split == kSplitUnknown) ++unknown;
+}
+
+std::string verdict_split(const nlohmann::json& report) {
+  auto gates = report.is_object() ? report.find("gates") : report.end();
+  if (!report.is_object() || gates == report.end() || !gates->is_array()) return kSplitUnknown;
+  int64_t ran = 0, failed = 0, abnormal = 0;
+  bool own = false, unknown = false, sanitizer_passed = false;
+  for (const auto& g : *gates) {
+    const std::string verdict = verdict_field(g, "verdict");
+    if (verdict == "skipped" || verdict.empty()) continue;
+    // NOTES: the sanitizer gate reports a crash as its tool's finding (FAIL: "AddressSanitizer:
+    // SEGV ..."), not as a CRASH: it is left out of "every gate crashed", unless it passed.
+    const bool sanitizer = str_field(g, "id") == "sanitizer";
+    if (sanitizer && !is_failure(verdict)) sanitizer_passed = true;
+    if (!sanitizer) ++ran;
+    if (!is_failure(verdict)) continue;
+    ++failed;
+    if (!sanitizer && (verdict == "crash" || verdict == "timeout")) ++abnormal;
+    const std::string convention = str_field(g, "convention");
+    if (convention == "own") own = true;
+    else if (convention != "library") unknown = true;
+  }
+  // NOTES: a kernel that crashes (or hangs) in every gate it ran is one finding, not twelve, and
+  // not a convention matter: it fails wherever it is called.
+  if (ran > 0 && abnormal == ran && !sanitizer_passed) return kSplitCrash;
+  if (own) return kSplitOwn;
+  if (unknown || failed == 0) return kSplitUnknown;
+  return kSplitLibrary;
+}
+
 CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_records) {
   CorpusSummary s;
   for (const char* id : corpus_gate_ids()) s.gates.push_back(GateSummary{id, false, {}});
@@ -139,6 +174,7 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
     } else {
       ++s.reports;
       row.strict_pass = verdict_field(report, "verdict") == "pass";
+      row.provenance = obj_field(report, "provenance");
       const nlohmann::json& kb = obj_field(report, "kernelbench");
       row.compile_seconds = num_field(kb, "compile_seconds");
       row.reduced_sizes = str_field(kb, "reduced_sizes");
@@ -153,6 +189,7 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
       }
       auto gates = report.find("gates");
       if (gates != report.end() && gates->is_array()) {
+        row.gates = *gates;
         for (const auto& g : *gates) {
           const std::string id = str_field(g, "id"), verdict = verdict_field(g, "verdict");
           GateSummary& gs = gate_entry(s.gates, id);
@@ -163,6 +200,10 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
           row.gate_seconds += num_field(g, "seconds").value_or(0);
           if (is_failure(verdict)) {
             ++row.failing_gates;
+            row.failing_gate_ids.push_back(id);
+            const std::string convention = str_field(g, "convention");
+            if (convention == "own") ++gs.own_convention;
+            else if (convention == "library") ++gs.library_only;
             row.fails_tolerance_independent = row.fails_tolerance_independent || tolerance_independent;
             if (row.first_failing_gate.empty()) {
               row.first_failing_gate = id + " (" + verdict + ")";
@@ -179,6 +220,12 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
       }
     }
 
+    if (!report.is_null() && !row.strict_pass) {
+      row.split = verdict_split(report);
+      s.split.add(row.split);
+      if (row.split != kSplitCrash && row.failing_gate_ids.size() == 1)
+        ++gate_entry(s.gates, row.failing_gate_ids[0]).only_this_gate;
+    }
     (row.strict_pass ? s.strict_pass : s.strict_fail)++;
     if (!baseline_known) {
       ++s.baseline_missing;
@@ -188,6 +235,7 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
       if (baseline_pass) {
         ++s.accepted;
         if (row.failing_gates > 0) ++s.accepted_fail_any;
+        if (row.failing_gates > 0) s.accepted_split.add(row.split);
         if (row.fails_tolerance_independent) ++s.accepted_fail_tolerance_independent;
       }
       if (baseline_pass && row.strict_pass) ++s.both_pass;

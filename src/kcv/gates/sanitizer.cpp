@@ -1,6 +1,11 @@
 // Gate 12 `sanitizer`. cpu: the candidate rebuilt with -fsanitize=address,undefined (valgrind
 // memcheck for a prebuilt .so) on the nominal and one boundary shape; zero reports. cuda:
-// compute-sanitizer memcheck, racecheck, initcheck and synccheck, on exact-size buffers.
+// compute-sanitizer memcheck, racecheck, initcheck and synccheck, on exact-size buffers. Before
+// them, for a .cu candidate with tcgen05 code or built for sm_100: the static TMEM check
+// (tmem_check.hpp), its own evidence line.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -9,6 +14,7 @@
 #include "kcv/candidate.hpp"
 #include "kcv/gates/common.hpp"
 #include "kcv/gates/registry.hpp"
+#include "kcv/tmem_check.hpp"
 
 namespace kcv::gates {
 namespace {
@@ -50,6 +56,29 @@ class SanitizerGate final : public Gate {
               "memcheck, racecheck and synccheck checked the solution's own kernels, not those of torch, cuDNN and "
               "cuBLAS; initcheck checked all";
     return note;
+  }
+
+  CaseJudgement static_check(const GateContext& ctx) const override {
+    if (ctx.backend != "cuda" || ctx.candidate.kind() != "cu") return {};
+    // NOTES: the private copy the build compiled, with the original directory after it, as the
+    // build has them (candidate.cpp's compile_command): the same bytes as the judged build.
+    std::ifstream in(ctx.candidate.source(), std::ios::binary);
+    std::stringstream source;
+    source << in.rdbuf();
+    const char* arch = std::getenv("KCV_CUDA_ARCH");
+    if (!tmem::applies(source.str(), arch && *arch ? arch : "90a"))
+      return {Verdict::pass, "TMEM check: no tcgen05 in the candidate and not built for sm_100"};
+    try {
+      const std::string dir = (std::filesystem::path(ctx.candidate.workdir()) / "tmem").string();
+      std::vector<std::string> includes = {kcv_include_dir()};
+      if (!ctx.candidate.source_copy().origin_dir.empty()) includes.push_back(ctx.candidate.source_copy().origin_dir);
+      const tmem::Report r = tmem::check_source(ctx.candidate.source(), dir, includes);
+      return {r.outcome == tmem::Outcome::fail ? Verdict::fail : Verdict::pass, r.evidence};
+    } catch (const SetupError& e) {
+      // NOTES: a candidate whose tcgen05 code does not build for sm_100a (it is built for another
+      // target) holds no TMEM code that can run: said, not failed.
+      return {Verdict::pass, std::string("TMEM check not made: ") + e.what()};
+    }
   }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {

@@ -53,6 +53,7 @@ struct KernelBenchContract::Server {
   std::mutex cache_mu;
   std::map<std::string, Described> described;
   std::pair<std::string, std::shared_ptr<const std::vector<std::string>>> last_reference;
+  json runtime = json::object();   // the server's hello: torch, torch_cuda, gpu (provenance)
 
   ~Server() {
     if (to) { std::fputs("{\"op\":\"quit\"}\n", to); std::fclose(to); }
@@ -102,6 +103,9 @@ struct KernelBenchContract::Server {
     json hello = receive(nullptr);
     if (!hello.value("ok", false))
       throw SetupError(clean_text(hello.value("error", std::string("reference server failed"))));
+    // NOTES: only the keys kcv knows, as strings (a server of an older kcv sends none of them).
+    for (const char* key : {"torch", "torch_cuda", "gpu"})
+      if (hello.contains(key) && hello[key].is_string()) runtime[key] = hello[key];
   }
 
   /// The last n non-empty lines of the server's log, " | "-joined, each cut at 300 bytes, as clean
@@ -281,6 +285,8 @@ json torch_pch_entries() {
     throw SetupError(std::string("KCV_TORCH_PCH is ") + e.what());
   }
 }
+
+const nlohmann::json& KernelBenchContract::runtime() const { return server_->runtime; }
 
 std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBenchSetup& setup) {
   std::unique_ptr<KernelBenchContract> k(new KernelBenchContract());

@@ -1,9 +1,11 @@
 // kcv.report/1: op, candidate, backend, seed, verdict, and all 12 gates in DESIGN order.
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "kcv/candidate.hpp"
+#include "kcv/provenance.hpp"
 #include "kcv/report.hpp"
 #include "kcv/text.hpp"
 
@@ -45,8 +47,13 @@ nlohmann::json report_to_json(const Report& r) {
                      {"seed", std::to_string(g.seed)}, {"failing_case", g.failing_case}});
     nlohmann::json failing = nlohmann::json::array();
     for (const FailingCase& f : g.failing)
-      failing.push_back({{"case", f.index}, {"label", f.label}, {"verdict", verdict_name(f.verdict)}});
+      failing.push_back({{"case", f.index}, {"label", f.label}, {"verdict", verdict_name(f.verdict)},
+                         {"convention", f.library_convention ? "library" : "own"}});
     gates.back()["failing_cases"] = std::move(failing);
+    // Issue 21 item 4: on a gate that did not pass, whether it failed in the problem's own calling
+    // convention or only as a library op is called (engine.hpp, fails_own_convention).
+    if (g.verdict != Verdict::pass && g.verdict != Verdict::skipped)
+      gates.back()["convention"] = g.fails_own_convention() ? "own" : "library";
     // NOTES: JSON has no Inf: a worst element with an infinite or NaN ratio is left out.
     if (g.worst && std::isfinite(g.worst->error) && std::isfinite(g.worst->bound))
       gates.back()["worst"] = {{"error", g.worst->error}, {"bound", g.worst->bound}};
@@ -59,8 +66,7 @@ nlohmann::json report_to_json(const Report& r) {
   if (!r.kernelbench.is_null()) j["kernelbench"] = r.kernelbench;
   if (!r.sandbox.is_null()) j["sandbox"] = r.sandbox;
   if (!r.pass_withheld.empty()) j["pass_withheld"] = r.pass_withheld;
-  if (!r.candidate_sha256.empty()) j["candidate_sha256"] = r.candidate_sha256;
-  if (!r.candidate_copy.empty()) j["candidate_copy"] = r.candidate_copy;
+  if (!r.provenance.is_null()) j["provenance"] = r.provenance;
   return cleaned(j);
 }
 
@@ -69,6 +75,16 @@ nlohmann::json error_report_json(const std::string& op, const std::string& candi
   nlohmann::json j = {{"schema", "kcv.report/1"}, {"op", op}, {"candidate", candidate}, {"backend", backend},
                       {"seed", seed ? nlohmann::json(std::to_string(*seed)) : nlohmann::json(nullptr)},
                       {"verdict", kErrorVerdict}, {"error", error}, {"gates", nlohmann::json::array()}};
+  j["provenance"] = machine_provenance(backend);
+  std::error_code ec;
+  if (!candidate.empty() && std::filesystem::is_regular_file(candidate, ec)) {
+    j["provenance"]["candidate_path"] = std::filesystem::absolute(candidate).lexically_normal().string();
+    try {
+      j["provenance"]["candidate_sha256"] = sha256_file(candidate);
+    } catch (const SetupError&) {
+      // unreadable: the error says why already; the record goes out without the hash
+    }
+  }
   return cleaned(j);
 }
 
@@ -87,8 +103,7 @@ Report report_from_json(const nlohmann::json& j) {
     if (j.contains("kernelbench")) r.kernelbench = j["kernelbench"];
     if (j.contains("sandbox")) r.sandbox = j["sandbox"];
     r.pass_withheld = j.value("pass_withheld", std::string());
-    r.candidate_sha256 = j.value("candidate_sha256", std::string());
-    r.candidate_copy = j.value("candidate_copy", std::string());
+    if (j.contains("provenance") && j["provenance"].is_object()) r.provenance = j["provenance"];
     for (const auto& g : j.at("gates")) {
       GateReport gr;
       gr.id = g.at("id").get<std::string>();
@@ -103,7 +118,8 @@ Report report_from_json(const nlohmann::json& j) {
       if (g.contains("failing_cases"))
         for (const auto& f : g["failing_cases"])
           gr.failing.push_back({f.at("case").get<int64_t>(), f.at("label").get<std::string>(),
-                                parse_verdict(f.at("verdict").get<std::string>())});
+                                parse_verdict(f.at("verdict").get<std::string>()),
+                                f.value("convention", std::string()) == "library"});
       gr.compile_grace_calls = g.value("compile_grace_calls", int64_t{0});
       if (g.contains("worst")) gr.worst = WorstElement{g["worst"].at("error").get<double>(), g["worst"].at("bound").get<double>()};
       r.gates.push_back(std::move(gr));

@@ -27,6 +27,20 @@ std::string xml_escape(const std::string& raw) {
   return out;
 }
 
+/// The report's provenance as JUnit properties, one per key ("provenance.kcv_commit", ...), in
+/// the JSON's order; a null value (not found) is left out, and so is paths_from_report (relative
+/// to the JSON report's directory, not to this file's).
+std::string provenance_properties(const nlohmann::json& p) {
+  std::string x;
+  if (!p.is_object()) return x;
+  for (const auto& [key, value] : p.items()) {
+    if (value.is_null() || value.is_structured()) continue;
+    x += fmt::format("<property name=\"provenance.{}\" value=\"{}\"/>", xml_escape(key),
+                     xml_escape(value.is_string() ? value.get<std::string>() : value.dump()));
+  }
+  return x;
+}
+
 }  // namespace
 
 std::string report_to_junit(const Report& r) {
@@ -43,8 +57,8 @@ std::string report_to_junit(const Report& r) {
                    "time=\"{:.3f}\">\n",
                    xml_escape(r.op), r.gates.size(), failures, errors, skipped, seconds);
   x += fmt::format("  <properties><property name=\"candidate\" value=\"{}\"/><property name=\"backend\" value=\"{}\"/>"
-                   "<property name=\"seed\" value=\"{}\"/></properties>\n",
-                   xml_escape(r.candidate), xml_escape(r.backend), r.seed);
+                   "<property name=\"seed\" value=\"{}\"/>{}</properties>\n",
+                   xml_escape(r.candidate), xml_escape(r.backend), r.seed, provenance_properties(r.provenance));
   for (const auto& g : r.gates) {
     x += fmt::format("  <testcase classname=\"kcv.{}\" name=\"{}\" time=\"{:.3f}\">", xml_escape(r.op), g.id, g.seconds);
     const std::string body = xml_escape(fmt::format("{} (seed {}, {} cases): {}{}", verdict_name(g.verdict), g.seed,
@@ -70,13 +84,15 @@ std::string report_to_junit(const Report& r) {
   return x;
 }
 
-std::string error_report_junit(const std::string& op, const std::string& candidate, const std::string& error) {
+std::string error_report_junit(const std::string& op, const std::string& candidate, const std::string& backend,
+                               const std::string& error) {
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   x += fmt::format("<testsuites><testsuite name=\"kcv.{0}\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" "
-                   "time=\"0\">\n  <properties><property name=\"candidate\" value=\"{1}\"/></properties>\n"
+                   "time=\"0\">\n  <properties><property name=\"candidate\" value=\"{1}\"/>{4}</properties>\n"
                    "  <testcase classname=\"kcv.{0}\" name=\"setup\" time=\"0\"><error type=\"{2}\" message=\"{3}\"/>"
                    "</testcase>\n</testsuite></testsuites>\n",
-                   xml_escape(op), xml_escape(candidate), kErrorVerdict, xml_escape(error));
+                   xml_escape(op), xml_escape(candidate), kErrorVerdict, xml_escape(error),
+                   provenance_properties(error_report_json(op, candidate, backend, std::nullopt, error)["provenance"]));
   return x;
 }
 

@@ -37,7 +37,7 @@ TEST(Sha256, AFileIsHashedAndCopiedInOnePass) {
   EXPECT_EQ(sha256_file(src, dst), digest(std::string(200003, 'q')));
   std::ifstream in(dst, std::ios::binary);
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), std::string(200003, 'q'));
-  EXPECT_THROW(sha256_file(src + "-missing"), std::runtime_error);
+  EXPECT_THROW(sha256_file(src + "-missing", dst), std::runtime_error);
   std::remove(src.c_str());
   std::remove(dst.c_str());
 }

@@ -1,7 +1,10 @@
 #!/bin/sh
 # A stand-in for `kcv verify --kernelbench P S --json J ...` in corpus tests. What it does comes from
 # the solution's first line, "# fake: MODE [SECONDS]" (no such line: pass):
-#   pass | fail  write a kcv.report/1 with verdict PASS / FAIL, exit 0 / 1
+#   pass | fail  write a kcv.report/1 with verdict PASS / FAIL, exit 0 / 1 (fail: numerics fails in
+#                the problem's own calling convention)
+#   libfail      a FAIL report whose layout alone fails, only as a library op ("convention": "library")
+#   crashall     a FAIL report whose every gate CRASHed
 #   setup        say "kcv: <reason>" on stderr, exit 2
 #   segv         kill itself with SIGSEGV
 #   exit3        exit 3
@@ -38,17 +41,22 @@ fi
 set -- $(sed -n '1s/^# fake: //p' "$sol")
 mode="${1:-pass}"; secs="${2:-0}"
 [ "$secs" != 0 ] && sleep "$secs"
-report() {  # $1 verdict, $2 numerics verdict, $3 numerics' out_of_memory (default false)
+report() {  # $1 verdict, $2 numerics verdict, $3 numerics' out_of_memory (default false), $4 layout verdict
+  nconv=""; lconv=""
+  [ "$2" != PASS ] && nconv=',"convention":"own"'
+  [ "${4:-PASS}" != PASS ] && lconv=',"convention":"library"'
   cat > "$json" <<JSON
 {"schema":"kcv.report/1","op":"kernelbench","candidate":"$sol","backend":"cpu","seed":"7","verdict":"$1",
- "gates":[{"id":"numerics","verdict":"$2","tolerance_independent":false,"cases":3,"seconds":0.1,"evidence":"","seed":"1","failing_case":-1,"out_of_memory":${3:-false}},
-          {"id":"layout","verdict":"PASS","tolerance_independent":true,"cases":2,"seconds":0.1,"evidence":"","seed":"2","failing_case":-1}],
+ "gates":[{"id":"numerics","verdict":"$2","tolerance_independent":false,"cases":3,"seconds":0.1,"evidence":"","seed":"1","failing_case":-1,"out_of_memory":${3:-false}$nconv},
+          {"id":"layout","verdict":"${4:-PASS}","tolerance_independent":true,"cases":2,"seconds":0.1,"evidence":"","seed":"2","failing_case":-1$lconv}],
  "kernelbench":{"compile_seconds":0.5,"baseline":{"verdict":"pass","trials":5,"atol":0.01,"rtol":0.01,"max_abs_diff":0.0,"detail":""}}}
 JSON
 }
 case "$mode" in
   pass) report PASS PASS; exit 0 ;;
   fail) report FAIL FAIL; exit 1 ;;
+  libfail) report FAIL PASS false FAIL; exit 1 ;;
+  crashall) report FAIL CRASH false CRASH; exit 1 ;;
   setup) echo "compiling..." >&2; echo "kcv: solution does not build: error: expected ';'" >&2; echo >&2; exit 2 ;;
   segv) ulimit -c 0; kill -SEGV $$ ;;
   exit3) echo "something odd" >&2; exit 3 ;;

@@ -20,7 +20,8 @@ struct Worst {
 /// on) are tolerance-independent, as the engine writes them. baseline: "pass"/"fail"/"error", or none.
 inline nlohmann::json make_report(const std::map<std::string, std::string>& verdicts,
                                   std::optional<std::string> baseline, std::optional<Worst> worst = std::nullopt,
-                                  const std::map<std::string, std::string>& evidence = {}) {
+                                  const std::map<std::string, std::string>& evidence = {},
+                                  const std::map<std::string, std::string>& conventions = {}) {
   nlohmann::json gates = nlohmann::json::array();
   bool pass = true;
   int index = 0;
@@ -33,6 +34,8 @@ inline nlohmann::json make_report(const std::map<std::string, std::string>& verd
                         {"seconds", 0.25}, {"evidence", ev == evidence.end() ? "" : ev->second}, {"seed", "7"},
                         {"failing_case", v == "pass" ? -1 : 0}};
     if (worst && std::string(id) == "numerics") g["worst"] = {{"error", worst->error}, {"bound", worst->bound}};
+    // Issue 21 item 4: "own" / "library" as the engine writes it on a gate that did not pass.
+    if (auto c = conventions.find(id); c != conventions.end()) g["convention"] = c->second;
     gates.push_back(g);
     ++index;
   }

@@ -757,6 +757,53 @@ TEST(CorpusCli, RunCompletesWithExitZeroWhenPairsFailAndPrintsASummary) {
   EXPECT_EQ(results_of(read_journal(out + "/journal.jsonl")).size(), 3u);
 }
 
+// Issue 21 item 4: the run's summary, summary.json and summary.md split the failures into the
+// problem's own calling convention, library op only and crash in every gate, and count the pairs
+// that fail one gate alone. Item 8: each journaled report names its files relative to OUT.
+TEST(CorpusCli, TheSummarySplitsOwnConventionFromLibraryOnlyFailures) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out";
+  add_pair(d, "a", "solution.py", "pass");
+  add_pair(d, "b", "solution.py", "fail");
+  add_pair(d, "c", "solution.py", "libfail");
+  add_pair(d, "d", "solution.py", "libfail");
+  add_pair(d, "e", "solution.py", "crashall");
+  const CliResult r = run_kcv({"corpus", "run", d, "--out", out, "--jobs", "2"}, stub_verifier(t.path()), t.path());
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("verified fails, split: own calling convention 1, library op only 2, crash in every gate 1"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of 5 pairs the baseline accepts: fail any gate 4 (80.0%), a tolerance-independent gate 3 "
+                       "(60.0%), in their own calling convention 1 (20.0%), only as a library op 2 (40.0%), crash in "
+                       "every gate 1 (20.0%)"),
+            std::string::npos) << r.out;
+  // numerics: b (own) and e (crash); layout: c, d (library) and e; only-this-gate: b, c, d.
+  EXPECT_NE(r.out.find(fmt::format("    {:<14} {:>10} {:>6} {:>6} {:>8} {:>8} {:>8} {:>6} {:>8} {:>6}", "numerics", 2, 1, 1,
+                                   0, 0, 0, 2, 0, 1)),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("    {:<14} {:>10} {:>6} {:>6} {:>8} {:>8} {:>8} {:>6} {:>8} {:>6}", "layout", 3, 2, 1,
+                                   0, 0, 0, 0, 3, 2)),
+            std::string::npos) << r.out;
+  const json sj = json::parse(read_text(out + "/summary.json"));
+  EXPECT_EQ(sj["schema"], "kcv.corpus-summary/1");
+  EXPECT_EQ(sj["accepted"], 5);
+  EXPECT_EQ(sj["accepted_fail_any"], 4);
+  EXPECT_EQ(sj["accepted_split"], json({{"own_convention", 1}, {"library_only", 2}, {"crash", 1}, {"unknown", 0}}));
+  EXPECT_EQ(sj["gates"][1]["id"], "shapes");
+  EXPECT_EQ(sj["gates"][8]["id"], "layout");
+  EXPECT_EQ(sj["gates"][8]["only_this_gate"], 2);
+  EXPECT_EQ(sj["gates"][8]["library_only"], 3);
+  const std::string md = read_text(out + "/summary.md");
+  EXPECT_NE(md.find("| fail only as a library op (strided views, the caller's non-default stream) | 2 of 5 (40.0%) |"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("| layout | 3 | 0 | 3 | 2 |"), std::string::npos) << md;
+  for (const auto& rec : results_of(read_journal(out + "/journal.jsonl"))) {
+    if (rec["status"] != "verified") continue;
+    const json& rel = rec["report"]["provenance"]["paths_from_report"];
+    EXPECT_EQ(rel["solution"], "../corpus/" + rec["key"].get<std::string>()) << rec.dump();
+    EXPECT_EQ(fs::path(rel["problem"].get<std::string>()).filename(), "problem.py") << rec.dump();
+  }
+}
+
 TEST(CorpusCli, TheSummarySaysHowManyPairsRanAgainAlone) {
   TempDir t;
   const std::string d = t / "corpus", out = t / "out";

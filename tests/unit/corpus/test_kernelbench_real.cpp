@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "corpus_test_support.hpp"
+#include "kcv/candidate.hpp"
+#include "kcv/provenance.hpp"
 #include "kcv/stats.hpp"
 
 namespace kcv::corpus_test {
@@ -407,6 +409,34 @@ TEST(KernelBenchCli, AFailingCaseReplaysExactly) {
   const std::string evidence = shapes.at("evidence").get<std::string>();
   const std::string judgement = evidence.substr(evidence.find("): ") + 3, 60);
   EXPECT_NE(r.out.find(judgement), std::string::npos) << "replay: " << r.out << "\nrecorded: " << evidence;
+}
+
+// Issue 21 item 8: a KernelBench report names the torch it ran on and the sha256 of the solution
+// and the problem; replay refuses either once it changed.
+TEST(KernelBenchCli, TheReportNamesTorchAndTheFilesHashesAndReplayRefusesAChangedProblem) {
+  TempDir tmp;
+  fs::copy_file(kRowsum + "/problem.py", tmp / "problem.py");
+  fs::copy_file(kRowsum + "/solution_fixed_dim.py", tmp / "solution.py");
+  const std::string report = tmp / "report.json";
+  const CliResult v = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "solution.py", "--gates", "shapes",
+                               "--json", report, "--quiet"}, "", tmp.path());
+  ASSERT_EQ(v.rc, 1) << v.out << v.err;
+  const nlohmann::json j = nlohmann::json::parse(read_text(report));
+  const nlohmann::json& p = j.at("provenance");
+  EXPECT_EQ(p.at("candidate_sha256"), sha256_file(tmp / "solution.py"));
+  EXPECT_EQ(p.at("problem_sha256"), sha256_file(tmp / "problem.py"));
+  EXPECT_EQ(p.at("paths_from_report"), nlohmann::json({{"problem", "problem.py"}, {"solution", "solution.py"}}));
+  std::string torch;
+  ASSERT_EQ(run_capture({j.at("kernelbench").at("python").get<std::string>(), "-c",
+                         "import torch, sys; sys.stdout.write(torch.__version__)"},
+                        torch),
+            0);
+  EXPECT_EQ(p.at("torch"), torch);
+  const int64_t failing = j.at("gates").at(1).at("failing_case").get<int64_t>();
+  { std::ofstream(tmp / "problem.py", std::ios::app) << "# edited\n"; }
+  const CliResult r = run_kcv({"replay", report, "--gate", "shapes", "--case", std::to_string(failing)}, "", tmp.path());
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("problem.py' changed since the report"), std::string::npos) << r.err;
 }
 
 TEST(KernelBenchCli, ShapesTheReferenceRejectsAreSkippedWithTheReason) {

@@ -99,7 +99,10 @@ TEST(CorpusReportHtml, EscapesHostileStrings) {
       result("<b>bold</b>.py", "setup_error", nullptr, "<iframe srcdoc='x'>"),
   };
   const std::string html = corpus_report_html(journal);
-  EXPECT_FALSE(has(html, "<script"));
+  // One script: the page's own sorter, after everything from the journal.
+  EXPECT_EQ(html.find("<script"), html.rfind("<script"));
+  EXPECT_FALSE(has(html, "<script>alert"));
+  EXPECT_GT(html.find("<script>"), html.rfind("solution.py"));
   EXPECT_FALSE(has(html, "<img"));
   EXPECT_FALSE(has(html, "<iframe"));
   EXPECT_FALSE(has(html, "<b>bold"));
@@ -135,17 +138,82 @@ TEST(CorpusReportHtml, APairJudgedAtClippedSizesSaysSoAndWhy) {
 
 TEST(CorpusReportHtml, IsSelfContained) {
   const std::string html = corpus_report_html(synthetic_journal());
-  for (const char* ref : {"http://", "https://", "<script", "<link", "@import", "url(", " src=", " href="})
+  for (const char* ref : {"http://", "https://", "<link", "@import", "url(", " src=", "fetch(", "XMLHttpRequest"})
     EXPECT_FALSE(has(html, ref)) << ref;
+  // Links only within the page (the drill-down), and one inline script (sorting).
+  for (std::size_t at = html.find(" href=\""); at != std::string::npos; at = html.find(" href=\"", at + 1))
+    EXPECT_EQ(html[at + 7], '#') << html.substr(at, 40);
+  EXPECT_EQ(html.find("<script>"), html.rfind("<script>"));
 }
 
 TEST(CorpusReportHtml, TruncatesLongEvidence) {
-  const std::string long_evidence(1000, 'x');
+  // The kernels table shows 200 bytes of the first failing gate's evidence; the drill-down 4000.
+  const std::string long_evidence(5000, 'x');
   const std::vector<nlohmann::json> journal = {
       result("a.py", "verified", make_report({{"values", "fail"}}, "pass", std::nullopt, {{"values", long_evidence}}))};
   const std::string html = corpus_report_html(journal);
-  EXPECT_TRUE(has(html, std::string(200, 'x') + "\u2026"));
-  EXPECT_FALSE(has(html, std::string(201, 'x')));
+  EXPECT_TRUE(has(html, "<td class=\"ev\">" + std::string(200, 'x') + "\u2026</td>"));
+  EXPECT_TRUE(has(html, std::string(4000, 'x') + "\u2026"));
+  EXPECT_FALSE(has(html, std::string(4001, 'x')));
+}
+
+// Issue 21 item 4: the headline splits the accepted kernels that fail into their own calling
+// convention, library op only, and crash in every gate (once), beside the existing shares; the
+// gates table counts own / library / only this gate.
+TEST(CorpusReportHtml, TheHeadlineSplitsOwnConventionFromLibraryOnly) {
+  const std::vector<nlohmann::json> journal = {
+      run_record("kernelbench"),
+      result("own.py", "verified",
+             make_report({{"values", "fail"}, {"concurrency", "fail"}}, "pass", std::nullopt, {},
+                         {{"values", "own"}, {"concurrency", "library"}})),
+      result("lib1.py", "verified", make_report({{"concurrency", "fail"}}, "pass", std::nullopt, {}, {{"concurrency", "library"}})),
+      result("lib2.py", "verified",
+             make_report({{"layout", "fail"}, {"concurrency", "fail"}}, "pass", std::nullopt, {},
+                         {{"layout", "library"}, {"concurrency", "library"}})),
+      result("crash.py", "verified", [] {
+        std::map<std::string, std::string> all;
+        for (const char* id : corpus_gate_ids()) all[id] = "crash";
+        return make_report(all, "pass", std::nullopt, {}, {{"numerics", "own"}});
+      }()),
+      result("ok.py", "verified", make_report({}, "pass")),
+  };
+  const std::string html = corpus_report_html(journal);
+  EXPECT_TRUE(has(html, "<div class=\"n\" id=\"share-any\">80.0%</div>")) << html;
+  EXPECT_TRUE(has(html, "<div class=\"n\" id=\"share-own\">20.0%</div>")) << html;
+  EXPECT_TRUE(has(html, "<div class=\"n\" id=\"share-library\">40.0%</div>")) << html;
+  EXPECT_TRUE(has(html, "<div class=\"n\" id=\"share-crash\">20.0%</div>")) << html;
+  // concurrency: 3 failures (1 library in own.py's, 2 library-only kernels), 1 kernel fails it alone.
+  EXPECT_TRUE(has(html, "<tr><td>11</td><td class=\"l\">concurrency</td><td class=\"l\">yes</td><td>1</td><td>3</td>"
+                        "<td>1</td><td>0</td><td>0</td><td>0</td><td><b>4</b></td><td>0</td><td>3</td><td>1</td></tr>"))
+      << html;
+  EXPECT_TRUE(has(html, "<td class=\"l\"><span class=\"lib\">library op only</span></td>")) << html;
+}
+
+// Issue 21 item 8: each kernel's drill-down lists every gate with its evidence and the command
+// that replays it from the journal, quoted for a shell; the tables sort; provenance is shown.
+TEST(CorpusReportHtml, EachKernelHasADrillDownWithReplayLines) {
+  nlohmann::json rep = make_report({{"shapes", "fail"}}, "pass", std::nullopt, {{"shapes", "tail <wrong>"}},
+                                   {{"shapes", "own"}});
+  rep["gates"][1]["failing_case"] = 7;
+  rep["gates"][1]["failing_cases"] = {{{"case", 7}, {"label", "N=13"}, {"verdict", "FAIL"}, {"convention", "own"}},
+                                      {{"case", 9}, {"label", "N=127"}, {"verdict", "FAIL"}, {"convention", "own"}}};
+  rep["gates"][3]["verdict"] = "SKIPPED";
+  rep["provenance"] = {{"kcv_commit", "abc123"}, {"host", "h200-<1>"}, {"candidate_sha256", "00ff"}, {"gpu", nullptr}};
+  const std::string key = "lvl/it's here/solution.py";
+  const std::string html = corpus_report_html({result(key, "verified", rep)}, "/runs/lb 1");
+  EXPECT_TRUE(has(html, "<a href=\"#k0\">lvl/it&#39;s here/solution.py</a>")) << html;
+  EXPECT_TRUE(has(html, "<details class=\"kernel\" id=\"k0\">")) << html;
+  // The failing gate replays its first failing case; a passing one case 0; a skipped one none.
+  EXPECT_TRUE(has(html, "kcv replay &#39;/runs/lb 1&#39; --key &#39;lvl/it&#39;\\&#39;&#39;s here/solution.py&#39; "
+                        "--gate shapes --case 7")) << html;
+  EXPECT_TRUE(has(html, "--gate numerics --case 0")) << html;
+  EXPECT_FALSE(has(html, "--gate nonfinite")) << html;
+  EXPECT_TRUE(has(html, "tail &lt;wrong&gt;"));
+  EXPECT_TRUE(has(html, "7 (N=13, own)<br>9 (N=127, own)")) << html;
+  EXPECT_TRUE(has(html, "<th class=\"l\">host</th><td class=\"l ev\">h200-&lt;1&gt;</td>")) << html;
+  EXPECT_FALSE(has(html, "<th class=\"l\">gpu</th>"));  // null: not found, not shown
+  EXPECT_TRUE(has(html, "<table id=\"kernels\" class=\"sortable\">"));
+  EXPECT_TRUE(has(html, "querySelectorAll(\"table.sortable\")"));
 }
 
 TEST(CorpusReportFile, WritesReportAndIgnoresACutLastLine) {
@@ -154,10 +222,18 @@ TEST(CorpusReportFile, WritesReportAndIgnoresACutLastLine) {
   write_file(dir.path / "journal.jsonl", jsonl(synthetic_journal()) + cut);
   write_corpus_report(dir.path.string());
   const std::string html = read_file(dir.path / "report.html");
-  EXPECT_EQ(html, corpus_report_html(synthetic_journal()));
+  EXPECT_EQ(html, corpus_report_html(synthetic_journal(), dir.path.string()));
   EXPECT_FALSE(has(html, "cut_short"));
+  // Beside it, the counts for machines and for results files (issue 21 item 4).
+  const nlohmann::json summary = nlohmann::json::parse(read_file(dir.path / "summary.json"));
+  EXPECT_EQ(summary["schema"], "kcv.corpus-summary/1");
+  EXPECT_EQ(summary["results"], 8);
+  EXPECT_EQ(summary["accepted_fail_any"], 2);
+  EXPECT_EQ(summary["accepted_split"]["unknown"], 2);  // the fixture's reports predate the split
+  EXPECT_TRUE(has(read_file(dir.path / "summary.md"), "| fail at least one gate | 2 of 3 (66.7%) |"));
   for (const auto& entry : fs::directory_iterator(dir.path))  // no temporary left behind
-    EXPECT_TRUE(entry.path().filename() == "journal.jsonl" || entry.path().filename() == "report.html")
+    EXPECT_TRUE(entry.path().filename() == "journal.jsonl" || entry.path().filename() == "report.html" ||
+                entry.path().filename() == "summary.json" || entry.path().filename() == "summary.md")
         << entry.path();
 }
 

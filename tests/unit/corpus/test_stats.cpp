@@ -137,6 +137,78 @@ TEST(CorpusSummary, CountsTheSyntheticJournal) {
   EXPECT_EQ(s.kernels[6].baseline, "missing");
 }
 
+// Issue 21 item 4: the split of each failing kernel, and the kernels that fail one gate alone.
+TEST(CorpusSummary, SplitsOwnConventionLibraryOnlyAndCrashes) {
+  std::map<std::string, std::string> all_crash, all_timeout;
+  for (const char* id : corpus_gate_ids()) all_crash[id] = "crash", all_timeout[id] = "timeout";
+  all_timeout["sanitizer"] = "skipped";  // not run: still every gate that ran
+  std::map<std::string, std::string> almost = all_crash;
+  almost["bounds"] = "pass";             // one gate passed: not a crash in every gate
+  std::map<std::string, std::string> asan = all_crash;
+  asan["sanitizer"] = "fail";            // its tool reports the crash: still a crash everywhere
+  std::map<std::string, std::string> asan_pass = all_crash;
+  asan_pass["sanitizer"] = "pass";       // the instrumented build runs: not a crash everywhere
+  const std::vector<nlohmann::json> journal = {
+      run_record("kernelbench"),
+      result("own", "verified", make_report({{"numerics", "fail"}}, "pass", std::nullopt, {}, {{"numerics", "own"}})),
+      result("mixed", "verified",
+             make_report({{"layout", "fail"}, {"concurrency", "fail"}}, "pass", std::nullopt, {},
+                         {{"layout", "library"}, {"concurrency", "own"}})),
+      result("lib", "verified",
+             make_report({{"layout", "fail"}, {"concurrency", "fail"}}, "pass", std::nullopt, {},
+                         {{"layout", "library"}, {"concurrency", "library"}})),
+      result("lib-alone", "verified", make_report({{"concurrency", "fail"}}, "fail", std::nullopt, {}, {{"concurrency", "library"}})),
+      result("crash", "verified", make_report(all_crash, "pass")),
+      result("hang", "verified", make_report(all_timeout, "pass")),
+      result("almost", "verified", make_report(almost, "pass", std::nullopt, {}, {{"numerics", "library"}})),
+      result("old", "verified", make_report({{"values", "fail"}}, "pass")),  // a report before the split
+      result("asan", "verified", make_report(asan, "fail", std::nullopt, {}, {{"sanitizer", "own"}})),
+      result("asan-pass", "verified", make_report(asan_pass, "fail", std::nullopt, {}, {{"numerics", "own"}})),
+      result("ok", "verified", make_report({}, "pass")),
+      result("nobuild", "setup_error", nullptr, "does not build"),
+  };
+  const CorpusSummary s = summarize_corpus(journal);
+  std::map<std::string, std::string> split;
+  for (const auto& k : s.kernels) split[k.key] = k.split;
+  EXPECT_EQ(split["own"], "own");
+  EXPECT_EQ(split["mixed"], "own");
+  EXPECT_EQ(split["lib"], "library");
+  EXPECT_EQ(split["lib-alone"], "library");
+  EXPECT_EQ(split["crash"], "crash");
+  EXPECT_EQ(split["hang"], "crash");
+  EXPECT_EQ(split["almost"], "unknown");  // 11 crashed gates whose reports do not say, one that says library
+  EXPECT_EQ(split["old"], "unknown");
+  EXPECT_EQ(split["asan"], "crash");
+  EXPECT_EQ(split["asan-pass"], "own");
+  EXPECT_EQ(split["ok"], "");
+  EXPECT_EQ(split["nobuild"], "");
+  EXPECT_EQ(s.split.own, 3);
+  EXPECT_EQ(s.split.library, 2);
+  EXPECT_EQ(s.split.crash, 3);
+  EXPECT_EQ(s.split.unknown, 2);
+  // Accepted (baseline pass) and failing: all but lib-alone (baseline fail), ok and nobuild.
+  EXPECT_EQ(s.accepted_fail_any, 7);
+  EXPECT_EQ(s.accepted_split.own, 2);
+  EXPECT_EQ(s.accepted_split.library, 1);
+  EXPECT_EQ(s.accepted_split.crash, 2);
+  EXPECT_EQ(s.accepted_split.unknown, 2);
+  auto gate = [&](const std::string& id) -> const GateSummary& {
+    for (const auto& g : s.gates)
+      if (g.id == id) return g;
+    throw std::runtime_error("no gate " + id);
+  };
+  EXPECT_EQ(gate("numerics").only_this_gate, 1);     // own
+  EXPECT_EQ(gate("concurrency").only_this_gate, 1);  // lib-alone
+  EXPECT_EQ(gate("values").only_this_gate, 1);       // old
+  EXPECT_EQ(gate("layout").only_this_gate, 0);
+  EXPECT_EQ(gate("concurrency").own_convention, 1);  // mixed
+  EXPECT_EQ(gate("concurrency").library_only, 2);    // lib, lib-alone
+  EXPECT_EQ(gate("layout").library_only, 2);
+  EXPECT_EQ(gate("numerics").own_convention, 2);     // own, asan-pass
+  EXPECT_EQ(gate("numerics").library_only, 1);       // almost's
+  EXPECT_EQ(verdict_split(nlohmann::json("not a report")), "unknown");
+}
+
 TEST(CorpusSummary, TheRunSummaryCountsAsTheReportDoes) {
   // The same journal: the first result of key a (a pass) counts in both, not its repeat.
   const CorpusRunSummary r = summarize_results(synthetic_journal());

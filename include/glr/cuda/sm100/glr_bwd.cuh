@@ -14,7 +14,7 @@
 /// sm100_glr_bwd_chunks (below), then sm90_glr_bwd_reduce (unchanged); same workspace as sm90.
 ///
 /// TMEM lifecycle of one CTA (the plan's `lifecycle()` models it; tests/unit/tmem checks it):
-/// griddepcontrol.wait → warp 0 alloc(plan columns) → relinquish → barrier publishes the address →
+/// griddepcontrol.wait → warp 0 alloc(the plan's columns: a template argument) → relinquish → barrier publishes the address →
 /// per chunk: DV MMAs (slot c % stages) → commit → mbarrier wait → warps 0-1 tcgen05.ld → barrier
 /// (DV's columns are dead: A aliases them) → scalar gate: A MMAs per K tile, commit, wait → ld →
 /// barrier … → final barrier → warp 0 dealloc. No CTA waits on another CTA while holding columns.
@@ -60,9 +60,32 @@ static_assert(all_plans_checked(std::make_integer_sequence<int, kNumConfigs>{}))
 /// enough while the MMA of chunk c+1 is not issued ahead of chunk c's epilogue).
 inline constexpr int kRunStages = 1;
 
-/// What the kernel takes from the plan (filled on the host from make_plan of a checked config).
+/// The allocations the dispatcher's configs ask for (chunk 16, 32 → 32 columns; 64 → 64, at
+/// kRunStages = 1): the kernel is instantiated once per value, so that the column count of its
+/// tcgen05.alloc and tcgen05.dealloc is a compile-time constant that a reader of the binary (kcv's
+/// TMEM check) sees, not a kernel parameter.
+inline constexpr int kRunAllocColumns[] = {32, 64};
+
+constexpr bool run_alloc_instantiated(int columns) {
+  for (int c : kRunAllocColumns)
+    if (c == columns) return true;
+  return false;
+}
+
+/// Every config the dispatcher can run (every chunk and K bucket at kRunStages) allocates one of
+/// kRunAllocColumns.
+constexpr bool every_run_alloc_instantiated() {
+  for (int chunk : kChunks)
+    for (int k : kKBuckets)
+      if (!run_alloc_instantiated(make_plan(Config{chunk, k, kVTile, kRunStages, true, true}).alloc_columns))
+        return false;
+  return true;
+}
+static_assert(every_run_alloc_instantiated(), "glr sm100: a run config allocates columns kRunAllocColumns lacks");
+
+/// What the kernel takes from the plan at run time (filled on the host from make_plan of a checked
+/// config); the allocation is the kernel's template argument.
 struct TmemArgs {
-  int alloc_columns;
   int stages;
   int dv_off[2];
   int a_off[2];
@@ -72,7 +95,6 @@ struct TmemArgs {
 
 inline TmemArgs tmem_args(const Plan& p) {
   TmemArgs t{};
-  t.alloc_columns = p.alloc_columns;
   t.stages = p.cfg.stages;
   for (int s = 0; s < 2; ++s) {
     t.dv_off[s] = p.dv[s].offset;
@@ -84,8 +106,11 @@ inline TmemArgs tmem_args(const Plan& p) {
 }
 
 // ---- kernel 2 on sm100: chunks in reverse, DV (and the scalar gate's A) on tcgen05 ----
-template <class E, bool VEC>
+/// AllocColumns: the plan's alloc_columns for the launch's config (one of kRunAllocColumns).
+template <class E, bool VEC, int AllocColumns>
 __global__ void __launch_bounds__(kThreads) sm100_glr_bwd_chunks(Args<float> a, TmemArgs tm) {
+  static_assert(is_pow2(AllocColumns) && AllocColumns >= 32 && AllocColumns <= kTmemColumns,
+                "tcgen05.alloc takes a power of two in [32, 512] columns");
 #if defined(GLR_SM100_DEVICE)
   using Acc = float;
   using sm90::exp_of;
@@ -125,7 +150,7 @@ __global__ void __launch_bounds__(kThreads) sm100_glr_bwd_chunks(Args<float> a, 
   // The previous grid's writes (the states) are visible after this; nothing of ours is held yet.
   griddep_wait();
   if (warp == 0) {
-    tmem_alloc(smem_u32(tslot), uint32_t(tm.alloc_columns));
+    tmem_alloc(smem_u32(tslot), uint32_t(AllocColumns));
     tmem_relinquish();
   }
   if (threadIdx.x == 0) mbar_init(mbar, 1);
@@ -343,7 +368,7 @@ __global__ void __launch_bounds__(kThreads) sm100_glr_bwd_chunks(Args<float> a, 
   __syncthreads();
   if (warp == 0) {
     fence_after_sync();
-    tmem_dealloc(tmem, uint32_t(tm.alloc_columns));
+    tmem_dealloc(tmem, uint32_t(AllocColumns));
   }
 #elif defined(__CUDA_ARCH__)
   // A device pass without tcgen05 (sm_90a, or plain sm_100 without the arch-specific features):
@@ -351,6 +376,14 @@ __global__ void __launch_bounds__(kThreads) sm100_glr_bwd_chunks(Args<float> a, 
   // dv, dq, dk unwritten.
   __trap();
 #endif  // GLR_SM100_DEVICE
+}
+
+/// Kernel 2 of one allocation size on `stream`.
+template <class E, bool VEC, int AllocColumns>
+inline void enqueue_chunks(dim3 grid, size_t smem, cudaStream_t stream, const Args<float>& a, const TmemArgs& tm) {
+  cudaFuncSetAttribute(sm100_glr_bwd_chunks<E, VEC, AllocColumns>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                       int(smem));
+  sm100_glr_bwd_chunks<E, VEC, AllocColumns><<<grid, kThreads, smem, stream>>>(a, tm);
 }
 
 template <class E, bool VEC>
@@ -401,10 +434,13 @@ inline Status launch(const BwdParams& p, cudaStream_t stream) {
   const size_t smem2 = size_t(tp.smem_bytes);
   cudaFuncSetAttribute(b9::sm90_glr_bwd_states<E, float, VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                        int(smem1));
-  cudaFuncSetAttribute(sm100_glr_bwd_chunks<E, VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem2));
   const dim3 grid(unsigned(pl.nvt), gy);
+  if (!run_alloc_instantiated(tp.alloc_columns))  // unreachable: every_run_alloc_instantiated
+    return {"glr::cuda::backward (sm100): no kernel instantiated for " + std::to_string(tp.alloc_columns) +
+            " TMEM columns"};
   b9::sm90_glr_bwd_states<E, float, VEC><<<grid, kThreads, smem1, stream>>>(a);
-  sm100_glr_bwd_chunks<E, VEC><<<grid, kThreads, smem2, stream>>>(a, tm);
+  if (tp.alloc_columns == 32) enqueue_chunks<E, VEC, 32>(grid, smem2, stream, a, tm);
+  else enqueue_chunks<E, VEC, 64>(grid, smem2, stream, a, tm);
   if (pl.nct > 0) b9::sm90_glr_bwd_reduce<E, float, VEC><<<dim3(unsigned(pl.nct), gy), kThreads, 0, stream>>>(a);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess)

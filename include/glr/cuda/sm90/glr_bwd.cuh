@@ -12,6 +12,8 @@
 /// NOTES: no float atomics and fixed loop orders everywhere, so the result is bitwise deterministic.
 /// Every exp argument is b_i (i ≥ 0), b_i − b_j (i ≥ j) or b_last − b_j, so ≤ 0 when g ≤ 0; the
 /// j > i half of the intra-chunk matrices is never formed (selected to 0, never multiplied).
+/// launch_bwd hands bf16/f16 with K <= 128 and chunk 64 to the tensor-core split backward
+/// (glr_bwd_split.cuh) outside the negative controls' fault builds; these kernels take the rest.
 /// Varlen: cu_seqlens is read on the device only; the workspace is sized from T and N, with the
 /// state slot of chunk c of sequence n = 2n + floor(bos/C) + c (unique, < ceil(T/C) + 2N; the
 /// final state takes slot c = nc, which still stays below the next sequence's first slot).
@@ -23,6 +25,8 @@
 
 #include "glr/cuda.hpp"
 #include "glr/cuda/sm90/common.cuh"
+#include "glr/cuda/sm90/fault.cuh"
+#include "glr/cuda/sm90/glr_bwd_split.cuh"
 
 namespace glr::cuda::sm90 {
 
@@ -463,11 +467,28 @@ inline Status launch_gate(const BwdParams& p, cudaStream_t stream) {
 
 }  // namespace bwd_detail
 
-/// Device scratch of the backward: chunk-boundary states, per-V-tile dg seeds and dq/dk partials.
-inline size_t bwd_workspace_bytes(const Shape& s) { return bwd_detail::plan(s).bytes; }
+/// Whether launch_bwd runs the tensor-core split backward (glr_bwd_split.cuh) for this shape: bf16
+/// and f16 with K <= 128 and chunk 64; the FFMA kernels above take f32, f64, other chunks, K > 128,
+/// and every build with a negative control's fault (as the forward's kTensorCores rule).
+inline bool bwd_tensor_cores(const Shape& s) {
+  constexpr bool kTensorCores = kFault == Fault::none || kFault == Fault::default_stream;
+  return kTensorCores && bwd_split::takes(s);
+}
+
+/// Device scratch of the FFMA backward (also sm100_glr_bwd's): chunk-boundary states, per-V-tile dg
+/// seeds and dq/dk partials.
+inline size_t bwd_ffma_workspace_bytes(const Shape& s) { return bwd_detail::plan(s).bytes; }
+
+/// Device scratch of the backward launch_bwd runs for this shape.
+inline size_t bwd_workspace_bytes(const Shape& s) {
+  return bwd_tensor_cores(s) ? bwd_split::workspace_bytes(s) : bwd_ffma_workspace_bytes(s);
+}
 
 /// Enqueues sm90_glr_bwd on `stream` (checks of glr::cuda::impl::backward already passed).
 inline Status launch_bwd(const BwdParams& p, cudaStream_t stream) {
+  if (bwd_tensor_cores(p.shape))
+    return p.shape.dtype == DType::bf16 ? bwd_split::launch<__nv_bfloat16>(p, stream)
+                                        : bwd_split::launch<__half>(p, stream);
   switch (p.shape.dtype) {
     case DType::f32: return bwd_detail::launch_gate<float, float>(p, stream);
     case DType::bf16: return bwd_detail::launch_gate<__nv_bfloat16, float>(p, stream);

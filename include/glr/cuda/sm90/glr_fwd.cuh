@@ -26,6 +26,7 @@
 #include "glr/cuda.hpp"
 #include "glr/cuda/sm90/common.cuh"
 #include "glr/cuda/sm90/fault.cuh"
+#include "glr/cuda/sm90/glr_fwd_split.cuh"
 #include "glr/cuda/sm90/glr_fwd_tc.cuh"
 
 namespace glr::cuda::sm90 {
@@ -237,7 +238,7 @@ __global__ void __launch_bounds__(fwd::kThreads)
   }
 }
 
-inline size_t fwd_workspace_bytes(const Shape&) { return 0; }
+inline size_t fwd_workspace_bytes(const Shape& s) { return fwd_split::workspace_bytes(s); }
 
 namespace fwd {
 
@@ -284,8 +285,8 @@ inline Status launch_fwd(const FwdParams& p, cudaStream_t stream) {
   if (!any_step && !p.hT) return {};  // nothing to write
   // The negative controls' faults live in the FFMA kernel: a control that sets one runs it.
   constexpr bool kTensorCores = kFault == Fault::none || kFault == Fault::default_stream;
-  if (kTensorCores && fwd_tc::takes(p)) {
-    return fwd_tc::launch<__nv_bfloat16>(p, stream);
+  if (kTensorCores && fwd_split::takes(s)) {
+    return s.dtype == DType::bf16 ? fwd_split::launch<__nv_bfloat16>(p, stream) : fwd_split::launch<__half>(p, stream);
   }
   switch (s.dtype) {
     case DType::f32: return fwd::launch_gate<float, float>(p, stream);

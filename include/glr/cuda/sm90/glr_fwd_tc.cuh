@@ -2,8 +2,9 @@
 /// glr/cpu_chunked.hpp for bf16/f16 inputs, its matrix products on the tensor cores (WMMA
 /// m16n16k16, operands in the input dtype, fp32 accumulation), the state S [K, BV] in fp32 shared
 /// memory. One CTA per (V tile, head, sequence), walking its sequence's chunks (C = 64) in order.
-/// Taken by launch_fwd for bf16 with K <= 128 and chunk 64 (f16: see `takes`); everything else
-/// runs the FFMA kernel of glr_fwd.cuh, which stays the reference form of every product.
+/// No longer routed: glr_fwd_split.cuh computes the same values in three kernels, faster (bench/
+/// results/glr-fwd-split.md); this fused form stays as the split's arithmetic reference and its
+/// shared helpers (tile loads, the factored A's block pairs), timed beside it by glr_fwd_time.
 ///
 /// Per chunk (rows i, j in [0, 64), 16-row blocks ib, jb; b = cumulative log-gate from the chunk
 /// start, kept in log2 units; r = the last row of block jb):
@@ -380,14 +381,9 @@ inline int sm_count() {
   return n;
 }
 
-/// Whether the tensor-core kernel takes this forward (the FFMA kernel takes the rest).
-/// NOTES: f16 stays on FFMA until the f16 contract's nonfinite gate models this kernel's factored
-/// off-diagonal operands: q_i 2^(b_i − b_r) can round to 0 in f16 beside an infinite k_j, giving
-/// NaN where the contract's 16-bit order (the decay on k alone) gives ±Inf (H200, session 13:
-/// glr_fwd_f16 and glr_fwd_varlen_f16 FAIL nonfinite, every other gate and contract PASS).
-/// That was judged before the nonfinite gate took its classes from the reference's expansion
-/// (issue 21 item 1, merged after): re-run glr_fwd_f16's nonfinite with f16 routed here first.
-/// The kernel is written for __half as well (E = __half), for when the contract models it.
+/// The shapes the fused kernel handles (bf16, K <= 128, chunk 64); f16 runs in it as well, and
+/// since the nonfinite gate's classes come from the reference's expansion the f16 contracts pass
+/// it (H200, session 14, through the split kernels that share its arithmetic).
 inline bool takes(const FwdParams& p) {
   const Shape& s = p.shape;
   return s.dtype == DType::bf16 && s.K <= kMaxK && s.chunk == C;

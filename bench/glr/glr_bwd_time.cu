@@ -1,0 +1,227 @@
+// glr backward, the tensor-core split (glr_bwd_split.cuh) against the FFMA backward (glr_bwd.cuh) on
+// the same bf16 inputs at the issue-19 shapes: CUDA events, 256 MiB written between repetitions (L2
+// flush), 3 warm-up calls, median of 20, the device synchronized around each call. A development
+// measurement beside bench_glr_vs_fla.py: it also prints max |x_split − x_ffma| / max |x_ffma| for
+// dq, dk, dv, dg and dh0 as a sanity check (the 12 gates and glr_cuda_tests are the verification).
+//
+//   nvcc -std=c++17 -O3 -Iinclude -gencode arch=compute_90a,code=sm_90a bench/glr/glr_bwd_time.cu -o build/glr_bwd_time
+//   build/glr_bwd_time [--no-ffma [N]]   (H200; prints a markdown table; --no-ffma times the split only;
+//                                         N: the first N shapes only)
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "glr/cuda/api_impl.cuh"
+
+namespace {
+
+#define CK(x)                                                                                 \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                           \
+    }                                                                                         \
+  } while (0)
+
+#define OK(st)                                                                          \
+  do {                                                                                  \
+    const glr::cuda::Status s_ = (st);                                                  \
+    if (!s_.ok()) {                                                                     \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, s_.message.c_str());      \
+      std::exit(2);                                                                     \
+    }                                                                                   \
+  } while (0)
+
+struct ShapeRow {
+  int64_t B, T, H, D, seqs;
+};
+
+template <class F> float median_ms(F&& call, void* flush, size_t flush_bytes) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  for (int i = 0; i < 3; ++i) call();
+  std::vector<float> t;
+  for (int r = 0; r < 20; ++r) {
+    CK(cudaMemsetAsync(flush, r, flush_bytes));
+    CK(cudaDeviceSynchronize());
+    CK(cudaEventRecord(a));
+    call();
+    CK(cudaEventRecord(b));
+    CK(cudaDeviceSynchronize());
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+void* dmalloc(size_t n) {
+  void* p = nullptr;
+  if (n) CK(cudaMalloc(&p, n));
+  return p;
+}
+
+template <class T> void upload(void* d, const std::vector<T>& h) {
+  CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+double to_double(__nv_bfloat16 x) { return __bfloat162float(x); }
+double to_double(float x) { return x; }
+
+/// max |a − b| / max |b| over n elements of device arrays (a non-finite a counts as Inf).
+template <class T> double rel_diff(const void* a, const void* b, size_t n) {
+  if (n == 0) return 0;
+  std::vector<T> x(n), y(n);
+  CK(cudaMemcpy(x.data(), a, n * sizeof(T), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(y.data(), b, n * sizeof(T), cudaMemcpyDeviceToHost));
+  double d = 0, m = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double u = to_double(x[i]), v = to_double(y[i]);
+    d = std::max(d, std::isfinite(u) ? std::abs(u - v) : INFINITY);
+    m = std::max(m, std::abs(v));
+  }
+  return m > 0 ? d / m : d;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace gc = glr::cuda;
+  const bool ffma = !(argc > 1 && std::strcmp(argv[1], "--no-ffma") == 0);
+  const int max_rows = argc > 2 ? std::atoi(argv[2]) : 1 << 30;  // the first N shapes only (for ncu)
+  const ShapeRow rows[] = {{4, 2048, 16, 128, 0}, {8, 1024, 8, 64, 0},   {2, 16384, 16, 128, 0}, {4, 4096, 64, 128, 0},
+                           {8, 2048, 32, 256, 0}, {1, 65536, 16, 128, 0}, {1, 32768, 16, 128, 16}};
+  const size_t flush_bytes = size_t(256) << 20;
+  void* flush = dmalloc(flush_bytes);
+  std::printf("| B,T,H,D | seqs | gate | split bwd ms | ffma bwd ms | ffma/split | rel dq | rel dk | rel dv | rel dg | rel dh0 |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::mt19937 rng(1);
+  int row_no = 0;
+  for (const ShapeRow& r : rows)
+    for (gc::Gate gate : {gc::Gate::vector, gc::Gate::scalar}) {
+      if (row_no / 2 >= max_rows) break;
+      ++row_no;
+      const int64_t BT = r.B * r.T, NTH = BT * r.H, K = r.D, V = r.D, S = r.seqs ? r.seqs : r.B;
+      const int64_t GW = gate == gc::Gate::vector ? K : 1;
+      std::normal_distribution<float> nd(0.f, 1.f);
+      auto bf = [&](int64_t n) {
+        std::vector<__nv_bfloat16> x(static_cast<size_t>(n));
+        for (auto& e : x) e = __float2bfloat16(nd(rng));
+        return x;
+      };
+      auto fl = [&](int64_t n) {
+        std::vector<float> x(static_cast<size_t>(n));
+        for (auto& e : x) e = nd(rng);
+        return x;
+      };
+      std::vector<float> hg(size_t(NTH * GW));
+      for (auto& x : hg) x = -std::log1p(std::exp(-nd(rng))) / 16.f;  // logsigmoid(N(0,1)) / 16, as the fwd bench
+      void* q = dmalloc(NTH * K * 2);
+      void* k = dmalloc(NTH * K * 2);
+      void* v = dmalloc(NTH * V * 2);
+      void* dO = dmalloc(NTH * V * 2);
+      void* g = dmalloc(NTH * GW * 4);
+      void* h0 = dmalloc(S * r.H * K * V * 4);
+      void* dhT = dmalloc(S * r.H * K * V * 4);
+      upload(q, bf(NTH * K));
+      upload(k, bf(NTH * K));
+      upload(v, bf(NTH * V));
+      upload(dO, bf(NTH * V));
+      upload(g, hg);
+      upload(h0, fl(S * r.H * K * V));
+      upload(dhT, fl(S * r.H * K * V));
+      void* out[2][5];  // [split, ffma][dq, dk, dv, dg, dh0]
+      for (auto& o : out) {
+        o[0] = dmalloc(NTH * K * 2);
+        o[1] = dmalloc(NTH * K * 2);
+        o[2] = dmalloc(NTH * V * 2);
+        o[3] = dmalloc(NTH * GW * 4);
+        o[4] = dmalloc(S * r.H * K * V * 4);
+      }
+      int64_t* cu = nullptr;
+      gc::BwdParams p;
+      p.shape.B = r.B;
+      p.shape.T = r.T;
+      p.shape.H = r.H;
+      p.shape.K = K;
+      p.shape.V = V;
+      p.shape.gate = gate;
+      p.shape.dtype = gc::DType::bf16;
+      if (r.seqs) {  // fixed pseudo-random lengths summing to T (the fwd bench's draw)
+        std::vector<int64_t> cuh{0};
+        std::uniform_int_distribution<int64_t> ud(1, 2 * r.T / r.seqs);
+        for (int i = 1; i < r.seqs; ++i) cuh.push_back(std::min<int64_t>(r.T - (r.seqs - i), cuh.back() + ud(rng)));
+        cuh.push_back(r.T);
+        cu = static_cast<int64_t*>(dmalloc(cuh.size() * 8));
+        upload(cu, cuh);
+        p.shape.cu_seqlens = cu;
+        p.shape.N = r.seqs;
+      }
+      p.q = q;
+      p.k = k;
+      p.v = v;
+      p.g = g;
+      p.h0 = h0;
+      p.dO = dO;
+      p.dhT = dhT;
+      p.scale = 1.0 / std::sqrt(double(K));
+      auto bind = [&](int w) {
+        p.dq = out[w][0];
+        p.dk = out[w][1];
+        p.dv = out[w][2];
+        p.dg = out[w][3];
+        p.dh0 = out[w][4];
+      };
+      const bool split = gc::sm90::bwd_split::takes(p.shape);
+      float t_sp = NAN, t_ff = NAN;
+      if (split) {
+        const size_t wsb = gc::sm90::bwd_split::workspace_bytes(p.shape);
+        void* ws = dmalloc(wsb);
+        bind(0);
+        p.workspace = ws;
+        p.workspace_bytes = wsb;
+        t_sp = median_ms([&] { OK(gc::sm90::bwd_split::launch<__nv_bfloat16>(p, 0)); }, flush, flush_bytes);
+        CK(cudaFree(ws));
+      }
+      if (ffma) {
+        const size_t wsb = gc::sm90::bwd_ffma_workspace_bytes(p.shape);
+        void* ws = dmalloc(wsb);
+        bind(1);
+        p.workspace = ws;
+        p.workspace_bytes = wsb;
+        t_ff = median_ms([&] { OK((gc::sm90::bwd_detail::launch_gate<__nv_bfloat16, float>(p, 0))); }, flush,
+                         flush_bytes);
+        CK(cudaFree(ws));
+      }
+      double rel[5] = {NAN, NAN, NAN, NAN, NAN};
+      if (split && ffma) {
+        rel[0] = rel_diff<__nv_bfloat16>(out[0][0], out[1][0], size_t(NTH * K));
+        rel[1] = rel_diff<__nv_bfloat16>(out[0][1], out[1][1], size_t(NTH * K));
+        rel[2] = rel_diff<__nv_bfloat16>(out[0][2], out[1][2], size_t(NTH * V));
+        rel[3] = rel_diff<float>(out[0][3], out[1][3], size_t(NTH * GW));
+        rel[4] = rel_diff<float>(out[0][4], out[1][4], size_t(S * r.H * K * V));
+      }
+      std::printf("| %lld,%lld,%lld,%lld | %lld | %s | %.3f | %.3f | %.2fx | %.2e | %.2e | %.2e | %.2e | %.2e |\n",
+                  (long long)r.B, (long long)r.T, (long long)r.H, (long long)r.D, (long long)r.seqs,
+                  gate == gc::Gate::vector ? "vector" : "scalar", t_sp, t_ff, t_ff / t_sp, rel[0], rel[1], rel[2],
+                  rel[3], rel[4]);
+      std::fflush(stdout);
+      for (auto& o : out)
+        for (void* x : o) CK(cudaFree(x));
+      for (void* x : {q, k, v, dO, g, h0, dhT}) CK(cudaFree(x));
+      if (cu) CK(cudaFree(cu));
+    }
+  CK(cudaFree(flush));
+  return 0;
+}

@@ -1,0 +1,649 @@
+/// glr CUDA family, sm90 tensor-core forward split in three kernels (docs/glr.md, "Where the speed
+/// is"): everything that does not depend on the state runs in parallel over chunks; only the state
+/// pass walks, and it walks on precomputed operands.
+///   1. sm90_glr_fwd_prep  per (chunk, head):         b = chunk-local Σ g·log2e (shared memory only),
+///                                                    A (selected j <= i)             -> ws.A  [slot, H, C, C]
+///                                                    q ⊙ 2^b                          -> ws.Qg [BT, H, K]
+///                                                    k ⊙ 2^(b_last − b)               -> ws.Kd [BT, H, K]
+///                                                    2^(b_last)                       -> ws.El [slot, H, K]
+///   2. sm90_glr_fwd_walk  per (V tile, head, seq):   S ← El ⊙ S + Kdᵀ v per chunk; S entering each chunk
+///                                                    -> ws.S [slot, H, K, V], the final S -> hT
+///   3. sm90_glr_fwd_out   per (chunk, head, V tile): o = scale·(Qg·S_c + A·v)
+/// The arithmetic is glr_fwd_tc.cuh's, operation for operation (the same factored A, the same
+/// roundings to the input dtype: A, S_c, q⊙2^b, k⊙2^(b_last−b) and the factored A operands once
+/// each; fp32 b, state, sums and accumulation), so its contract analysis holds unchanged; only
+/// where each value is computed moved. Every global tile is loaded with cp.async (16-byte copies,
+/// zero-filled outside the live rows and columns; element copies where a row is not 16-byte
+/// aligned), all of a kernel's tiles in flight at once, and the walk prefetches chunk c+1 while it
+/// computes chunk c. Chunk slots: chunk c of sequence n is slot first_slot(n) + c with first_slot =
+/// n·(NT+1) (fixed length) or 2n + ⌊bos/64⌋ (varlen), as the backward numbers them (glr_bwd.cuh):
+/// unique and below slots() without reading cu_seqlens on the host. The parallel kernels launch
+/// ceil(T/64) chunk CTAs per sequence; a CTA past its sequence's end returns at once.
+#pragma once
+
+#include <mma.h>
+
+#include <cstdint>
+#include <string>
+
+#include "glr/cuda.hpp"
+#include "glr/cuda/sm90/common.cuh"
+#include "glr/cuda/sm90/glr_fwd_tc.cuh"
+
+namespace glr::cuda::sm90 {
+
+namespace fwd_split {
+
+using fwd_tc::C;
+using fwd_tc::kLog2e;
+using fwd_tc::ld_float;
+using fwd_tc::ld_half;
+using fwd_tc::align128;
+using fwd_tc::from_f;
+using fwd_tc::to_f;
+inline constexpr int kThreads = 256;
+inline constexpr int kWarps = kThreads / 32;
+
+__host__ __device__ constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Workspace layout (byte offsets), from the shape alone.
+struct Layout {
+  int64_t NT = 0, slots = 0, BT = 0;
+  size_t A = 0, S = 0, Qg = 0, Kd = 0, El = 0, bytes = 0;
+};
+
+inline size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+
+/// Columns of K per slice of the prep kernel: 64 keeps its shared tiles at 72 KB, three CTAs per SM.
+__host__ __device__ constexpr int prep_cols(int KP) { return KP < 64 ? KP : 64; }
+
+/// Chunks in flight in the walk: its per-chunk work is short, so one chunk ahead leaves it waiting on
+/// the memory latency every step.
+inline constexpr int kWalkStages = 4;
+
+/// Rows of S per walk CTA: at most 64, so that K = 128 gives two CTAs per (V tile, head, sequence).
+__host__ __device__ constexpr int walk_rows(int KP) { return KP < 64 ? KP : 64; }
+
+inline Layout layout(const Shape& s) {
+  Layout l;
+  const int64_t H = s.H < 1 ? 1 : s.H, K = s.K < 1 ? 1 : s.K, V = s.V < 1 ? 1 : s.V;
+  const int64_t N = s.sequences() < 1 ? 1 : s.sequences();
+  l.NT = cdiv(s.T < 0 ? 0 : s.T, C);
+  l.slots = s.cu_seqlens ? l.NT + 2 * N : N * (l.NT + 1);
+  l.BT = (s.cu_seqlens ? 1 : N) * (s.T < 0 ? 0 : s.T);
+  const size_t es = 2;  // bf16 / f16
+  l.A = 0;
+  l.S = l.A + align256(size_t(l.slots) * H * C * C * es);
+  l.Qg = l.S + align256(size_t(l.slots) * H * K * V * es);
+  l.Kd = l.Qg + align256(size_t(l.BT) * H * K * es);
+  l.El = l.Kd + align256(size_t(l.BT) * H * K * es);
+  l.bytes = l.El + align256(size_t(l.slots) * H * K * 4);
+  return l;
+}
+
+/// Sequence n's time range and its chunk 0's slot.
+__device__ __forceinline__ int64_t first_slot(const int64_t* cu, int64_t n, int64_t T, int64_t NT, int64_t* bos,
+                                              int64_t* eos) {
+  sequence_range(cu, n, T, bos, eos);
+  return cu ? 2 * n + *bos / C : n * (NT + 1);
+}
+
+/// 2^(b_i − b_r) for the later factor of an off-diagonal block (i > r, r the reference row):
+/// 0 where b_i and b_r are both −Inf. A −Inf gate at a step t <= r makes every later b −Inf, and
+/// −Inf − (−Inf) is NaN, yet every pair (i, j) with j < t that this factor meets decays to exactly
+/// 0 through step t (the other factor, 2^(b_r − b_j), is 0 there): the select keeps those pairs 0, as
+/// the per-pair 2^(b_i − b_j) of the FFMA kernels does. Pairs with b_j = −Inf still meet a NaN
+/// 2^(b_r − b_j) (the chunk-local cumsum cannot say how far apart two steps past a −Inf are), and a
+/// NaN b (a NaN gate) still gives NaN.
+__device__ __forceinline__ float decay_past_ref(float bi, float br) {
+  const float neg_inf = __int_as_float(0xff800000);
+  return (bi == neg_inf && br == neg_inf) ? 0.f : exp2f(bi - br);
+}
+
+/// One 16-byte cp.async (global -> shared), reading `bytes` (0..16) and zero-filling the rest.
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, int bytes) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int kPending> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+/// Starts loading rows x cols elements of T from global (row stride `stride` elements) into shared
+/// (row stride ld, 16-byte aligned rows), zero outside [0, live_rows) x [0, live_cols): 16-byte
+/// cp.async copies where src and stride are 16-byte aligned (the part of a copy past live_cols is
+/// zero-filled, never read), else element copies through registers (complete on return). The
+/// caller commits, waits and synchronizes. Out-of-range copies read nothing (src = the tile's base).
+template <int cols, class T>
+__device__ __forceinline__ void async_tile(T* dst, int ld, const T* src, int64_t stride, int rows, int live_rows,
+                                           int live_cols) {
+  constexpr int per = 16 / int(sizeof(T));
+  static_assert(cols % per == 0, "a shared row is a whole number of 16-byte copies");
+  const bool vec = reinterpret_cast<uintptr_t>(src) % 16 == 0 && (stride * int64_t(sizeof(T))) % 16 == 0;
+  if (vec) {
+    constexpr int per_row = cols / per;
+    for (int e = threadIdx.x; e < rows * per_row; e += kThreads) {
+      const int i = e / per_row, c = (e % per_row) * per;
+      const int live = (i < live_rows && c < live_cols) ? (live_cols - c < per ? live_cols - c : per) : 0;
+      cp_async16(dst + i * ld + c, live ? static_cast<const void*>(src + i * stride + c) : src,
+                 live * int(sizeof(T)));
+    }
+    return;
+  }
+#pragma unroll 4
+  for (int e = threadIdx.x; e < rows * cols; e += kThreads) {
+    const int i = e / cols, c = e % cols;
+    T x;
+    if constexpr (std::is_same_v<T, float>) x = 0.f;
+    else x = from_f<T>(0.f);
+    if (i < live_rows && c < live_cols) x = src[i * stride + c];
+    dst[i * ld + c] = x;
+  }
+}
+
+/// Stores a chunk's rows [0, nc) x columns [0, K) of f(i, kk) (rounded to E) to dst (row stride
+/// `stride`), eight columns per thread, 16-byte stores where the rows allow it.
+template <int KP, class E, class F>
+__device__ __forceinline__ void store_rows(E* dst, int64_t stride, int nc, int K, F f) {
+  const bool vec = K == KP && reinterpret_cast<uintptr_t>(dst) % 16 == 0 && (stride * 2) % 16 == 0;
+  for (int e = threadIdx.x; e < C * (KP / 8); e += kThreads) {
+    const int i = e / (KP / 8), k0 = (e % (KP / 8)) * 8;
+    if (i >= nc) continue;
+    if (vec) {
+      alignas(16) E x[8];
+#pragma unroll
+      for (int t = 0; t < 8; ++t) x[t] = from_f<E>(f(i, k0 + t));
+      *reinterpret_cast<uint4*>(dst + i * stride + k0) = *reinterpret_cast<const uint4*>(x);
+    } else {
+      for (int t = 0; t < 8 && k0 + t < K; ++t) dst[i * stride + k0 + t] = from_f<E>(f(i, k0 + t));
+    }
+  }
+}
+
+}  // namespace fwd_split
+
+/// 1. Everything of one chunk that the state does not touch; grid (NT, H, N). b = Σ_{i' <= i}
+/// g·log2e down each gate column in shared memory (rows past the chunk's end add 0, so they hold
+/// b_last; columns past K hold 0; the scalar gate's one column broadcast over KP). Vector gate: A's
+/// off-diagonal blocks as MMAs of the factored operands, diagonal blocks on FFMA; scalar gate:
+/// q·kᵀ on the lower blocks, then 2^(b_i − b_j). Then A (rounded, j > i selected to 0), q ⊙ 2^b,
+/// k ⊙ 2^(b_last − b) and 2^(b_last) to the workspace.
+template <class E, bool kScalarGate, int KP>
+__global__ void __launch_bounds__(fwd_split::kThreads, 3)
+    sm90_glr_fwd_prep(const E* __restrict__ q, const E* __restrict__ k, const float* __restrict__ g,
+                      E* __restrict__ A, E* __restrict__ Qg, E* __restrict__ Kd, float* __restrict__ El,
+                      const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t NT) {
+  using namespace fwd_split;
+  namespace wmma = nvcuda::wmma;
+  using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major>;
+  using FragBT = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::col_major>;
+  using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
+  constexpr int LQ = ld_half(KP), LB = ld_float(KP), LAF = ld_float(C);
+  constexpr size_t o_qs = 0, o_ks = o_qs + align128(size_t(C) * LQ * 2), o_bs = o_ks + align128(size_t(C) * LQ * 2),
+                   o_kr = o_bs + align128(size_t(C) * LB * 4), o_qr = o_kr + align128(size_t(3) * 16 * LQ * 2),
+                   o_af = o_qr + align128(size_t(6) * 16 * LQ * 2);
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  E* qs = reinterpret_cast<E*>(smem_raw + o_qs);
+  E* ks = reinterpret_cast<E*>(smem_raw + o_ks);
+  float* bs = reinterpret_cast<float*>(smem_raw + o_bs);
+  E* kr = reinterpret_cast<E*>(smem_raw + o_kr);
+  E* qr = reinterpret_cast<E*>(smem_raw + o_qr);
+  float* af = reinterpret_cast<float*>(smem_raw + o_af);
+
+  int64_t bos, eos;
+  const int64_t slot = first_slot(cu, blockIdx.z, T, NT, &bos, &eos) + blockIdx.x;
+  const int64_t c0 = bos + int64_t(blockIdx.x) * C, h = blockIdx.y;
+  if (c0 >= eos) return;
+  const int nc = int(eos - c0 < C ? eos - c0 : C);
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+
+  // A sums over K: K runs in slices of KP columns, A's partial sums stay in registers between them
+  // (the diagonal blocks' four per thread, the off-diagonal blocks' WMMA accumulators).
+  float diag[4] = {0.f, 0.f, 0.f, 0.f};
+  FragC acc[2];
+  wmma::fill_fragment(acc[0], 0.f);
+  wmma::fill_fragment(acc[1], 0.f);
+  for (int64_t k0 = 0; k0 < K; k0 += KP) {  // uniform per CTA
+    const int kw = int(K - k0 < KP ? K - k0 : KP);
+    if (k0 > 0) __syncthreads();  // the previous slice's shared tiles are no longer read
+    async_tile<KP>(qs, LQ, q + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+    async_tile<KP>(ks, LQ, k + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+    if constexpr (!kScalarGate) {
+      async_tile<KP>(bs, LB, g + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+    } else if (k0 == 0) {
+      for (int i = tid; i < C; i += kThreads) bs[i * LB] = i < nc ? g[(c0 + i) * H + h] : 0.f;
+    }
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+    if (!kScalarGate || k0 == 0) {
+      for (int x = tid; x < (kScalarGate ? 1 : KP); x += kThreads) {  // b, down each column, in order
+        float a = 0.f;
+#pragma unroll 8
+        for (int i = 0; i < C; ++i) {
+          a += bs[i * LB + x] * kLog2e;
+          bs[i * LB + x] = a;
+        }
+      }
+      __syncthreads();
+      if constexpr (kScalarGate) {
+        for (int e = tid; e < C * KP; e += kThreads) {
+          const int i = e / KP, kk = e % KP;
+          if (kk) bs[i * LB + kk] = bs[i * LB];
+        }
+        __syncthreads();
+      }
+    }
+
+    if constexpr (!kScalarGate) {
+      for (int e = tid; e < 3 * 16 * KP; e += kThreads) {  // kr[jb][j] = k_j 2^(b_r − b_j)
+        const int jb = e / (16 * KP), j = (e / KP) % 16, kk = e % KP;
+        const int row = 16 * jb + j, r = 16 * jb + 15;
+        kr[(jb * 16 + j) * LQ + kk] =
+            from_f<E>(to_f(ks[row * LQ + kk]) * exp2f(bs[r * LB + kk] - bs[row * LB + kk]));
+      }
+      for (int e = tid; e < 6 * 16 * KP; e += kThreads) {  // qr[p][i] = q_i 2^(b_i − b_r)
+        const int p = e / (16 * KP), i = (e / KP) % 16, kk = e % KP;
+        int ib, jb;
+        fwd_tc::pair_of(p, &ib, &jb);
+        const int row = 16 * ib + i, r = 16 * jb + 15;
+        qr[(p * 16 + i) * LQ + kk] =
+            from_f<E>(to_f(qs[row * LQ + kk]) * decay_past_ref(bs[row * LB + kk], bs[r * LB + kk]));
+      }
+      {  // diagonal block warp/2 on FFMA, j <= i only
+        const int blk = warp >> 1, i = 16 * blk + (lane & 15), j0 = 16 * blk + 4 * ((warp & 1) * 2 + (lane >> 4));
+#pragma unroll 4
+        for (int kk = 0; kk < KP; ++kk) {
+          const float qi = to_f(qs[i * LQ + kk]), bi = bs[i * LB + kk];
+#pragma unroll
+          for (int jj = 0; jj < 4; ++jj) {
+            const int j = j0 + jj;
+            if (j <= i) diag[jj] += qi * (to_f(ks[j * LQ + kk]) * exp2f(bi - bs[j * LB + kk]));
+          }
+        }
+      }
+      __syncthreads();
+      if (warp < 6) {
+        int ib, jb;
+        fwd_tc::pair_of(warp, &ib, &jb);
+#pragma unroll
+        for (int kq = 0; kq < KP; kq += 16) {
+          FragA fa;
+          FragBT fb;
+          wmma::load_matrix_sync(fa, qr + (warp * 16) * LQ + kq, LQ);
+          wmma::load_matrix_sync(fb, kr + (jb * 16) * LQ + kq, LQ);
+          wmma::mma_sync(acc[0], fa, fb, acc[0]);
+        }
+      }
+    } else {
+      for (int p = warp, t = 0; p < 10; p += kWarps, ++t) {  // lower blocks (ib >= jb)
+        int ib = 0, jb = p;
+        while (jb > ib) jb -= ++ib;
+#pragma unroll
+        for (int kq = 0; kq < KP; kq += 16) {
+          FragA fa;
+          FragBT fb;
+          wmma::load_matrix_sync(fa, qs + (16 * ib) * LQ + kq, LQ);
+          wmma::load_matrix_sync(fb, ks + (16 * jb) * LQ + kq, LQ);
+          wmma::mma_sync(acc[t], fa, fb, acc[t]);
+        }
+      }
+    }
+    store_rows<KP>(Qg + (c0 * H + h) * K + k0, H * K, nc, kw,
+                   [&](int i, int kk) { return to_f(qs[i * LQ + kk]) * exp2f(bs[i * LB + kk]); });
+    store_rows<KP>(Kd + (c0 * H + h) * K + k0, H * K, nc, kw, [&](int i, int kk) {
+      return to_f(ks[i * LQ + kk]) * exp2f(bs[(C - 1) * LB + kk] - bs[i * LB + kk]);
+    });
+    for (int kk = tid; kk < kw; kk += kThreads) El[(slot * H + h) * K + k0 + kk] = exp2f(bs[(C - 1) * LB + kk]);
+  }
+
+  if constexpr (!kScalarGate) {
+    const int blk = warp >> 1, i = 16 * blk + (lane & 15), j0 = 16 * blk + 4 * ((warp & 1) * 2 + (lane >> 4));
+#pragma unroll
+    for (int jj = 0; jj < 4; ++jj) af[i * LAF + j0 + jj] = diag[jj];
+    if (warp < 6) {
+      int ib, jb;
+      fwd_tc::pair_of(warp, &ib, &jb);
+      wmma::store_matrix_sync(af + (16 * ib) * LAF + 16 * jb, acc[0], LAF, wmma::mem_row_major);
+    }
+  } else {
+    for (int p = warp, t = 0; p < 10; p += kWarps, ++t) {
+      int ib = 0, jb = p;
+      while (jb > ib) jb -= ++ib;
+      wmma::store_matrix_sync(af + (16 * ib) * LAF + 16 * jb, acc[t], LAF, wmma::mem_row_major);
+    }
+  }
+  __syncthreads();
+  E* Aout = A + (slot * H + h) * C * C;
+  for (int e = tid; e < C * C / 8; e += kThreads) {  // select: j > i is never read
+    const int i = e / (C / 8), j0 = (e % (C / 8)) * 8;
+    alignas(16) E x[8];
+#pragma unroll
+    for (int t = 0; t < 8; ++t) {
+      const int j = j0 + t;
+      float a = 0.f;
+      if (j <= i) {
+        a = af[i * LAF + j];
+        if constexpr (kScalarGate) a = a * exp2f(bs[i * LB] - bs[j * LB]);
+      }
+      x[t] = from_f<E>(a);
+    }
+    *reinterpret_cast<uint4*>(Aout + i * C + j0) = *reinterpret_cast<const uint4*>(x);
+  }
+}
+
+/// 2. The state pass: S ← 2^(b_last) ⊙ S + (k ⊙ 2^(b_last − b))ᵀ v per chunk, both factors from
+/// the prep kernel, storing the S that enters each chunk (rounded to E: an MMA operand of the out
+/// kernel) to ws.S [slot, H, K, V] and the final S to hT. The rows of S are independent (row kk
+/// decays by its own 2^(b_last)), so a CTA owns a KT x BV tile: grid (ceil(V / BV)·ceil(K / KT), H,
+/// N). The operands of chunks c+1 … c+kWalkStages−1 are in flight (cp.async, a ring of buffers)
+/// while chunk c is computed.
+template <class E, int BV, int KP>
+__global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: the walk has few CTAs
+    sm90_glr_fwd_walk(const E* __restrict__ Kd, const E* __restrict__ v, const float* __restrict__ El,
+                      const float* __restrict__ h0, E* __restrict__ Sws, float* __restrict__ hT,
+                      const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t V, int64_t NT) {
+  using namespace fwd_split;
+  namespace wmma = nvcuda::wmma;
+  using FragAT = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::col_major>;
+  using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major>;
+  using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
+  constexpr int LQ = ld_half(KP), LV = ld_half(BV), LS = ld_float(BV);
+  constexpr size_t kd_bytes = align128(size_t(C) * LQ * 2), v_bytes = align128(size_t(C) * LV * 2),
+                   el_bytes = align128(size_t(KP) * 4);
+  constexpr int NS = kWalkStages;
+  constexpr size_t o_kd = 0, o_vs = o_kd + NS * kd_bytes, o_el = o_vs + NS * v_bytes, o_s = o_el + NS * el_bytes;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  float* S = reinterpret_cast<float*>(smem_raw + o_s);
+
+  const int tid = threadIdx.x, warp = tid / 32;
+  const int64_t nkt = cdiv(K, KP);
+  const int64_t v0 = int64_t(blockIdx.x / nkt) * BV, k0 = int64_t(blockIdx.x % nkt) * KP, h = blockIdx.y,
+                n = blockIdx.z;
+  const int vw = int(V - v0 < BV ? V - v0 : BV), kw = int(K - k0 < KP ? K - k0 : KP);
+  int64_t bos, eos;
+  const int64_t slot0 = first_slot(cu, n, T, NT, &bos, &eos);
+  auto kd_at = [&](int buf) { return reinterpret_cast<E*>(smem_raw + o_kd + buf * kd_bytes); };
+  auto vs_at = [&](int buf) { return reinterpret_cast<E*>(smem_raw + o_vs + buf * v_bytes); };
+  auto el_at = [&](int buf) { return reinterpret_cast<float*>(smem_raw + o_el + buf * el_bytes); };
+  auto prefetch = [&](int64_t c, int buf) {  // chunk c of the sequence; a group is committed always
+    const int64_t c0 = bos + c * C;
+    if (c0 < eos) {
+      const int nc = int(eos - c0 < C ? eos - c0 : C);
+      async_tile<KP>(kd_at(buf), LQ, Kd + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+      async_tile<BV>(vs_at(buf), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+      async_tile<KP>(el_at(buf), KP, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
+    }
+    cp_async_commit();
+  };
+
+#pragma unroll
+  for (int c = 0; c < NS - 1; ++c) prefetch(c, c);
+  for (int e = tid; e < KP * BV; e += kThreads) {
+    const int kk = e / BV, vv = e % BV;
+    S[kk * LS + vv] = (h0 && kk < kw && vv < vw) ? h0[((n * H + h) * K + k0 + kk) * V + v0 + vv] : 0.f;
+  }
+
+  int64_t slot = slot0, c = 0;
+  int buf = 0;
+  for (int64_t c0 = bos; c0 < eos; c0 += C, ++slot, ++c, buf = buf + 1 == NS ? 0 : buf + 1) {  // uniform per CTA
+    cp_async_wait<NS - 2>();  // this thread's copies of chunk c have landed
+    __syncthreads();  // everyone's have; every thread is done with chunk c−1, whose buffer is refilled next
+    prefetch(c + NS - 1, buf == 0 ? NS - 1 : buf - 1);
+    const E* ks = kd_at(buf);
+    const E* vs = vs_at(buf);
+    const float* el = el_at(buf);
+    E* Sout = Sws + ((slot * H + h) * K + k0) * V + v0;
+    for (int e = tid; e < KP * BV; e += kThreads) {  // store the S entering this chunk, then decay it
+      const int kk = e / BV, vv = e % BV;
+      const float s = S[kk * LS + vv];
+      if (kk < kw && vv < vw) Sout[kk * V + vv] = from_f<E>(s);
+      S[kk * LS + vv] = s * (kk < kw ? el[kk] : 1.f);
+    }
+    __syncthreads();
+    for (int t = warp; t < (KP / 16) * (BV / 16); t += kWarps) {
+      const int rt = t / (BV / 16), ct = t % (BV / 16);
+      FragC acc;
+      wmma::load_matrix_sync(acc, S + (16 * rt) * LS + 16 * ct, LS, wmma::mem_row_major);
+#pragma unroll
+      for (int jb = 0; jb < C / 16; ++jb) {
+        FragAT fa;
+        FragB fb;
+        wmma::load_matrix_sync(fa, ks + (16 * jb) * LQ + 16 * rt, LQ);
+        wmma::load_matrix_sync(fb, vs + (16 * jb) * LV + 16 * ct, LV);
+        wmma::mma_sync(acc, fa, fb, acc);
+      }
+      wmma::store_matrix_sync(S + (16 * rt) * LS + 16 * ct, acc, LS, wmma::mem_row_major);
+    }
+  }
+  __syncthreads();
+  if (hT) {
+    for (int e = tid; e < KP * BV; e += kThreads) {
+      const int kk = e / BV, vv = e % BV;
+      if (kk < kw && vv < vw) hT[((n * H + h) * K + k0 + kk) * V + v0 + vv] = S[kk * LS + vv];
+    }
+  }
+}
+
+/// 3. o = scale·((q ⊙ 2^b)·S_c + A·v): MMAs for the inter product and A's off-diagonal blocks, the
+/// diagonal blocks' A·v on FFMA over j <= i. Grid (NT, H·ceil(V / BV), N).
+template <class E, int BV, int KP>
+__global__ void __launch_bounds__(fwd_split::kThreads)
+    sm90_glr_fwd_out(const E* __restrict__ Qg, const E* __restrict__ v, const E* __restrict__ A,
+                     const E* __restrict__ Sws, E* __restrict__ o, const int64_t* __restrict__ cu, int64_t T,
+                     int64_t H, int64_t K, int64_t V, int64_t NT, float scale) {
+  using namespace fwd_split;
+  namespace wmma = nvcuda::wmma;
+  using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major>;
+  using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major>;
+  using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
+  constexpr int LQ = ld_half(KP), LV = ld_half(BV), LA = ld_half(C), LS = ld_half(BV), LO = ld_float(BV);
+  constexpr size_t o_qs = 0, o_vs = o_qs + align128(size_t(C) * LQ * 2), o_as = o_vs + align128(size_t(C) * LV * 2),
+                   o_ss = o_as + align128(size_t(C) * LA * 2), o_of = o_ss + align128(size_t(KP) * LS * 2);
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  E* qs = reinterpret_cast<E*>(smem_raw + o_qs);
+  E* vs = reinterpret_cast<E*>(smem_raw + o_vs);
+  E* as = reinterpret_cast<E*>(smem_raw + o_as);
+  E* ss = reinterpret_cast<E*>(smem_raw + o_ss);
+  float* of = reinterpret_cast<float*>(smem_raw + o_of);
+
+  const int64_t nvt = cdiv(V, BV);
+  const int64_t h = blockIdx.y / nvt, v0 = (blockIdx.y % nvt) * BV;
+  int64_t bos, eos;
+  const int64_t slot = first_slot(cu, blockIdx.z, T, NT, &bos, &eos) + blockIdx.x;
+  const int64_t c0 = bos + int64_t(blockIdx.x) * C;
+  if (c0 >= eos) return;
+  const int nc = int(eos - c0 < C ? eos - c0 : C), vw = int(V - v0 < BV ? V - v0 : BV);
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+
+  async_tile<KP>(qs, LQ, Qg + (c0 * H + h) * K, H * K, C, nc, int(K));
+  async_tile<BV>(vs, LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+  async_tile<C>(as, LA, A + (slot * H + h) * C * C, C, C, C, C);
+  async_tile<BV>(ss, LS, Sws + (slot * H + h) * K * V + v0, V, KP, int(K), vw);
+  cp_async_commit();
+  cp_async_wait<0>();
+  __syncthreads();
+  {
+    constexpr int kTiles = BV / 16 > 1 ? BV / 32 : 1;
+    const int blk = warp >> 1, ct0 = warp & 1;
+    if (ct0 < BV / 16) {
+      FragC acc[kTiles];
+#pragma unroll
+      for (int t = 0; t < kTiles; ++t) wmma::fill_fragment(acc[t], 0.f);
+#pragma unroll
+      for (int k0 = 0; k0 < KP; k0 += 16) {
+        FragA fa;
+        wmma::load_matrix_sync(fa, qs + (16 * blk) * LQ + k0, LQ);
+#pragma unroll
+        for (int t = 0; t < kTiles; ++t) {
+          FragB fb;
+          wmma::load_matrix_sync(fb, ss + k0 * LS + 16 * (ct0 + 2 * t), LS);
+          wmma::mma_sync(acc[t], fa, fb, acc[t]);
+        }
+      }
+      for (int jb = 0; jb < blk; ++jb) {
+        FragA fa;
+        wmma::load_matrix_sync(fa, as + (16 * blk) * LA + 16 * jb, LA);
+#pragma unroll
+        for (int t = 0; t < kTiles; ++t) {
+          FragB fb;
+          wmma::load_matrix_sync(fb, vs + (16 * jb) * LV + 16 * (ct0 + 2 * t), LV);
+          wmma::mma_sync(acc[t], fa, fb, acc[t]);
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < kTiles; ++t)
+        wmma::store_matrix_sync(of + (16 * blk) * LO + 16 * (ct0 + 2 * t), acc[t], LO, wmma::mem_row_major);
+    }
+  }
+  __syncthreads();
+  for (int e = lane; e < 8 * BV; e += 32) {  // warp: 8 rows of block warp/2
+    const int i = 16 * (warp >> 1) + 8 * (warp & 1) + e / BV, vv = e % BV;
+    float a = of[i * LO + vv];
+    for (int j = 16 * (warp >> 1); j <= i; ++j) a += to_f(as[i * LA + j]) * to_f(vs[j * LV + vv]);
+    if (i < nc && vv < vw) o[((c0 + i) * H + h) * V + v0 + vv] = from_f<E>(scale * a);
+  }
+}
+
+namespace fwd_split {
+
+inline Status status(const char* what, cudaError_t e) {
+  return {std::string("glr::cuda::forward (split): ") + what + ": " + cudaGetErrorName(e) + " (" +
+          cudaGetErrorString(e) + ")"};
+}
+
+template <class Kern>
+inline Status allow_smem(Kern* kernel, size_t bytes) {
+  if (bytes <= 48 * 1024) return {};
+  if (const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+      e != cudaSuccess)
+    return status("cudaFuncSetAttribute", e);
+  return {};
+}
+
+/// The three kernels' launches on p.workspace (layout(p.shape)); K <= KP, BV the walk's and out's V tile.
+template <class E, bool kScalarGate, int KP>
+Status launch_prep(const FwdParams& p, cudaStream_t stream) {
+  const Shape& s = p.shape;
+  const Layout l = layout(s);
+  if (l.NT == 0) return {};
+  auto* ws = static_cast<unsigned char*>(p.workspace);
+  constexpr int KS = prep_cols(KP), LQ = ld_half(KS), LB = ld_float(KS);
+  constexpr size_t bytes = 2 * align128(size_t(C) * LQ * 2) + align128(size_t(C) * LB * 4) +
+                           align128(size_t(3) * 16 * LQ * 2) + align128(size_t(6) * 16 * LQ * 2) +
+                           align128(size_t(C) * ld_float(C) * 4);
+  auto* kernel = &sm90_glr_fwd_prep<E, kScalarGate, KS>;
+  if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
+  kernel<<<dim3(unsigned(l.NT), unsigned(s.H), unsigned(s.sequences())), kThreads, bytes, stream>>>(
+      static_cast<const E*>(p.q), static_cast<const E*>(p.k), static_cast<const float*>(p.g),
+      reinterpret_cast<E*>(ws + l.A), reinterpret_cast<E*>(ws + l.Qg), reinterpret_cast<E*>(ws + l.Kd),
+      reinterpret_cast<float*>(ws + l.El), s.cu_seqlens, s.T, s.H, s.K, l.NT);
+  return {};
+}
+
+template <class E, int BV, int KP>
+Status launch_walk(const FwdParams& p, cudaStream_t stream) {
+  const Shape& s = p.shape;
+  const Layout l = layout(s);
+  auto* ws = static_cast<unsigned char*>(p.workspace);
+  constexpr int KT = walk_rows(KP);
+  constexpr size_t bytes = kWalkStages * (align128(size_t(C) * ld_half(KT) * 2) + align128(size_t(C) * ld_half(BV) * 2) +
+                                          align128(size_t(KT) * 4)) +
+                           align128(size_t(KT) * ld_float(BV) * 4);
+  auto* kernel = &sm90_glr_fwd_walk<E, BV, KT>;
+  if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
+  kernel<<<dim3(unsigned(cdiv(s.V, BV) * cdiv(s.K, KT)), unsigned(s.H), unsigned(s.sequences())), kThreads, bytes,
+           stream>>>(reinterpret_cast<const E*>(ws + l.Kd), static_cast<const E*>(p.v),
+                     reinterpret_cast<const float*>(ws + l.El), static_cast<const float*>(p.h0),
+                     reinterpret_cast<E*>(ws + l.S), static_cast<float*>(p.hT), s.cu_seqlens, s.T, s.H, s.K, s.V,
+                     l.NT);
+  return {};
+}
+
+template <class E, int BV, int KP>
+Status launch_out(const FwdParams& p, cudaStream_t stream) {
+  const Shape& s = p.shape;
+  const Layout l = layout(s);
+  if (l.NT == 0) return {};
+  auto* ws = static_cast<unsigned char*>(p.workspace);
+  constexpr size_t bytes = align128(size_t(C) * ld_half(KP) * 2) + align128(size_t(C) * ld_half(BV) * 2) +
+                           align128(size_t(C) * ld_half(C) * 2) + align128(size_t(KP) * ld_half(BV) * 2) +
+                           align128(size_t(C) * ld_float(BV) * 4);
+  auto* kernel = &sm90_glr_fwd_out<E, BV, KP>;
+  if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
+  kernel<<<dim3(unsigned(l.NT), unsigned(s.H * cdiv(s.V, BV)), unsigned(s.sequences())), kThreads, bytes, stream>>>(
+      reinterpret_cast<const E*>(ws + l.Qg), static_cast<const E*>(p.v), reinterpret_cast<const E*>(ws + l.A),
+      reinterpret_cast<const E*>(ws + l.S), static_cast<E*>(p.o), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT,
+      float(p.scale));
+  return {};
+}
+
+/// Which tiles a shape runs with: KP (K padded: 32, 64, 128 or 256) and BV (the walk's and out's
+/// V tile: the widest whose walk grid, V tiles x K tiles x heads x sequences, still fills the device).
+struct Tiles {
+  int KP = 0, BV = 0;
+};
+inline Tiles tiles(const Shape& s) {
+  Tiles t;
+  t.KP = s.K <= 32 ? 32 : s.K <= 64 ? 64 : s.K <= 128 ? 128 : 256;
+  const int64_t walkers = s.H * s.sequences() * cdiv(s.K, walk_rows(t.KP)), sms = fwd_tc::sm_count();
+  t.BV = s.V > 32 && cdiv(s.V, 64) * walkers >= sms ? 64 : s.V > 16 && cdiv(s.V, 32) * walkers >= sms ? 32 : 16;
+  return t;
+}
+
+/// Calls f(kp, bv) with the shape's tiles as std::integral_constant<int, …> (compile-time in f).
+template <class F>
+Status with_tiles(const Shape& s, F&& f) {
+  const Tiles t = tiles(s);
+  auto by_bv = [&](auto kp) -> Status {
+    if (t.BV == 64) return f(kp, std::integral_constant<int, 64>{});
+    if (t.BV == 32) return f(kp, std::integral_constant<int, 32>{});
+    return f(kp, std::integral_constant<int, 16>{});
+  };
+  if (t.KP == 32) return by_bv(std::integral_constant<int, 32>{});
+  if (t.KP == 64) return by_bv(std::integral_constant<int, 64>{});
+  if (t.KP == 128) return by_bv(std::integral_constant<int, 128>{});
+  return by_bv(std::integral_constant<int, 256>{});
+}
+
+/// prep then walk: A, q⊙2^b, k⊙2^(b_last−b), 2^(b_last) and every chunk's incoming S in the
+/// workspace, the final S to p.hT (the backward's first two steps as well).
+template <class E, bool kScalarGate>
+Status launch_states(const FwdParams& p, cudaStream_t stream) {
+  return with_tiles(p.shape, [&](auto kp, auto bv) -> Status {
+    constexpr int KP = decltype(kp)::value, BV = decltype(bv)::value;
+    if (Status st = launch_prep<E, kScalarGate, KP>(p, stream); !st.ok()) return st;
+    return launch_walk<E, BV, KP>(p, stream);
+  });
+}
+
+template <class E, bool kScalarGate>
+Status launch_gate(const FwdParams& p, cudaStream_t stream) {
+  if (Status st = launch_states<E, kScalarGate>(p, stream); !st.ok()) return st;
+  if (Status st = with_tiles(p.shape,
+                             [&](auto kp, auto bv) -> Status {
+                               return launch_out<E, decltype(bv)::value, decltype(kp)::value>(p, stream);
+                             });
+      !st.ok())
+    return st;
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return status("launch", e);
+  return {};
+}
+
+/// Whether the split forward takes this shape: bf16 and f16 inputs, K <= 256, chunk 64.
+inline constexpr int64_t kMaxK = 256;
+inline bool takes(const Shape& s) {
+  return (s.dtype == DType::bf16 || s.dtype == DType::f16) && s.K <= kMaxK && s.chunk == C;
+}
+
+inline size_t workspace_bytes(const Shape& s) { return takes(s) ? layout(s).bytes : 0; }
+
+template <class E>
+Status launch(const FwdParams& p, cudaStream_t stream) {
+  return p.shape.gate == Gate::scalar ? launch_gate<E, true>(p, stream) : launch_gate<E, false>(p, stream);
+}
+
+}  // namespace fwd_split
+
+}  // namespace glr::cuda::sm90
