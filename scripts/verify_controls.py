@@ -18,11 +18,17 @@ def parse_controls(backend):
         text = re.sub(r"#.*", "", lst.read_text())
         for body in re.findall(r"kcv_control\s*\((.*?)\)", text, re.S):
             words = shlex.split(body.replace("${CONTROL_DIR}", str(lst.parent)))
-            c, key = {"FAILS": [], "PASSES": [], "ARGS": [], "BACKEND": "cpu"}, None
+            # Every keyword of kcv_control (tests/controls.cmake) ends the list before it, those this
+            # script does not judge (OWN, LIBRARY: a failing gate's convention) included.
+            lists = ("FAILS", "PASSES", "ARGS", "OWN", "LIBRARY", "TIMEOUTS")
+            c, key = {k: [] for k in lists}, None
+            c["BACKEND"] = "cpu"
             for w in words:
-                if w in ("NAME", "OP", "CANDIDATE", "EXPECT", "FAILS", "PASSES", "BACKEND", "ARGS"):
+                if w == "PARSE_REPORTS":  # an option: no value
+                    key = None
+                elif w in ("NAME", "OP", "CANDIDATE", "EXPECT", "BACKEND") + lists:
                     key = w
-                elif key in ("FAILS", "PASSES", "ARGS"):
+                elif key in lists:
                     c[key].append(w)
                 elif key:
                     c[key] = w
@@ -46,8 +52,11 @@ def run_one(kcv, backend, c, timeout, reports=None):
         failing = [g["id"] + ("" if g["verdict"] == "FAIL" else f" ({g['verdict']})")
                    for g in r["gates"] if g["verdict"] != "PASS"]
         by_id = {g["id"]: g["verdict"] for g in r["gates"]}
+        convention = {g["id"]: g.get("convention") for g in r["gates"]}
         ok = (r["verdict"] == c["EXPECT"] and all(by_id.get(g) not in ("PASS", "SKIPPED", None) for g in c["FAILS"])
-              and all(by_id.get(g) == "PASS" for g in c["PASSES"]))
+              and all(by_id.get(g) == "PASS" for g in c["PASSES"])
+              and all(convention.get(g) == "own" for g in c["OWN"])
+              and all(convention.get(g) == "library" for g in c["LIBRARY"]))
         gate_s = sum(g["seconds"] for g in r["gates"])
         ratios = [g["worst"]["error"] / g["worst"]["bound"] for g in r["gates"]
                   if "worst" in g and g["worst"]["bound"] > 0]
@@ -79,6 +88,8 @@ def main():
     for r in results:
         exp = r["EXPECT"] + (f" ({', '.join(r['FAILS'])})" if r["FAILS"] else "")
         exp += f"; passes {', '.join(r['PASSES'])}" if r["PASSES"] else ""
+        exp += f"; own: {', '.join(r['OWN'])}" if r["OWN"] else ""
+        exp += f"; library: {', '.join(r['LIBRARY'])}" if r["LIBRARY"] else ""
         lines.append(f"| {r['NAME']} | {exp} | {r['verdict']} | {', '.join(r['failing']) or '-'} | "
                      f"{'-' if r.get('worst') is None else format(r['worst'], '.3g')} | {r['gate_s']:.1f} | {r['wall']:.1f} | {'as expected' if r['ok'] else '**unexpected**'} |")
     bad = [r for r in results if not r["ok"]]

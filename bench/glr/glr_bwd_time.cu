@@ -17,6 +17,7 @@
 #include <random>
 #include <vector>
 
+#include "device_fill.cuh"
 #include "glr/cuda/api_impl.cuh"
 
 namespace {
@@ -114,19 +115,6 @@ int main(int argc, char** argv) {
       ++row_no;
       const int64_t BT = r.B * r.T, NTH = BT * r.H, K = r.D, V = r.D, S = r.seqs ? r.seqs : r.B;
       const int64_t GW = gate == gc::Gate::vector ? K : 1;
-      std::normal_distribution<float> nd(0.f, 1.f);
-      auto bf = [&](int64_t n) {
-        std::vector<__nv_bfloat16> x(static_cast<size_t>(n));
-        for (auto& e : x) e = __float2bfloat16(nd(rng));
-        return x;
-      };
-      auto fl = [&](int64_t n) {
-        std::vector<float> x(static_cast<size_t>(n));
-        for (auto& e : x) e = nd(rng);
-        return x;
-      };
-      std::vector<float> hg(size_t(NTH * GW));
-      for (auto& x : hg) x = -std::log1p(std::exp(-nd(rng))) / 16.f;  // logsigmoid(N(0,1)) / 16, as the fwd bench
       void* q = dmalloc(NTH * K * 2);
       void* k = dmalloc(NTH * K * 2);
       void* v = dmalloc(NTH * V * 2);
@@ -134,13 +122,16 @@ int main(int argc, char** argv) {
       void* g = dmalloc(NTH * GW * 4);
       void* h0 = dmalloc(S * r.H * K * V * 4);
       void* dhT = dmalloc(S * r.H * K * V * 4);
-      upload(q, bf(NTH * K));
-      upload(k, bf(NTH * K));
-      upload(v, bf(NTH * V));
-      upload(dO, bf(NTH * V));
-      upload(g, hg);
-      upload(h0, fl(S * r.H * K * V));
-      upload(dhT, fl(S * r.H * K * V));
+      // Filled on the device (device_fill.cuh): the host's normal draws took minutes at the largest shapes.
+      namespace gb = glr_bench;
+      const uint64_t seed = 1000 * uint64_t(row_no);
+      CK(gb::fill(static_cast<__nv_bfloat16*>(q), NTH * K, seed + 1));
+      CK(gb::fill(static_cast<__nv_bfloat16*>(k), NTH * K, seed + 2));
+      CK(gb::fill(static_cast<__nv_bfloat16*>(v), NTH * V, seed + 3));
+      CK(gb::fill(static_cast<__nv_bfloat16*>(dO), NTH * V, seed + 4));
+      CK(gb::fill(static_cast<float*>(g), NTH * GW, seed + 5, gb::Fill::gate));  // logsigmoid(N(0,1)) / 16
+      CK(gb::fill(static_cast<float*>(h0), S * r.H * K * V, seed + 6));
+      CK(gb::fill(static_cast<float*>(dhT), S * r.H * K * V, seed + 7));
       void* out[2][5];  // [split, ffma][dq, dk, dv, dg, dh0]
       for (auto& o : out) {
         o[0] = dmalloc(NTH * K * 2);

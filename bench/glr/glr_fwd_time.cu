@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "device_fill.cuh"
 #include "glr/cuda/api_impl.cuh"
 
 namespace {
@@ -72,13 +73,6 @@ int main(int argc, char** argv) {
   for (const ShapeRow& r : rows) {
     if (row_no++ >= max_rows) break;
     const int64_t N = r.B * r.T * r.H, K = r.D, V = r.D;
-    std::vector<__nv_bfloat16> hq(N * K), hk(N * K), hv(N * V);
-    std::vector<float> hg(N * K);
-    std::normal_distribution<float> nd(0.f, 1.f);
-    for (auto& x : hq) x = __float2bfloat16(nd(rng));
-    for (auto& x : hk) x = __float2bfloat16(nd(rng));
-    for (auto& x : hv) x = __float2bfloat16(nd(rng));
-    for (auto& x : hg) x = -std::log1p(std::exp(-nd(rng))) / 16.f;  // logsigmoid(N(0,1)) / 16, as the benchmark
     void *q, *k, *v, *g, *o1, *o2;
     CK(cudaMalloc(&q, N * K * 2));
     CK(cudaMalloc(&k, N * K * 2));
@@ -86,10 +80,12 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&g, N * K * 4));
     CK(cudaMalloc(&o1, N * V * 2));
     CK(cudaMalloc(&o2, N * V * 2));
-    CK(cudaMemcpy(q, hq.data(), N * K * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(k, hk.data(), N * K * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(v, hv.data(), N * V * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(g, hg.data(), N * K * 4, cudaMemcpyHostToDevice));
+    // Filled on the device (device_fill.cuh): the host's normal draws took minutes at the largest shapes.
+    const uint64_t seed = 1000 * uint64_t(row_no);
+    CK(glr_bench::fill(static_cast<__nv_bfloat16*>(q), N * K, seed + 1));
+    CK(glr_bench::fill(static_cast<__nv_bfloat16*>(k), N * K, seed + 2));
+    CK(glr_bench::fill(static_cast<__nv_bfloat16*>(v), N * V, seed + 3));
+    CK(glr_bench::fill(static_cast<float*>(g), N * K, seed + 4, glr_bench::Fill::gate));  // logsigmoid(N(0,1)) / 16
     int64_t* cu = nullptr;
     gc::FwdParams p;
     p.shape.B = r.B;

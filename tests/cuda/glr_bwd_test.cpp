@@ -649,6 +649,54 @@ TEST(GlrCudaBwdSplit, SizesK) {
   }
 }
 
+// K in tiles of 64 in kernels 3 (dstate) and 4 (dqk): K just past a tile (65), a part tile (96,
+// 100), two whole tiles (128), one tile (33, 64); V around dqk's V-loop tile (32) and dstate's V
+// tiles; both gates (the scalar gate's dg adds the K tiles' partials in kernel 5, dv), varlen and the
+// −20 gates at two tiles.
+TEST(GlrCudaBwdSplit, KTiles) {
+  REQUIRE_GPU();
+  const int64_t Ks[] = {33, 64, 65, 96, 100, 128};
+  const int64_t Vs[] = {45, 31, 128, 33, 200, 64};
+  int i = 0;
+  for (int j = 0; j < 6; ++j)
+    for (Gate gate : {Gate::vector, Gate::scalar}) {
+      Case c;
+      c.B = 2;
+      c.H = 2;
+      c.T = j % 2 ? 130 : 77;
+      c.K = Ks[j];
+      c.V = Vs[j];
+      c.dtype = i % 2 ? DType::f16 : DType::bf16;
+      c.gate = gate;
+      c.own_stream = i % 3 == 0;
+      c.seed = 2050 + i++;
+      expect_pass(c);
+    }
+  for (Gate gate : {Gate::vector, Gate::scalar}) {
+    Case c;  // varlen, an empty and a length-1 sequence, K = 65 + 31 (two tiles)
+    c.cu = {0, 0, 1, 65, 65, 130, 200, 200};
+    c.T = 200;
+    c.H = 2;
+    c.K = 96;
+    c.V = 70;
+    c.dtype = gate == Gate::scalar ? DType::f16 : DType::bf16;
+    c.gate = gate;
+    c.seed = 2070 + int(gate);
+    expect_pass(c);
+    Case x;  // the −20 gates at two K tiles
+    x.B = 1;
+    x.H = 2;
+    x.T = 200;
+    x.K = 128;
+    x.V = 40;
+    x.gv = Case::GateValues::mixed_m20;
+    x.gate = gate;
+    x.dtype = gate == Gate::scalar ? DType::bf16 : DType::f16;
+    x.seed = 2080 + int(gate);
+    expect_pass(x);
+  }
+}
+
 TEST(GlrCudaBwdSplit, SizesV) {
   REQUIRE_GPU();
   const int64_t Ks[] = {32, 13, 128, 1, 127, 64, 3, 100, 128};
@@ -760,13 +808,14 @@ TEST(GlrCudaBwdSplit, GateExtremes) {
 TEST(GlrCudaBwdSplit, WideGridsPickWiderWalkTiles) {
   REQUIRE_GPU();
   // H·N >= 132: the walks take V tiles of 64 (V = 128, 48) or 32 (V = 40) on an H200.
-  const int64_t Hs[] = {34, 34, 17}, Vs[] = {128, 48, 40}, Bs[] = {4, 4, 4};
-  for (int i = 0; i < 3; ++i) {
+  // K = 128 (two K tiles) with H·N = 68: V tiles of 64 in dstate and the forward's walk.
+  const int64_t Hs[] = {34, 34, 17, 17}, Vs[] = {128, 48, 40, 128}, Bs[] = {4, 4, 4, 4}, Ks[] = {64, 64, 64, 128};
+  for (int i = 0; i < 4; ++i) {
     Case c;
     c.B = Bs[i];
     c.H = Hs[i];
     c.T = 70;
-    c.K = 64;
+    c.K = Ks[i];
     c.V = Vs[i];
     c.dtype = i == 1 ? DType::f16 : DType::bf16;
     c.gate = i == 2 ? Gate::scalar : Gate::vector;
@@ -811,7 +860,7 @@ TEST(GlrCudaBwdSplit, NegInfGateMidBlockLeavesEarlierRowsFinite) {
       Case c;
       c.T = 64;
       c.H = 2;
-      c.K = 64;
+      c.K = dt == DType::bf16 ? 64 : 100;  // one K tile; two (64 + 36)
       c.V = 48;
       c.gate = gate;
       c.dtype = dt;

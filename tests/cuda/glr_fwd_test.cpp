@@ -101,12 +101,16 @@ struct Case {
   bool own_stream = false;
   int chunk = 64;
   uint64_t seed = 1;
+  int gates = 0;                       // 0: log sigmoid(2 + 1.5·N(0,1)); 1: the diagonal-form mix (make_inputs)
+  int64_t minf_t = -1, minf_k = -1;    // a −Inf gate at (b 0, t, h 0, k) when minf_t >= 0 (B = H = 1)
 
   std::string str() const {
     std::ostringstream s;
     s << "B=" << B << " T=" << T << " H=" << H << " K=" << K << " V=" << V
       << (gate == Gate::scalar ? " scalar" : " vector") << " " << name(dtype) << " chunk=" << chunk
-      << (h0 ? "" : " h0=null") << (hT ? "" : " hT=null") << (own_stream ? " stream=created" : " stream=0");
+      << (h0 ? "" : " h0=null") << (hT ? "" : " hT=null") << (own_stream ? " stream=created" : " stream=0")
+      << (gates ? " gates=mix" : "");
+    if (minf_t >= 0) s << " g[t=" << minf_t << ", k=" << minf_k << "]=-Inf";
     if (!cu.empty()) {
       s << " cu_seqlens=[";
       for (size_t i = 0; i < cu.size(); ++i) s << (i ? "," : "") << cu[i];
@@ -149,11 +153,29 @@ FwdRun make_inputs(const Case& c) {
     for (int64_t i = 0; i < n; ++i) wide[i] = store(bytes.data(), i, draw(), c.dtype, state);
   };
   auto normal = [&] { return N01(rng); };
-  auto gate = [&] { return -std::log1p(std::exp(-(2 + 1.5 * N01(rng)))); };
+  int64_t gi = 0;  // the element of g drawn next ([B, T, H, K] or [B, T, H])
+  auto gate = [&] {
+    const int64_t n = gi++;
+    const double normal_gate = -std::log1p(std::exp(-(2 + 1.5 * N01(rng))));
+    if (c.gates == 0 || c.gate == Gate::scalar) return normal_gate;
+    // The split prep kernel factors a diagonal 16-block's decay per column where |b − b_ρ| <= 32
+    // (diag_decay.hpp) and keeps the per-pair form elsewhere: columns of each kind side by side.
+    const int64_t kk = n % c.K, t = (n / (c.H * c.K)) % c.T;
+    switch (kk % 4) {
+      case 0: return -20.0;                                   // every block per pair
+      case 1: return normal_gate;                             // factored
+      case 2: return -1.3;                                    // factored, |b − b_ρ| up to 30
+      default: return t % 64 == 20 ? -30.0 : normal_gate;     // block 1 of a chunk per pair, the others factored
+    }
+  };
   fill(r.q, r.qd, p.qk_elems(), false, normal);
   fill(r.k, r.kd, p.qk_elems(), false, normal);
   fill(r.v, r.vd, p.v_elems(), false, normal);
   fill(r.g, r.gd, p.g_elems(), true, gate);
+  if (c.minf_t >= 0) {
+    const size_t at = size_t(c.minf_t * c.K + c.minf_k);
+    r.gd[at] = store(r.g.data(), at, -INFINITY, c.dtype, true);
+  }
   fill(r.h0, r.h0d, p.state_elems(), true, normal);
   r.scale = c.dtype == DType::f64 ? 1.0 / std::sqrt(double(c.K)) : double(float(1.0 / std::sqrt(double(c.K))));
   return r;
@@ -285,8 +307,18 @@ void check_case(const Case& c) {
   in.scale = r.scale;
   const glr::FwdResult ref = glr::reference_fwd(r.p, in);
   Judgement j;
-  judge("o", r.o, ref.o, c.dtype, false, j);
-  if (c.hT) judge("hT", r.hT, ref.hT, c.dtype, true, j);
+  if (c.minf_t >= 0) {  // rows before the −Inf gate only (B = H = 1): the later ones may hold NaN
+    const size_t n = size_t(c.minf_t * c.V);
+    glr::Estimate head = ref.o;
+    for (auto* v : {&head.value, &head.mag, &head.depth, &head.amp, &head.under, &head.op, &head.opu, &head.ovf})
+      v->resize(n);
+    head.classes.resize(n);
+    const std::vector<unsigned char> got(r.o.begin(), r.o.begin() + n * io_bytes(c.dtype));
+    judge("o", got, head, c.dtype, false, j);
+  } else {
+    judge("o", r.o, ref.o, c.dtype, false, j);
+    if (c.hT) judge("hT", r.hT, ref.hT, c.dtype, true, j);
+  }
   EXPECT_EQ(j.bad, 0) << j.bad << " of " << j.checked << " elements outside the bound (worst err/bound " << j.worst
                       << "):" << j.first_bad;
   EXPECT_LE(j.worst, 1.0);
@@ -397,6 +429,48 @@ TEST(GlrCudaFwd, TwoRunsAreBitwiseEqual) {
       ASSERT_NO_FATAL_FAILURE(run_device(c, b));
       EXPECT_TRUE(a.o == b.o) << c.str() << ": o differs between two runs";
       EXPECT_TRUE(a.hT == b.hT) << c.str() << ": hT differs between two runs";
+    }
+}
+
+TEST(GlrCudaFwd, GateExtremesTakeBothDiagonalForms) {
+  // Columns whose diagonal blocks the split prep kernel factors and columns it keeps per pair, side
+  // by side in one chunk, at K in one, two and eight slices of 32 (a partial last one at 37).
+  SKIP_WITHOUT_GPU();
+  uint64_t seed = 600;
+  for (DType d : {DType::bf16, DType::f16})
+    for (auto [K, V] : {std::pair<int64_t, int64_t>{128, 64}, {37, 40}, {256, 32}}) {
+      Case c;
+      c.B = 2; c.T = 200; c.H = 2; c.K = K; c.V = V; c.dtype = d; c.gates = 1; c.seed = ++seed;
+      check_case(c);
+    }
+}
+
+TEST(GlrCudaFwd, MinusInfGateLeavesEarlierRowsFinite) {
+  // A −Inf gate at step t: the chunk-local decays past it may hold −Inf − (−Inf) (the nonfinite
+  // gate accepts NaN there), but every row before t is finite and within the bound; t mid-block,
+  // at a block's first row, in the last block, and at step 1.
+  SKIP_WITHOUT_GPU();
+  uint64_t seed = 700;
+  for (DType d : {DType::bf16, DType::f16})
+    for (int64_t t : {23, 16, 50, 1}) {
+      Case c;
+      c.B = 1; c.T = 64; c.H = 1; c.K = 40; c.V = 32; c.dtype = d; c.seed = ++seed; c.minf_t = t; c.minf_k = 5;
+      check_case(c);
+    }
+}
+
+TEST(GlrCudaFwd, TheBenchmarksVTiles) {
+  // The split's walk and out kernels take V tiles of 64 or 32 only when their grid fills the device
+  // (fwd_split::tiles): every shape above runs tiles of 16. On an H200 (132 SMs) these run 64
+  // (B·H·ceil(K/64) = 136 walkers, V = 100: a partial second tile) and 32 (68 walkers), as the
+  // benchmark's shapes do; T = 130 ends in a partial chunk.
+  SKIP_WITHOUT_GPU();
+  uint64_t seed = 800;
+  for (DType d : {DType::bf16, DType::f16})
+    for (auto [B, V] : {std::pair<int64_t, int64_t>{4, 100}, {2, 64}}) {
+      Case c;
+      c.B = B; c.T = 130; c.H = 17; c.K = 128; c.V = V; c.dtype = d; c.seed = ++seed;
+      check_case(c);
     }
 }
 

@@ -2,6 +2,7 @@
 /// is"): everything that does not depend on the state runs in parallel over chunks; only the state
 /// pass walks, and it walks on precomputed operands.
 ///   1. sm90_glr_fwd_prep  per (chunk, head):         b = chunk-local Σ g·log2e (shared memory only),
+///      (_scalar: the scalar gate)
 ///                                                    A (selected j <= i)             -> ws.A  [slot, H, C, C]
 ///                                                    q ⊙ 2^b                          -> ws.Qg [BT, H, K]
 ///                                                    k ⊙ 2^(b_last − b)               -> ws.Kd [BT, H, K]
@@ -9,10 +10,18 @@
 ///   2. sm90_glr_fwd_walk  per (V tile, head, seq):   S ← El ⊙ S + Kdᵀ v per chunk; S entering each chunk
 ///                                                    -> ws.S [slot, H, K, V], the final S -> hT
 ///   3. sm90_glr_fwd_out   per (chunk, head, V tile): o = scale·(Qg·S_c + A·v)
-/// The arithmetic is glr_fwd_tc.cuh's, operation for operation (the same factored A, the same
-/// roundings to the input dtype: A, S_c, q⊙2^b, k⊙2^(b_last−b) and the factored A operands once
-/// each; fp32 b, state, sums and accumulation), so its contract analysis holds unchanged; only
-/// where each value is computed moved. Every global tile is loaded with cp.async (16-byte copies,
+/// The arithmetic is glr_fwd_tc.cuh's, operation for operation, with one exception: the vector-gate
+/// prep forms the decay of A's diagonal 16-blocks (fp32, on FFMA, as there) per column as
+/// 2^(b_i − b_ρ)·2^(b_ρ − b_j), ρ the row before the block, where every |b − b_ρ| of the block's
+/// column is <= 32, and per pair as there elsewhere (diag_decay.hpp: the same Inf/NaN classes; a few
+/// fp32 ulps apart), and sums those blocks over K in two halves per 32-column slice. The roundings
+/// to the input dtype are unchanged (A, S_c, q⊙2^b, k⊙2^(b_last−b) and the factored off-diagonal
+/// A operands once each; fp32 b, diagonal factors, state, sums and accumulation), so the contract
+/// analysis holds unchanged; A's off-diagonal blocks, q⊙2^b, k⊙2^(b_last−b) and 2^(b_last) are
+/// the fused kernel's bits. The factored prep was compiled for sm_90a/sm_100a and its factoring
+/// emulated on the host (tests/unit/glr/diag_decay_test.cpp); on the H200 (session 15, call C)
+/// glr_cuda_tests pass (33/33) — the 12 gates on this build are owed.
+/// Every global tile is loaded with cp.async (16-byte copies,
 /// zero-filled outside the live rows and columns; element copies where a row is not 16-byte
 /// aligned), all of a kernel's tiles in flight at once, and the walk prefetches chunk c+1 while it
 /// computes chunk c. Chunk slots: chunk c of sequence n is slot first_slot(n) + c with first_slot =
@@ -28,6 +37,7 @@
 
 #include "glr/cuda.hpp"
 #include "glr/cuda/sm90/common.cuh"
+#include "glr/cuda/sm90/diag_decay.hpp"
 #include "glr/cuda/sm90/glr_fwd_tc.cuh"
 
 namespace glr::cuda::sm90 {
@@ -54,8 +64,43 @@ struct Layout {
 
 inline size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 
-/// Columns of K per slice of the prep kernel: 64 keeps its shared tiles at 72 KB, three CTAs per SM.
-__host__ __device__ constexpr int prep_cols(int KP) { return KP < 64 ? KP : 64; }
+/// Columns of K per slice of the vector-gate prep kernel: 32 keeps its shared memory at 48 KB, four
+/// CTAs per SM (PrepSmem).
+inline constexpr int kPrepCols = 32;
+
+/// Columns of K per slice of the scalar-gate prep kernel: 64 keeps its shared tiles at 52 KB.
+__host__ __device__ constexpr int prep_scalar_cols(int KP) { return KP < 64 ? KP : 64; }
+
+/// Shared memory of sm90_glr_fwd_prep (byte offsets), KS columns of K per slice.
+template <int KS>
+struct PrepSmem {
+  static constexpr int LQ = ld_half(KS), LB = ld_float(KS), LX = ld_float(C), LAF = ld_float(C);
+  static constexpr size_t qs = 0;                                 // q slice               [C, KS]    (E)
+  static constexpr size_t ks = qs + align128(size_t(C) * LQ * 2);   // k slice               [C, KS]    (E)
+  static constexpr size_t bs = ks + align128(size_t(C) * LQ * 2);   // g·log2e, then b       [C, KS]    (fp32)
+  static constexpr size_t kr = bs + align128(size_t(C) * LB * 4);   // k_j 2^(b_r − b_j)     [3·16, KS] (E)
+  static constexpr size_t qr = kr + align128(size_t(3) * 16 * LQ * 2);  // q_i 2^(b_i − b_r) [6·16, KS] (E)
+  static constexpr size_t fl = qr + align128(size_t(6) * 16 * LQ * 2);  // factored or not   [4, KS]    (int)
+  static constexpr size_t xt = fl + align128(size_t(4) * KS * 4);   // x, transposed         [KS, C]    (fp32)
+  static constexpr size_t yt = xt + align128(size_t(KS) * LX * 4);  // y, transposed         [KS, C]    (fp32)
+  static constexpr size_t af = xt;                                // A after the last slice [C, C]    (fp32)
+  static constexpr size_t end_xy = yt + align128(size_t(KS) * LX * 4), end_af = af + align128(size_t(C) * LAF * 4);
+  static constexpr size_t bytes = end_xy > end_af ? end_xy : end_af;
+};
+
+/// Shared memory of sm90_glr_fwd_out (byte offsets): the fp32 sums of the MMAs take the place of
+/// q ⊙ 2^b once every warp has read it (53 KB at K = 128, V tile 64: four CTAs per SM, not three).
+template <int KP, int BV>
+struct OutSmem {
+  static constexpr int LQ = ld_half(KP), LV = ld_half(BV), LA = ld_half(C), LS = ld_half(BV), LO = ld_float(BV);
+  static constexpr size_t qs_bytes = align128(size_t(C) * LQ * 2), of_bytes = align128(size_t(C) * LO * 4);
+  static constexpr size_t qs = 0;                                               // q ⊙ 2^b   [C, KP] (E)
+  static constexpr size_t of = 0;                                               // then o's MMA sums [C, BV] (fp32)
+  static constexpr size_t vs = qs_bytes > of_bytes ? qs_bytes : of_bytes;       // v tile    [C, BV] (E)
+  static constexpr size_t as = vs + align128(size_t(C) * LV * 2);               // A         [C, C]  (E)
+  static constexpr size_t ss = as + align128(size_t(C) * LA * 2);               // S_c tile  [KP, BV] (E)
+  static constexpr size_t bytes = ss + align128(size_t(KP) * LS * 2);
+};
 
 /// Chunks in flight in the walk: its per-chunk work is short, so one chunk ahead leaves it waiting on
 /// the memory latency every step.
@@ -163,14 +208,28 @@ __device__ __forceinline__ void store_rows(E* dst, int64_t stride, int nc, int K
 
 }  // namespace fwd_split
 
-/// 1. Everything of one chunk that the state does not touch; grid (NT, H, N). b = Σ_{i' <= i}
-/// g·log2e down each gate column in shared memory (rows past the chunk's end add 0, so they hold
-/// b_last; columns past K hold 0; the scalar gate's one column broadcast over KP). Vector gate: A's
-/// off-diagonal blocks as MMAs of the factored operands, diagonal blocks on FFMA; scalar gate:
-/// q·kᵀ on the lower blocks, then 2^(b_i − b_j). Then A (rounded, j > i selected to 0), q ⊙ 2^b,
-/// k ⊙ 2^(b_last − b) and 2^(b_last) to the workspace.
-template <class E, bool kScalarGate, int KP>
-__global__ void __launch_bounds__(fwd_split::kThreads, 3)
+/// 1a. Everything of one chunk that the state does not touch, vector gate; grid (NT, H, N). K runs in
+/// slices of KS = 32 columns (48 KB of shared memory, four CTAs per SM); per slice:
+///   - b = Σ_{i' <= i} g·log2e down each column, in order, in shared memory (rows past the chunk's
+///     end add 0, so they hold b_last; columns past K hold 0);
+///   - one pass over the slice, thread = (block ib = warp/2, rows 8·(warp%2) .. +7 of it, column
+///     lane): q ⊙ 2^b and k ⊙ 2^(b_last − b) to the workspace; the off-diagonal blocks' operands
+///     q_i 2^(b_i − b_r) and k_j 2^(b_r − b_j) (rounded; r = the last row of block jb, so both
+///     exponents are <= 0); the diagonal block's fp32 factors x_i = q_i 2^(b_i − b_ρ) and
+///     y_j = k_j 2^(b_ρ − b_j), ρ = the row before block ib (b_ρ = 0 for block 0), where every
+///     |b_i − b_ρ| of the block's column is <= diag_decay::kSpan (its flag 1), else x = q and y = k (flag 0);
+///   - A's off-diagonal blocks as WMMAs of those operands (warps 0-5, one block pair each, the
+///     accumulators in registers across slices); the diagonal blocks on FFMA, a warp = block warp/2
+///     and half the slice's columns, a thread = a 4x2 tile: x_i·y_j where the flag is 1, else
+///     x_i·(y_j·2^(b_i − b_j)), the per-pair form of the fused kernel.
+/// After the last slice the two halves' partial sums are added (first + second); then A (rounded,
+/// j > i selected to 0) to the workspace.
+/// NOTES: the factored diagonal is what makes this kernel fast: the per-pair form costs an exp2f
+/// per (i, j, k), 16x the factors' one per (i, k), and the old kernel spent most of its time there.
+/// Why it is safe (nonfinite classes, range, accuracy): diag_decay.hpp. Slices of 32 columns keep
+/// four CTAs per SM within 64 registers; the diagonal's two halves keep its flag uniform per warp.
+template <class E, int KS>
+__global__ void __launch_bounds__(fwd_split::kThreads, 4)
     sm90_glr_fwd_prep(const E* __restrict__ q, const E* __restrict__ k, const float* __restrict__ g,
                       E* __restrict__ A, E* __restrict__ Qg, E* __restrict__ Kd, float* __restrict__ El,
                       const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t NT) {
@@ -179,17 +238,19 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 3)
   using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major>;
   using FragBT = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::col_major>;
   using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
-  constexpr int LQ = ld_half(KP), LB = ld_float(KP), LAF = ld_float(C);
-  constexpr size_t o_qs = 0, o_ks = o_qs + align128(size_t(C) * LQ * 2), o_bs = o_ks + align128(size_t(C) * LQ * 2),
-                   o_kr = o_bs + align128(size_t(C) * LB * 4), o_qr = o_kr + align128(size_t(3) * 16 * LQ * 2),
-                   o_af = o_qr + align128(size_t(6) * 16 * LQ * 2);
+  using L = PrepSmem<KS>;
+  static_assert(KS == 32 && kThreads == 256, "the slice pass maps 4 blocks x 2 half-blocks x 32 columns to 256 threads");
+  constexpr int LQ = L::LQ, LB = L::LB, LX = L::LX, LAF = L::LAF, KH = KS / 2;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  E* qs = reinterpret_cast<E*>(smem_raw + o_qs);
-  E* ks = reinterpret_cast<E*>(smem_raw + o_ks);
-  float* bs = reinterpret_cast<float*>(smem_raw + o_bs);
-  E* kr = reinterpret_cast<E*>(smem_raw + o_kr);
-  E* qr = reinterpret_cast<E*>(smem_raw + o_qr);
-  float* af = reinterpret_cast<float*>(smem_raw + o_af);
+  E* qs = reinterpret_cast<E*>(smem_raw + L::qs);
+  E* ks = reinterpret_cast<E*>(smem_raw + L::ks);
+  float* bs = reinterpret_cast<float*>(smem_raw + L::bs);
+  E* kr = reinterpret_cast<E*>(smem_raw + L::kr);
+  E* qr = reinterpret_cast<E*>(smem_raw + L::qr);
+  int* fl = reinterpret_cast<int*>(smem_raw + L::fl);
+  float* xt = reinterpret_cast<float*>(smem_raw + L::xt);
+  float* yt = reinterpret_cast<float*>(smem_raw + L::yt);
+  float* af = reinterpret_cast<float*>(smem_raw + L::af);
 
   int64_t bos, eos;
   const int64_t slot = first_slot(cu, blockIdx.z, T, NT, &bos, &eos) + blockIdx.x;
@@ -197,122 +258,219 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 3)
   if (c0 >= eos) return;
   const int nc = int(eos - c0 < C ? eos - c0 : C);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int ib = warp >> 1;                                                  // this warp's 16-block
+  const int i0 = 16 * ib + 8 * (warp & 1);                                   // slice pass: rows i0 .. i0 + 7
+  const int ti = lane >> 3, tj = lane & 7, kh = warp & 1;                   // diagonal: 4x2 tile, half of the slice
+  const int64_t HK = H * K;
 
-  // A sums over K: K runs in slices of KP columns, A's partial sums stay in registers between them
-  // (the diagonal blocks' four per thread, the off-diagonal blocks' WMMA accumulators).
-  float diag[4] = {0.f, 0.f, 0.f, 0.f};
-  FragC acc[2];
-  wmma::fill_fragment(acc[0], 0.f);
-  wmma::fill_fragment(acc[1], 0.f);
-  for (int64_t k0 = 0; k0 < K; k0 += KP) {  // uniform per CTA
-    const int kw = int(K - k0 < KP ? K - k0 : KP);
+  // A sums over K: its partial sums stay in registers across slices (the off-diagonal pair's WMMA
+  // accumulator, this thread's 4x2 diagonal tile over its half of each slice).
+  float d[4][2];
+#pragma unroll
+  for (int a = 0; a < 4; ++a) d[a][0] = d[a][1] = 0.f;
+  FragC acc;
+  wmma::fill_fragment(acc, 0.f);
+  for (int64_t k0 = 0; k0 < K; k0 += KS) {  // uniform per CTA
+    const int kw = int(K - k0 < KS ? K - k0 : KS);
     if (k0 > 0) __syncthreads();  // the previous slice's shared tiles are no longer read
-    async_tile<KP>(qs, LQ, q + (c0 * H + h) * K + k0, H * K, C, nc, kw);
-    async_tile<KP>(ks, LQ, k + (c0 * H + h) * K + k0, H * K, C, nc, kw);
-    if constexpr (!kScalarGate) {
-      async_tile<KP>(bs, LB, g + (c0 * H + h) * K + k0, H * K, C, nc, kw);
-    } else if (k0 == 0) {
-      for (int i = tid; i < C; i += kThreads) bs[i * LB] = i < nc ? g[(c0 + i) * H + h] : 0.f;
-    }
+    async_tile<KS>(qs, LQ, q + (c0 * H + h) * K + k0, HK, C, nc, kw);
+    async_tile<KS>(ks, LQ, k + (c0 * H + h) * K + k0, HK, C, nc, kw);
+    async_tile<KS>(bs, LB, g + (c0 * H + h) * K + k0, HK, C, nc, kw);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
-    if (!kScalarGate || k0 == 0) {
-      for (int x = tid; x < (kScalarGate ? 1 : KP); x += kThreads) {  // b, down each column, in order
-        float a = 0.f;
+    if (tid < KS) {  // b, down each column, in order
+      float a = 0.f;
 #pragma unroll 8
-        for (int i = 0; i < C; ++i) {
-          a += bs[i * LB + x] * kLog2e;
-          bs[i * LB + x] = a;
-        }
-      }
-      __syncthreads();
-      if constexpr (kScalarGate) {
-        for (int e = tid; e < C * KP; e += kThreads) {
-          const int i = e / KP, kk = e % KP;
-          if (kk) bs[i * LB + kk] = bs[i * LB];
-        }
-        __syncthreads();
+      for (int i = 0; i < C; ++i) {
+        a += bs[i * LB + tid] * kLog2e;
+        bs[i * LB + tid] = a;
       }
     }
-
-    if constexpr (!kScalarGate) {
-      for (int e = tid; e < 3 * 16 * KP; e += kThreads) {  // kr[jb][j] = k_j 2^(b_r − b_j)
-        const int jb = e / (16 * KP), j = (e / KP) % 16, kk = e % KP;
-        const int row = 16 * jb + j, r = 16 * jb + 15;
-        kr[(jb * 16 + j) * LQ + kk] =
-            from_f<E>(to_f(ks[row * LQ + kk]) * exp2f(bs[r * LB + kk] - bs[row * LB + kk]));
-      }
-      for (int e = tid; e < 6 * 16 * KP; e += kThreads) {  // qr[p][i] = q_i 2^(b_i − b_r)
-        const int p = e / (16 * KP), i = (e / KP) % 16, kk = e % KP;
-        int ib, jb;
-        fwd_tc::pair_of(p, &ib, &jb);
-        const int row = 16 * ib + i, r = 16 * jb + 15;
-        qr[(p * 16 + i) * LQ + kk] =
-            from_f<E>(to_f(qs[row * LQ + kk]) * decay_past_ref(bs[row * LB + kk], bs[r * LB + kk]));
-      }
-      {  // diagonal block warp/2 on FFMA, j <= i only
-        const int blk = warp >> 1, i = 16 * blk + (lane & 15), j0 = 16 * blk + 4 * ((warp & 1) * 2 + (lane >> 4));
-#pragma unroll 4
-        for (int kk = 0; kk < KP; ++kk) {
-          const float qi = to_f(qs[i * LQ + kk]), bi = bs[i * LB + kk];
+    __syncthreads();
+    if (tid < kw) El[(slot * H + h) * K + k0 + tid] = exp2f(bs[(C - 1) * LB + tid]);
+    {  // the slice pass: column lane, rows i0 .. i0 + 7
+      const int kk = lane;
+      const float bref = ib ? bs[(16 * ib - 1) * LB + kk] : 0.f, blast = bs[(C - 1) * LB + kk];
+      bool ok = true;  // the block's column takes the factored form (diag_decay.hpp)
 #pragma unroll
-          for (int jj = 0; jj < 4; ++jj) {
-            const int j = j0 + jj;
-            if (j <= i) diag[jj] += qi * (to_f(ks[j * LQ + kk]) * exp2f(bi - bs[j * LB + kk]));
+      for (int r = 0; r < 16; ++r) ok = ok & diag_decay::within_span(bs[(16 * ib + r) * LB + kk], bref);
+      if ((warp & 1) == 0) fl[ib * KS + kk] = ok ? 1 : 0;
+      const bool live = kk < kw;
+      E* qg = Qg + (c0 * H + h) * K + k0 + kk;  // row i at qg[i·HK]
+      E* kd = Kd + (c0 * H + h) * K + k0 + kk;
+#pragma unroll 1
+      for (int r = 0; r < 8; ++r) {
+        const int i = i0 + r;
+        const float bi = bs[i * LB + kk], qv = to_f(qs[i * LQ + kk]), kv = to_f(ks[i * LQ + kk]);
+        const float eq = exp2f(bi);
+        if (live && i < nc) {
+          qg[i * HK] = from_f<E>(qv * eq);
+          kd[i * HK] = from_f<E>(kv * exp2f(blast - bi));
+        }
+        float xq = qv * eq;  // after the loop: q_i 2^(b_i − b_ρ), ρ = 16·ib − 1 = the last row of block ib − 1
+        for (int jb = 0; jb < ib; ++jb) {  // qr[pair (ib, jb)][i] = q_i 2^(b_i − b_r)
+          xq = qv * decay_past_ref(bi, bs[(16 * jb + 15) * LB + kk]);
+          qr[((ib * (ib - 1) / 2 + jb) * 16 + i - 16 * ib) * LQ + kk] = from_f<E>(xq);
+        }
+        if (ib < 3) kr[i * LQ + kk] = from_f<E>(kv * exp2f(bs[(16 * ib + 15) * LB + kk] - bi));  // kr[jb = ib]
+        xt[kk * LX + i] = ok ? xq : qv;  // diag_decay::x_of(qv, bi, bref, ok), its exp2f shared with qr
+        yt[kk * LX + i] = diag_decay::y_of(kv, bi, bref, ok);
+      }
+    }
+    __syncthreads();
+    if (warp < 6) {  // off-diagonal block pair warp: (ib, jb), qr[warp] · kr[jb]ᵀ
+      int pib, pjb;
+      fwd_tc::pair_of(warp, &pib, &pjb);
+#pragma unroll
+      for (int kc = 0; kc < KS; kc += 16) {
+        FragA fa;
+        FragBT fb;
+        wmma::load_matrix_sync(fa, qr + (warp * 16) * LQ + kc, LQ);
+        wmma::load_matrix_sync(fb, kr + (pjb * 16) * LQ + kc, LQ);
+        wmma::mma_sync(acc, fa, fb, acc);
+      }
+    }
+    {  // diagonal block ib: rows 16ib + 4ti + a, columns 16ib + 2tj + c, slice columns [KH·kh, KH·kh + KH)
+      const int ri = 16 * ib + 4 * ti, rj = 16 * ib + 2 * tj;
+#pragma unroll 1
+      for (int u = 0; u < KH; ++u) {
+        const int kk = KH * kh + u;
+        const float4 x4 = *reinterpret_cast<const float4*>(xt + kk * LX + ri);
+        const float2 y2 = *reinterpret_cast<const float2*>(yt + kk * LX + rj);
+        const float x[4] = {x4.x, x4.y, x4.z, x4.w}, y[2] = {y2.x, y2.y};
+        if (fl[ib * KS + kk]) {  // uniform per warp
+#pragma unroll
+          for (int a = 0; a < 4; ++a)
+#pragma unroll
+            for (int c = 0; c < 2; ++c) d[a][c] = diag_decay::add_term(d[a][c], x[a], y[c], 0.f, 0.f, true);
+        } else {  // x = q, y = k: the per-pair decay (j > i is computed, never read)
+#pragma unroll
+          for (int a = 0; a < 4; ++a) {
+            const float bi = bs[(ri + a) * LB + kk];
+#pragma unroll
+            for (int c = 0; c < 2; ++c)
+              d[a][c] = diag_decay::add_term(d[a][c], x[a], y[c], bi, bs[(rj + c) * LB + kk], false);
           }
         }
       }
-      __syncthreads();
-      if (warp < 6) {
-        int ib, jb;
-        fwd_tc::pair_of(warp, &ib, &jb);
+    }
+  }
+
+  __syncthreads();  // xt, yt are read no more: af takes their place
+  if (warp < 6) {
+    int pib, pjb;
+    fwd_tc::pair_of(warp, &pib, &pjb);
+    wmma::store_matrix_sync(af + (16 * pib) * LAF + 16 * pjb, acc, LAF, wmma::mem_row_major);
+  }
+  for (int part = 0; part < 2; ++part) {  // the diagonal blocks: the two halves' partial sums, in order
+    if (kh == part) {
 #pragma unroll
-        for (int kq = 0; kq < KP; kq += 16) {
-          FragA fa;
-          FragBT fb;
-          wmma::load_matrix_sync(fa, qr + (warp * 16) * LQ + kq, LQ);
-          wmma::load_matrix_sync(fb, kr + (jb * 16) * LQ + kq, LQ);
-          wmma::mma_sync(acc[0], fa, fb, acc[0]);
+      for (int a = 0; a < 4; ++a)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          float& s = af[(16 * ib + 4 * ti + a) * LAF + 16 * ib + 2 * tj + c];
+          s = part ? s + d[a][c] : d[a][c];
+        }
+    }
+    __syncthreads();
+  }
+  E* Aout = A + (slot * H + h) * C * C;
+  for (int e = tid; e < C * C / 8; e += kThreads) {  // select: j > i is never read
+    const int i = e / (C / 8), j0 = (e % (C / 8)) * 8;
+    alignas(16) E x[8];
+#pragma unroll
+    for (int t = 0; t < 8; ++t) {
+      const int j = j0 + t;
+      x[t] = from_f<E>(j <= i ? af[i * LAF + j] : 0.f);
+    }
+    *reinterpret_cast<uint4*>(Aout + i * C + j0) = *reinterpret_cast<const uint4*>(x);
+  }
+}
+
+/// 1b. The same for the scalar gate; grid (NT, H, N), K in slices of KS = min(KP, 64) columns. b =
+/// Σ g·log2e down the chunk (one column, broadcast over the slice); q·kᵀ on the lower 16-blocks
+/// (WMMA, the accumulators in registers across slices), then A_ij = (q·kᵀ)_ij 2^(b_i − b_j)
+/// (rounded, j > i selected to 0); q ⊙ 2^b, k ⊙ 2^(b_last − b) and 2^(b_last) to the workspace.
+template <class E, int KS>
+__global__ void __launch_bounds__(fwd_split::kThreads, 3)
+    sm90_glr_fwd_prep_scalar(const E* __restrict__ q, const E* __restrict__ k, const float* __restrict__ g,
+                             E* __restrict__ A, E* __restrict__ Qg, E* __restrict__ Kd, float* __restrict__ El,
+                             const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t NT) {
+  using namespace fwd_split;
+  namespace wmma = nvcuda::wmma;
+  using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major>;
+  using FragBT = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::col_major>;
+  using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
+  constexpr int LQ = ld_half(KS), LB = ld_float(KS), LAF = ld_float(C);
+  constexpr size_t o_qs = 0, o_ks = o_qs + align128(size_t(C) * LQ * 2), o_bs = o_ks + align128(size_t(C) * LQ * 2),
+                   o_af = o_bs + align128(size_t(C) * LB * 4);
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  E* qs = reinterpret_cast<E*>(smem_raw + o_qs);
+  E* ks = reinterpret_cast<E*>(smem_raw + o_ks);
+  float* bs = reinterpret_cast<float*>(smem_raw + o_bs);
+  float* af = reinterpret_cast<float*>(smem_raw + o_af);
+
+  int64_t bos, eos;
+  const int64_t slot = first_slot(cu, blockIdx.z, T, NT, &bos, &eos) + blockIdx.x;
+  const int64_t c0 = bos + int64_t(blockIdx.x) * C, h = blockIdx.y;
+  if (c0 >= eos) return;
+  const int nc = int(eos - c0 < C ? eos - c0 : C);
+  const int tid = threadIdx.x, warp = tid / 32;
+
+  FragC acc[2];  // lower block pairs warp and warp + 8
+  wmma::fill_fragment(acc[0], 0.f);
+  wmma::fill_fragment(acc[1], 0.f);
+  for (int64_t k0 = 0; k0 < K; k0 += KS) {  // uniform per CTA
+    const int kw = int(K - k0 < KS ? K - k0 : KS);
+    if (k0 > 0) __syncthreads();  // the previous slice's shared tiles are no longer read
+    async_tile<KS>(qs, LQ, q + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+    async_tile<KS>(ks, LQ, k + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+    if (k0 == 0)
+      for (int i = tid; i < C; i += kThreads) bs[i * LB] = i < nc ? g[(c0 + i) * H + h] : 0.f;
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+    if (k0 == 0) {
+      if (tid == 0) {  // b, down the chunk, in order
+        float a = 0.f;
+#pragma unroll 8
+        for (int i = 0; i < C; ++i) {
+          a += bs[i * LB] * kLog2e;
+          bs[i * LB] = a;
         }
       }
-    } else {
-      for (int p = warp, t = 0; p < 10; p += kWarps, ++t) {  // lower blocks (ib >= jb)
-        int ib = 0, jb = p;
-        while (jb > ib) jb -= ++ib;
+      __syncthreads();
+      for (int e = tid; e < C * KS; e += kThreads) {
+        const int i = e / KS, kk = e % KS;
+        if (kk) bs[i * LB + kk] = bs[i * LB];
+      }
+      __syncthreads();
+    }
+    for (int p = warp, t = 0; p < 10; p += kWarps, ++t) {  // lower blocks (ib >= jb)
+      int ib = 0, jb = p;
+      while (jb > ib) jb -= ++ib;
 #pragma unroll
-        for (int kq = 0; kq < KP; kq += 16) {
-          FragA fa;
-          FragBT fb;
-          wmma::load_matrix_sync(fa, qs + (16 * ib) * LQ + kq, LQ);
-          wmma::load_matrix_sync(fb, ks + (16 * jb) * LQ + kq, LQ);
-          wmma::mma_sync(acc[t], fa, fb, acc[t]);
-        }
+      for (int kc = 0; kc < KS; kc += 16) {
+        FragA fa;
+        FragBT fb;
+        wmma::load_matrix_sync(fa, qs + (16 * ib) * LQ + kc, LQ);
+        wmma::load_matrix_sync(fb, ks + (16 * jb) * LQ + kc, LQ);
+        wmma::mma_sync(acc[t], fa, fb, acc[t]);
       }
     }
-    store_rows<KP>(Qg + (c0 * H + h) * K + k0, H * K, nc, kw,
+    store_rows<KS>(Qg + (c0 * H + h) * K + k0, H * K, nc, kw,
                    [&](int i, int kk) { return to_f(qs[i * LQ + kk]) * exp2f(bs[i * LB + kk]); });
-    store_rows<KP>(Kd + (c0 * H + h) * K + k0, H * K, nc, kw, [&](int i, int kk) {
+    store_rows<KS>(Kd + (c0 * H + h) * K + k0, H * K, nc, kw, [&](int i, int kk) {
       return to_f(ks[i * LQ + kk]) * exp2f(bs[(C - 1) * LB + kk] - bs[i * LB + kk]);
     });
     for (int kk = tid; kk < kw; kk += kThreads) El[(slot * H + h) * K + k0 + kk] = exp2f(bs[(C - 1) * LB + kk]);
   }
 
-  if constexpr (!kScalarGate) {
-    const int blk = warp >> 1, i = 16 * blk + (lane & 15), j0 = 16 * blk + 4 * ((warp & 1) * 2 + (lane >> 4));
-#pragma unroll
-    for (int jj = 0; jj < 4; ++jj) af[i * LAF + j0 + jj] = diag[jj];
-    if (warp < 6) {
-      int ib, jb;
-      fwd_tc::pair_of(warp, &ib, &jb);
-      wmma::store_matrix_sync(af + (16 * ib) * LAF + 16 * jb, acc[0], LAF, wmma::mem_row_major);
-    }
-  } else {
-    for (int p = warp, t = 0; p < 10; p += kWarps, ++t) {
-      int ib = 0, jb = p;
-      while (jb > ib) jb -= ++ib;
-      wmma::store_matrix_sync(af + (16 * ib) * LAF + 16 * jb, acc[t], LAF, wmma::mem_row_major);
-    }
+  for (int p = warp, t = 0; p < 10; p += kWarps, ++t) {
+    int ib = 0, jb = p;
+    while (jb > ib) jb -= ++ib;
+    wmma::store_matrix_sync(af + (16 * ib) * LAF + 16 * jb, acc[t], LAF, wmma::mem_row_major);
   }
   __syncthreads();
   E* Aout = A + (slot * H + h) * C * C;
@@ -323,10 +481,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 3)
     for (int t = 0; t < 8; ++t) {
       const int j = j0 + t;
       float a = 0.f;
-      if (j <= i) {
-        a = af[i * LAF + j];
-        if constexpr (kScalarGate) a = a * exp2f(bs[i * LB] - bs[j * LB]);
-      }
+      if (j <= i) a = af[i * LAF + j] * exp2f(bs[i * LB] - bs[j * LB]);
       x[t] = from_f<E>(a);
     }
     *reinterpret_cast<uint4*>(Aout + i * C + j0) = *reinterpret_cast<const uint4*>(x);
@@ -438,15 +593,14 @@ __global__ void __launch_bounds__(fwd_split::kThreads)
   using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major>;
   using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major>;
   using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
-  constexpr int LQ = ld_half(KP), LV = ld_half(BV), LA = ld_half(C), LS = ld_half(BV), LO = ld_float(BV);
-  constexpr size_t o_qs = 0, o_vs = o_qs + align128(size_t(C) * LQ * 2), o_as = o_vs + align128(size_t(C) * LV * 2),
-                   o_ss = o_as + align128(size_t(C) * LA * 2), o_of = o_ss + align128(size_t(KP) * LS * 2);
+  using L = OutSmem<KP, BV>;
+  constexpr int LQ = L::LQ, LV = L::LV, LA = L::LA, LS = L::LS, LO = L::LO;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  E* qs = reinterpret_cast<E*>(smem_raw + o_qs);
-  E* vs = reinterpret_cast<E*>(smem_raw + o_vs);
-  E* as = reinterpret_cast<E*>(smem_raw + o_as);
-  E* ss = reinterpret_cast<E*>(smem_raw + o_ss);
-  float* of = reinterpret_cast<float*>(smem_raw + o_of);
+  E* qs = reinterpret_cast<E*>(smem_raw + L::qs);
+  E* vs = reinterpret_cast<E*>(smem_raw + L::vs);
+  E* as = reinterpret_cast<E*>(smem_raw + L::as);
+  E* ss = reinterpret_cast<E*>(smem_raw + L::ss);
+  float* of = reinterpret_cast<float*>(smem_raw + L::of);
 
   const int64_t nvt = cdiv(V, BV);
   const int64_t h = blockIdx.y / nvt, v0 = (blockIdx.y % nvt) * BV;
@@ -467,8 +621,9 @@ __global__ void __launch_bounds__(fwd_split::kThreads)
   {
     constexpr int kTiles = BV / 16 > 1 ? BV / 32 : 1;
     const int blk = warp >> 1, ct0 = warp & 1;
-    if (ct0 < BV / 16) {
-      FragC acc[kTiles];
+    const bool mma = ct0 < BV / 16;
+    FragC acc[kTiles];
+    if (mma) {
 #pragma unroll
       for (int t = 0; t < kTiles; ++t) wmma::fill_fragment(acc[t], 0.f);
 #pragma unroll
@@ -492,6 +647,9 @@ __global__ void __launch_bounds__(fwd_split::kThreads)
           wmma::mma_sync(acc[t], fa, fb, acc[t]);
         }
       }
+    }
+    __syncthreads();  // every warp is done with qs: of takes its place
+    if (mma) {
 #pragma unroll
       for (int t = 0; t < kTiles; ++t)
         wmma::store_matrix_sync(of + (16 * blk) * LO + 16 * (ct0 + 2 * t), acc[t], LO, wmma::mem_row_major);
@@ -529,17 +687,23 @@ Status launch_prep(const FwdParams& p, cudaStream_t stream) {
   const Layout l = layout(s);
   if (l.NT == 0) return {};
   auto* ws = static_cast<unsigned char*>(p.workspace);
-  constexpr int KS = prep_cols(KP), LQ = ld_half(KS), LB = ld_float(KS);
-  constexpr size_t bytes = 2 * align128(size_t(C) * LQ * 2) + align128(size_t(C) * LB * 4) +
-                           align128(size_t(3) * 16 * LQ * 2) + align128(size_t(6) * 16 * LQ * 2) +
-                           align128(size_t(C) * ld_float(C) * 4);
-  auto* kernel = &sm90_glr_fwd_prep<E, kScalarGate, KS>;
-  if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
-  kernel<<<dim3(unsigned(l.NT), unsigned(s.H), unsigned(s.sequences())), kThreads, bytes, stream>>>(
-      static_cast<const E*>(p.q), static_cast<const E*>(p.k), static_cast<const float*>(p.g),
-      reinterpret_cast<E*>(ws + l.A), reinterpret_cast<E*>(ws + l.Qg), reinterpret_cast<E*>(ws + l.Kd),
-      reinterpret_cast<float*>(ws + l.El), s.cu_seqlens, s.T, s.H, s.K, l.NT);
-  return {};
+  const dim3 grid(unsigned(l.NT), unsigned(s.H), unsigned(s.sequences()));
+  auto go = [&](auto* kernel, size_t bytes) -> Status {
+    if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
+    kernel<<<grid, kThreads, bytes, stream>>>(
+        static_cast<const E*>(p.q), static_cast<const E*>(p.k), static_cast<const float*>(p.g),
+        reinterpret_cast<E*>(ws + l.A), reinterpret_cast<E*>(ws + l.Qg), reinterpret_cast<E*>(ws + l.Kd),
+        reinterpret_cast<float*>(ws + l.El), s.cu_seqlens, s.T, s.H, s.K, l.NT);
+    return {};
+  };
+  if constexpr (kScalarGate) {
+    constexpr int KS = prep_scalar_cols(KP);
+    constexpr size_t bytes = 2 * align128(size_t(C) * ld_half(KS) * 2) + align128(size_t(C) * ld_float(KS) * 4) +
+                             align128(size_t(C) * ld_float(C) * 4);
+    return go(&sm90_glr_fwd_prep_scalar<E, KS>, bytes);
+  } else {
+    return go(&sm90_glr_fwd_prep<E, kPrepCols>, PrepSmem<kPrepCols>::bytes);
+  }
 }
 
 template <class E, int BV, int KP>
@@ -567,9 +731,7 @@ Status launch_out(const FwdParams& p, cudaStream_t stream) {
   const Layout l = layout(s);
   if (l.NT == 0) return {};
   auto* ws = static_cast<unsigned char*>(p.workspace);
-  constexpr size_t bytes = align128(size_t(C) * ld_half(KP) * 2) + align128(size_t(C) * ld_half(BV) * 2) +
-                           align128(size_t(C) * ld_half(C) * 2) + align128(size_t(KP) * ld_half(BV) * 2) +
-                           align128(size_t(C) * ld_float(BV) * 4);
+  constexpr size_t bytes = OutSmem<KP, BV>::bytes;
   auto* kernel = &sm90_glr_fwd_out<E, BV, KP>;
   if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
   kernel<<<dim3(unsigned(l.NT), unsigned(s.H * cdiv(s.V, BV)), unsigned(s.sequences())), kThreads, bytes, stream>>>(

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# One device command (H200, repo root): glr's CUDA kernels as they are in this tree, checked,
+# timed, profiled, then judged by kcv's 12 gates — the run that must follow any kernel change
+# (issues 18, 19). Binaries built on the host and carried in BINDIR: glr_cuda_tests, glr_fwd_time,
+# glr_bwd_time, kcv, kcv-worker (make -C build glr_cuda_tests glr_fwd_time glr_bwd_time kcv kcv-worker).
+#
+#   bench/glr/device_check.sh BINDIR           (results into $OUT)
+#
+# Steps, each under `timeout`, every exit code into $OUT/env.txt, all inside GLR_CHECK_DEADLINE_S
+# (default 540 s; the device tool stops a command at 600 s, and at the session's budget: set it
+# below what `status` says is left):
+#   1. smoke   glr_cuda_tests on a few quick split-kernel cases; a failure stops everything here
+#   2. tests   the whole glr_cuda_tests
+#   3. times   glr_fwd_time 7 split, glr_bwd_time --no-ffma 7 (inputs filled on the device)
+#   4. ncu     the forward's and the backward's kernels at (4,2048,16,128)
+#   5. gates   scripts/verify_controls.py --only "$GLR_CHECK_ONLY" (default: every glr control,
+#              contracts and negatives) with what is left of the deadline
+# GLR_CHECK_STEPS picks steps 2-5 (default "tests times ncu gates"; the smoke always runs): the 31
+# glr controls alone take about 360 s at 16 jobs, so a session runs "tests gates" in one call and
+# "times ncu" in another.
+# Whatever ran is packed before the deadline: at most 7 files come back (env.txt, tests.txt,
+# fwd_time.md, bwd_time.md, controls.md, ncu.txt, rest.tgz). Exit 0 when the smoke, the tests and
+# every control were as expected; 1 otherwise; 2 on a setup error.
+set -uo pipefail
+t0=$SECONDS
+bin="${1:?usage: bench/glr/device_check.sh BINDIR}"
+out="${OUT:?set OUT to the results folder}"
+deadline=${GLR_CHECK_DEADLINE_S:-540}
+only=${GLR_CHECK_ONLY:-^glr_}
+steps=" ${GLR_CHECK_STEPS:-tests times ncu gates} "
+want() { [[ "$steps" == *" $1 "* ]]; }
+export KCV_INCLUDE_DIR=$PWD/include KCV_ADAPTERS_DIR=$PWD/adapters PATH=/usr/local/cuda/bin:$PATH
+export KCV_PYTHON=${KCV_PYTHON:-$(command -v python3)}
+mkdir -p "$out/more"
+note() { echo "[$((SECONDS - t0))s] $*" >> "$out/env.txt"; }
+left() { echo $((deadline - 20 - (SECONDS - t0))); }
+pack() { (cd "$out" && tar czf rest.tgz more && rm -rf more); }
+step() {  # step NAME LIMIT FILE CMD...: CMD under timeout (LIMIT capped by the deadline), output to FILE
+  local name=$1 limit=$2 file=$3; shift 3
+  local l; l=$(left); [ "$limit" -lt "$l" ] || limit=$l
+  if [ "$limit" -le 5 ]; then note "$name: not run (deadline)"; return 124; fi
+  timeout --kill-after=5 "$limit" "$@" > "$file" 2>&1; local rc=$?
+  note "$name rc=$rc (limit $limit s)"; return $rc
+}
+for f in glr_cuda_tests glr_fwd_time glr_bwd_time kcv kcv-worker; do
+  [ -x "$bin/$f" ] || { note "FAIL: $bin/$f missing: build it on the host and carry $bin"; pack; exit 2; }
+done
+{ nvidia-smi -L; git log -1 --format='tree %H %s' 2>/dev/null; echo "deadline ${deadline}s, controls '$only'"; } >> "$out/env.txt" 2>&1
+smoke='GlrCudaBwdSplit.KTiles:GlrCudaBwdSplit.NegInfGateMidBlockLeavesEarlierRowsFinite:GlrCudaFwd.EveryDtypeAndGate:GlrCudaFwd.MinusInfGateLeavesEarlierRowsFinite'
+if ! step smoke 120 "$out/more/smoke.txt" "$bin/glr_cuda_tests" --gtest_filter="$smoke"; then
+  note "smoke failed: nothing else runs"; cp "$out/more/smoke.txt" "$out/tests.txt"; pack; exit 1
+fi
+tests=0; controls=0
+if want tests; then step tests 180 "$out/tests.txt" "$bin/glr_cuda_tests"; tests=$?; fi
+if want times; then
+  step fwd_time 90 "$out/fwd_time.md" "$bin/glr_fwd_time" 7 split
+  step bwd_time 90 "$out/bwd_time.md" "$bin/glr_bwd_time" --no-ffma 7
+fi
+if want ncu; then
+  step ncu_fwd 45 "$out/ncu.txt" ncu --kernel-name regex:'sm90_glr_fwd_' --launch-count 6 --section SpeedOfLight \
+    --section Occupancy --section LaunchStats "$bin/glr_fwd_time" 1 split
+  step ncu_bwd 45 "$out/more/ncu_bwd.txt" ncu --kernel-name regex:'sm90_glr_(fwd_prep|fwd_walk|bwd_)' \
+    --launch-count 8 --section SpeedOfLight --section Occupancy --section LaunchStats "$bin/glr_bwd_time" --no-ffma 1
+  cat "$out/more/ncu_bwd.txt" >> "$out/ncu.txt" 2>/dev/null
+fi
+if want gates; then
+  l=$(left)
+  KCV_THREADS=1 step controls "$l" "$out/more/controls.log" python3 scripts/verify_controls.py --kcv "$bin/kcv" \
+    --backend cuda --only "$only" --jobs 16 --timeout $((l > 30 ? l - 10 : 20)) --reports "$out/more/reports" \
+    --out "$out/controls.md"
+  controls=$?
+fi
+pack
+[ $tests -eq 0 ] && [ $controls -eq 0 ] && exit 0 || exit 1

@@ -1,0 +1,30 @@
+# Host copies of the three sm90 split headers for the simulation: launches through sim::launch,
+# cp.async as synchronous copies, fwd_tc cut to its helpers.
+#   python3 gen.py REPO OUTDIR   (writes OUTDIR/glr/cuda/sm90/{glr_fwd_tc,glr_fwd_split,glr_bwd_split}.cuh)
+import os, re, sys
+src, dst = sys.argv[1], sys.argv[2]
+inc = src + '/include/glr/cuda/sm90/'
+out = dst + '/glr/cuda/sm90/'
+os.makedirs(out, exist_ok=True)
+def launches(s):
+    return re.sub(r'([A-Za-z_][\w:<>, ]*?)<<<(.*?)>>>\(', lambda m: '::sim::launch(' + m.group(1).strip() + ', ' + m.group(2) + ', ', s, flags=re.S)
+tc = open(inc + 'glr_fwd_tc.cuh').read()
+cut = tc.index('}  // namespace fwd_tc') + len('}  // namespace fwd_tc')
+tc = tc[:cut] + '\nnamespace fwd_tc { inline int sm_count() { return ::sim::sms; } }\n}  // namespace glr::cuda::sm90\n'
+open(out + 'glr_fwd_tc.cuh', 'w').write(tc)
+fs = open(inc + 'glr_fwd_split.cuh').read()
+a = fs.index('__device__ __forceinline__ void cp_async16(')
+b = fs.index('/// Starts loading rows x cols')
+fs = fs[:a] + '''__device__ __forceinline__ void cp_async16(void* dst, const void* src, int bytes) {
+  std::memset(dst, 0, 16);
+  if (bytes) std::memcpy(dst, src, bytes);
+}
+__device__ __forceinline__ void cp_async_commit() {}
+template <int kPending> __device__ __forceinline__ void cp_async_wait() {}
+
+''' + fs[b:]
+fs = launches(fs)
+open(out + 'glr_fwd_split.cuh', 'w').write(fs)
+bs = launches(open(inc + 'glr_bwd_split.cuh').read())
+open(out + 'glr_bwd_split.cuh', 'w').write(bs)
+assert '<<<' not in bs and '<<<' not in fs and bs.count('::sim::launch(') >= 3, 'a launch the generator did not rewrite'

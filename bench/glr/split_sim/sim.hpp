@@ -1,0 +1,160 @@
+// Host simulation of the CUDA constructs the glr split kernels use (bench/glr/split_sim/run.sh): one
+// CTA at a time, its 256 threads as fibers (ucontext) on one OS thread. Between two __syncthreads
+// the warps run one after another, ascending or (SIM_REVERSE=1) descending, each warp's lanes in the
+// same order up to each __shfl_xor_sync (a warp-level exchange): a read of shared data that another
+// warp writes in the same phase (a missing barrier) sees different data in the two orders, so a
+// race-free kernel gives bitwise the same outputs in both. WMMA fragments hold whole 16x16 tiles
+// (lane 0 of a warp does the loads, MMAs and stores); cp.async is a synchronous copy.
+#pragma once
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <ucontext.h>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <thread>
+#include <vector>
+#include <memory>
+#include <cstdio>
+#include <cstdlib>
+
+#define __launch_bounds__(...)
+namespace sim {
+struct Idx { unsigned x = 0, y = 0, z = 0; };
+inline Idx tIdx, bIdx;
+inline int sms = 132;
+inline size_t smem_cap = 232448;
+void sync_cta();
+void sync_warp();
+inline float shfl_buf[256];
+}  // namespace sim
+#define threadIdx (::sim::tIdx)
+#define blockIdx (::sim::bIdx)
+namespace glr::cuda::sm90 { alignas(1024) unsigned char smem_raw[232448]; }
+inline void __syncthreads() { ::sim::sync_cta(); }
+inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
+inline float __shfl_xor_sync(unsigned, float v, int o) {
+  const int t = int(threadIdx.x);
+  ::sim::shfl_buf[t] = v;
+  ::sim::sync_warp();
+  const float r = ::sim::shfl_buf[(t & ~31) | ((t & 31) ^ o)];
+  ::sim::sync_warp();
+  return r;
+}
+#define cudaFuncSetAttribute(...) cudaSuccess
+#define cudaGetLastError() cudaSuccess
+
+namespace nvcuda::wmma {
+struct matrix_a {}; struct matrix_b {}; struct accumulator {};
+struct row_major {}; struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+template <class Use, int M, int N, int K, class T, class L = void> struct fragment {
+  static constexpr int num_elements = 256;
+  float x[256];
+};
+inline bool lead() { return (threadIdx.x & 31) == 0; }
+template <class T> inline float tf(T v) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(v);
+  else if constexpr (std::is_same_v<T, __half>) return __half2float(v);
+  else return float(v);
+}
+template <class Use, class T, class L, class P> inline void load_matrix_sync(fragment<Use, 16, 16, 16, T, L>& f, const P* p, unsigned ld) {
+  if (!lead()) return;
+  for (int r = 0; r < 16; ++r) for (int c = 0; c < 16; ++c) {
+    // matrix_a: element [m=r][k=c]; matrix_b: element [k=r][n=c]
+    const bool row = std::is_same_v<L, row_major>;
+    f.x[r * 16 + c] = tf(row ? p[r * ld + c] : p[c * ld + r]);
+  }
+}
+template <class T> inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, T, void>& f, const float* p, unsigned ld, layout_t l) {
+  if (!lead()) return;
+  for (int r = 0; r < 16; ++r) for (int c = 0; c < 16; ++c) f.x[r * 16 + c] = l == mem_row_major ? p[r * ld + c] : p[c * ld + r];
+}
+template <class T> inline void store_matrix_sync(float* p, const fragment<accumulator, 16, 16, 16, T, void>& f, unsigned ld, layout_t l) {
+  if (!lead()) return;
+  for (int r = 0; r < 16; ++r) for (int c = 0; c < 16; ++c) (l == mem_row_major ? p[r * ld + c] : p[c * ld + r]) = f.x[r * 16 + c];
+}
+template <class T> inline void fill_fragment(fragment<accumulator, 16, 16, 16, T, void>& f, float v) { for (float& e : f.x) e = v; }
+template <class TA, class LA, class TB, class LB, class T>
+inline void mma_sync(fragment<accumulator, 16, 16, 16, T, void>& d, const fragment<matrix_a, 16, 16, 16, TA, LA>& a,
+                     const fragment<matrix_b, 16, 16, 16, TB, LB>& b, const fragment<accumulator, 16, 16, 16, T, void>& c) {
+  if (!lead()) return;
+  float out[256];
+  for (int m = 0; m < 16; ++m) for (int n = 0; n < 16; ++n) {
+    float s = c.x[m * 16 + n];
+    for (int k = 0; k < 16; ++k) s += a.x[m * 16 + k] * b.x[k * 16 + n];
+    out[m * 16 + n] = s;
+  }
+  std::memcpy(d.x, out, sizeof out);
+}
+}  // namespace nvcuda::wmma
+
+namespace sim {
+inline long ctas_run = 0;
+inline constexpr int kN = 256;
+inline constexpr size_t kStack = 256 * 1024;
+struct Fiber { ucontext_t ctx; bool done = false; int wait = 0; };  // wait: 0 running, 1 at a shuffle, 2 at a barrier
+inline ucontext_t sched;
+inline Fiber fibers[kN];
+inline std::vector<char> stacks(kN * kStack);
+inline int cur = 0;
+inline std::function<void()> job;
+inline void sync_cta() { fibers[cur].wait = 2; swapcontext(&fibers[cur].ctx, &sched); }
+inline void sync_warp() { fibers[cur].wait = 1; swapcontext(&fibers[cur].ctx, &sched); }
+inline void entry() {
+  job();
+  fibers[cur].done = true;  // returns to sched through uc_link
+}
+[[noreturn]] inline void fail(const char* what) { std::fprintf(stderr, "sim: %s\n", what); std::abort(); }
+/// Runs every CTA of the grid, one at a time, its threads as fibers in the SIM_REVERSE order;
+/// shared memory filled with 0xFF (NaN) first. Aborts when the threads of a CTA or of a warp do not
+/// all reach the same barrier or shuffle (or end together).
+template <class Kern, class... Args>
+inline void launch(Kern kernel, dim3 grid, int threads, size_t smem, cudaStream_t, Args... args) {
+  if (smem > smem_cap || threads != kN) { std::fprintf(stderr, "sim: %zu bytes of shared memory, %d threads\n", smem, threads); std::abort(); }
+  static const bool reverse = [] { const char* e = std::getenv("SIM_REVERSE"); return e && *e == '1'; }();
+  job = [&] { kernel(args...); };
+  for (unsigned z = 0; z < grid.z; ++z) for (unsigned y = 0; y < grid.y; ++y) for (unsigned x = 0; x < grid.x; ++x) {
+    std::memset(glr::cuda::sm90::smem_raw, 0xFF, sizeof glr::cuda::sm90::smem_raw);
+    bIdx = {x, y, z};
+    for (int t = 0; t < kN; ++t) {
+      Fiber& f = fibers[t];
+      f.done = false;
+      f.wait = 0;
+      getcontext(&f.ctx);
+      f.ctx.uc_stack.ss_sp = stacks.data() + size_t(t) * kStack;
+      f.ctx.uc_stack.ss_size = kStack;
+      f.ctx.uc_link = &sched;
+      makecontext(&f.ctx, entry, 0);
+    }
+    for (;;) {  // one phase between barriers per round
+      for (int wi = 0; wi < kN / 32; ++wi) {
+        const int w = reverse ? kN / 32 - 1 - wi : wi;
+        for (;;) {  // the warp's lanes up to their next shuffle or barrier
+          int at_shuffle = 0, other = 0;
+          for (int li = 0; li < 32; ++li) {
+            const int t = 32 * w + (reverse ? 31 - li : li);
+            Fiber& f = fibers[t];
+            if (f.done || f.wait == 2) { ++other; continue; }
+            cur = t;
+            tIdx = {unsigned(t), 0, 0};
+            f.wait = 0;
+            swapcontext(&sched, &f.ctx);
+            if (!f.done && f.wait == 1) ++at_shuffle; else ++other;
+          }
+          if (at_shuffle == 0) break;
+          if (other) fail("the lanes of a warp do not all reach a shuffle");
+          for (int l = 0; l < 32; ++l) fibers[32 * w + l].wait = 0;
+        }
+      }
+      int alive = 0, ended = 0;
+      for (const Fiber& f : fibers) (f.done ? ended : alive) += 1;
+      if (alive == 0) break;
+      if (ended) fail("threads ended while others wait at a barrier");
+      for (Fiber& f : fibers) f.wait = 0;
+    }
+    ++ctas_run;
+  }
+}
+}  // namespace sim
