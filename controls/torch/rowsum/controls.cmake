@@ -8,6 +8,10 @@ kcv_torch_control(NAME rowsum.ok PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_o
 kcv_torch_control(NAME rowsum.ext_ok PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_ext_ok.py EXPECT PASS BASELINE pass)
 # Split across modules, the solution's and the problem's: each imports a module beside it, which
 # kcv's private copies of their directories must carry (docs/security.md).
+# A helper process started by the first call and kept (as Inductor's compile workers): contained
+# by the worker's namespace, not a side effect of a torch candidate (docs/security.md).
+kcv_torch_control(NAME rowsum.keeps_a_helper_process PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_keeps_a_helper_process.py
+                  EXPECT PASS BASELINE pass ARGS --gates numerics,shapes,determinism,stateless)
 kcv_torch_control(NAME rowsum.split PROBLEM ${CONTROL_DIR}/problem_waits.py SOLUTION ${CONTROL_DIR}/solution_split.py
                   EXPECT PASS BASELINE pass)
 
