@@ -4,7 +4,9 @@
 #
 #   kcv_control(NAME <test name> OP <op> CANDIDATE <file> EXPECT PASS|FAIL [PARSE_REPORTS]
 #               [FAILS <gate> ...] [PASSES <gate> ...] [OWN <gate> ...] [LIBRARY <gate> ...]
-#               [BACKEND cpu|cuda] [ARGS <extra kcv verify args> ...])
+#               [BACKEND cpu|cuda] [ARGS <extra kcv verify args> ...] [EVIDENCE <regex>] [ABSENT <regex>])
+# EVIDENCE must match the JSON report's text and ABSENT must not (hostile controls: what the
+# evidence says, and that nothing is flagged that must not be).
 # PASSES names gates that must pass even so: a precision bug is not a layout, state or race one
 # (docs/tolerance-independence.md). PARSE_REPORTS also writes the JUnit report and reads both
 # reports with Python's own json and xml parsers, and checks that the terminal output holds no
@@ -26,7 +28,8 @@ function(kcv_add_control_test test backend labels report)
 endfunction()
 
 function(kcv_control)
-  cmake_parse_arguments(C "PARSE_REPORTS" "NAME;OP;CANDIDATE;EXPECT;BACKEND" "FAILS;PASSES;OWN;LIBRARY;ARGS" ${ARGN})
+  cmake_parse_arguments(C "PARSE_REPORTS" "NAME;OP;CANDIDATE;EXPECT;BACKEND;EVIDENCE;ABSENT" "FAILS;PASSES;OWN;LIBRARY;ARGS"
+                        ${ARGN})
   if(NOT C_BACKEND)
     set(C_BACKEND cpu)
   endif()
@@ -38,7 +41,7 @@ function(kcv_control)
   kcv_add_control_test(control.${C_BACKEND}.${C_NAME} ${C_BACKEND} "control;${C_BACKEND}" ${C_BACKEND}.${C_NAME}
                        -DOP=${C_OP} -DCANDIDATE=${C_CANDIDATE} -DEXPECT=${C_EXPECT} -DFAILS=${fails}
                        -DPASSES=${passes} -DOWN=${own} -DLIBRARY=${library} -DEXTRA=${extra}
-                       -DPARSE_REPORTS=${C_PARSE_REPORTS})
+                       -DPARSE_REPORTS=${C_PARSE_REPORTS} "-DEVIDENCE=${C_EVIDENCE}" "-DABSENT=${C_ABSENT}")
 endfunction()
 
 # KernelBench-format controls (docs/kernelbench.md): a problem file and a solution file, run with

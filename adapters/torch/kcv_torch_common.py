@@ -3,12 +3,13 @@ problem or solution file as a module, its module-level sizes, dtype codes of the
 building a model the same way on both sides (same seed, on the CPU, then moved)."""
 
 import ctypes
-import importlib.util
 import json
 import os
 import sys
 
 import torch
+
+from kcv_torch_load import extend_search_path, load_module  # noqa: F401 (re-exported)
 
 # kcv_dtype codes (include/kcv/abi.h)
 DTYPES = {
@@ -21,16 +22,6 @@ CODES = {v: k for k, v in DTYPES.items()}
 CARRIED = {**CODES, torch.bool: CODES[torch.uint8]}
 
 REFUSE_MARK = "kcv: refuse"
-
-
-def load_module(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot load '{path}' as a Python module")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def module_sizes(mod):
@@ -226,12 +217,18 @@ def use_precompiled_torch_header(entries, private_dir):
         where = os.path.join(private_dir, entry["sha256"][:16], "torch")
         header, gch = os.path.join(where, "extension.h"), os.path.join(where, "extension.h.gch")
         if not os.path.exists(gch):
-            os.makedirs(where, exist_ok=True)
-            with open(header, "w") as f:   # the stub's text is kcv's, not a file's on disk
-                f.write("#include <torch/extension.h>\n")
-            if not verified_copy(entry["gch"], gch, entry["sha256"]):
-                print(f"kcv: the precompiled torch/extension.h {entry['gch']} is not the one kcv made; "
-                      "building without it", file=sys.stderr)
+            # kcv makes the checked copy before any worker starts (checked_pch_copies); this is
+            # for a plan made without it. A directory the worker cannot write: no PCH.
+            try:
+                os.makedirs(where, exist_ok=True)
+                with open(header, "w") as f:   # the stub's text is kcv's, not a file's on disk
+                    f.write("#include <torch/extension.h>\n")
+                copied = verified_copy(entry["gch"], gch, entry["sha256"])
+            except OSError:
+                copied = False
+            if not copied:
+                print(f"kcv: the precompiled torch/extension.h {entry['gch']} is not the one kcv made "
+                      "(or cannot be copied); building without it", file=sys.stderr)
                 return orig(*a, **kw)
         args["extra_cflags"] = list(args.get("extra_cflags") or []) + ["-include", header]
         return orig(*bound.args, **bound.kwargs)

@@ -4,8 +4,9 @@ process that kcv's Runner starts exactly like kcv-worker and that speaks the sam
 
   fd 3  a memfd: [0, 8) plan offset, [8, 16) plan length; the JSON plan; input bytes and output
         poison staged by the parent; snapshot slots this worker fills ([guard][span][guard])
-  fd 4  text records: ready | fatal <hex> | start <i> | done <i> <rc> <seconds> <hex> |
-        fault device <hex> | bye | idle
+  fd 4  a unix socket; text records: ready | fatal <hex> | start <i> | done <i> <rc> <seconds> <hex> |
+        fault device <hex> | bye | idle; after each `done` the worker waits for one byte from kcv
+        (it has looked at what the call left behind)
   fd 5  (only when the plan says "session": true) a unix socket: after its last call the worker
         says `idle` instead of `bye` and waits there for the next batch's memfd (SCM_RIGHTS); the
         imports, the solution's build and the CUDA context are paid once per session, not per
@@ -43,6 +44,18 @@ def emit(line):
     while data:
         n = os.write(RESULT_FD, data)
         data = data[n:]
+
+
+def await_go():
+    """After a `done`: wait until kcv has looked at what the call left behind (one byte on fd 4)."""
+    while True:
+        try:
+            b = os.read(RESULT_FD, 1)
+        except InterruptedError:
+            continue
+        if not b:
+            os._exit(3)  # kcv is gone
+        return
 
 
 def hexs(s):
@@ -172,6 +185,9 @@ def main():
         common.use_precompiled_torch_header(
             kb["pch"], os.path.join(os.path.dirname(os.environ["TORCH_EXTENSIONS_DIR"].rstrip("/")), "torch-pch"))
     common.reuse_unchanged_inline_builds()
+    # The private copies' directories, then the originals' (kcv's Candidate::python_search_path):
+    # a module beside the solution or the problem is found as it was before kcv copied them.
+    common.extend_search_path(kb.get("search_path", []))
     try:
         problem = common.load_module(kb["problem"], "kcv_problem")
         nominal = common.module_sizes(problem)
@@ -420,6 +436,7 @@ def main():
                 o = o.detach().cpu()
                 view_of(slot, a).copy_(o.view(torch.uint8) if o.dtype == torch.bool else o)
         emit(f"done {i} {rc} {st['seconds']:.6f} {hexs(msg)}")
+        await_go()
         state[i] = {"in_buf": st["in_buf"], "g": st["g"]}  # later calls may reuse the buffers
 
     import socket

@@ -65,10 +65,18 @@ struct Report {
   std::vector<GateReport> gates;     // all 12, DESIGN order
   /// KernelBench candidates: {problem, solution, python, compile_seconds, baseline?}; null otherwise.
   nlohmann::json kernelbench;
+  /// The sandbox the workers ran in (the weakest of them; docs/security.md): what was in force,
+  /// what the platform refused, and whether a PASS could stand. Null when no worker ran.
+  nlohmann::json sandbox;
+  /// Why every gate passed and the verdict is still FAIL (the sandbox could not exclude
+  /// tampering, docs/security.md); empty otherwise.
+  std::string pass_withheld;
   /// Where and from what the report came (issue 21 item 8; provenance.hpp): kcv_version,
   /// kcv_commit, host, backend, on cuda gpu/driver/cuda, for KernelBench torch/torch_cuda, and
   /// candidate_sha256 and candidate_path (absolute) of the judged file (KernelBench: the solution;
-  /// also problem_sha256). Null in a report read from a kcv that did not write it.
+  /// also problem_sha256): once kcv made its private copy, the copy's hash, the bytes every build
+  /// and worker used, and candidate_copy, what that copy holds ("its directory: N files", or the
+  /// file alone and why; docs/security.md). Null in a report read from a kcv that did not write it.
   nlohmann::json provenance;
 };
 
@@ -92,6 +100,9 @@ struct VerifyOptions {
   std::string kernelbench_problem, kernelbench_solution;
   std::string python;                // interpreter with torch (empty: resolve_python's default)
   bool baseline = false;             // also run KernelBench's own check (--baseline kernelbench)
+  double max_time_s = 0;             // the whole verification, wall clock (0: no limit)
+  double compile_timeout_s = 300;    // the candidate's compile (each build), wall clock
+  bool sandbox = true;               // false: --no-sandbox (a PASS is then withheld)
 };
 
 /// Called after each gate finishes (for progress output).

@@ -95,7 +95,10 @@ struct CallResult {
   std::vector<GuardReport> input_guards, output_guards;
 };
 
-enum class RunStatus { ok, crash, timeout };
+/// side_effect: the call left something behind (a process, a file outside the worker's cwd, an
+/// output still being written after it returned) or changed what it must leave alone (a fault
+/// signal's handler, the inaccessible page after an input).
+enum class RunStatus { ok, crash, timeout, side_effect };
 
 /// Where a cpu worker's SIGSEGV/SIGBUS hit, when the address lies in one of the case's buffers
 /// (guard bands and the inaccessible page after each input included).

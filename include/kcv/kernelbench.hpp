@@ -40,6 +40,10 @@ int64_t max_elements_per_call();
 nlohmann::json torch_pch_entries(const std::string& manifest);
 /// The same for env KCV_TORCH_PCH (`kcv corpus run` sets it); empty when unset.
 nlohmann::json torch_pch_entries();
+/// The entries whose gch kcv copied into workdir/torch-pch/<sha256[:16]>/torch/ (beside a stub
+/// extension.h), each copy's bytes checked against the entry's sha256: where the torch worker
+/// finds them. An entry whose file is unreadable or not the one hashed is left out.
+nlohmann::json checked_pch_copies(const nlohmann::json& entries, const std::string& workdir);
 
 /// The size-independent gates' budget per call (elements in plus out); see structural_shape().
 inline constexpr int64_t kStructuralElements = int64_t{1} << 20;

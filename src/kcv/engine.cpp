@@ -3,6 +3,7 @@
 #include "kcv/engine.hpp"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "kcv/kernelbench.hpp"
 #include "kcv/provenance.hpp"
 #include "kcv/runner.hpp"
+#include "kcv/sandbox.hpp"
 
 namespace fs = std::filesystem;
 
@@ -29,11 +31,14 @@ uint64_t splitmix(uint64_t x) {
 }
 
 /// A scratch directory removed when the verification ends (unless the user named one).
+/// NOTES: named kcv-<pid>-XXXXXX: a kcv killed by SIGKILL cannot remove its own, and the next
+/// kcv removes those whose owner pid is gone.
 class Workdir {
  public:
   explicit Workdir(const std::string& given) {
+    sandbox::reap_stale_dirs(fs::temp_directory_path().string(), "kcv-");
     if (!given.empty()) { path_ = given; fs::create_directories(path_); return; }
-    std::string tmpl = (fs::temp_directory_path() / "kcv-XXXXXX").string();
+    std::string tmpl = (fs::temp_directory_path() / fmt::format("kcv-{}-XXXXXX", getpid())).string();
     if (!mkdtemp(tmpl.data())) throw SetupError("cannot create a temporary directory");
     path_ = tmpl;
     owned_ = true;
@@ -72,6 +77,8 @@ RunnerOptions runner_options(const std::string& backend, const std::string& work
   ro.workdir = workdir;
   ro.timeout_s = timeout_s;
   ro.canary_key = splitmix(seed ^ 0xC0FFEEull);
+  // Protections switched off for diagnosis (docs/security.md): recorded, and a PASS is withheld.
+  if (const char* off = std::getenv("KCV_SANDBOX_OFF"); off && *off) ro.sandbox_off = sandbox::parse_off(off);
   if (!fs::exists(ro.worker)) throw SetupError(fmt::format("kcv-worker not found at {} (set KCV_WORKER)", ro.worker));
   return ro;
 }
@@ -265,7 +272,7 @@ KernelBenchParts kernelbench_parts(const std::string& problem, const std::string
   setup.python = resolve_python(python);
   setup.backend = backend;
   setup.workdir = workdir;
-  KernelBenchParts parts{nullptr, Candidate::kernelbench(problem, solution, setup.python)};
+  KernelBenchParts parts{nullptr, Candidate::kernelbench(problem, solution, setup.python, workdir)};
   parts.contract = KernelBenchContract::create(setup);
   ro.kernelbench = parts.contract->worker_plan();
   // NOTES: the first worker imports the solution, and load_inline compiles there: minutes, not
@@ -277,11 +284,12 @@ KernelBenchParts kernelbench_parts(const std::string& problem, const std::string
 
 /// verify's work once the options are checked, in workdir.
 Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Contract* builtin, bool kernelbench,
-                 const std::string& workdir);
+                 const std::string& workdir, std::chrono::steady_clock::time_point deadline);
 
 }  // namespace
 
 Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
+  const auto t_start = std::chrono::steady_clock::now();
   const bool kernelbench = !o.kernelbench_problem.empty() || !o.kernelbench_solution.empty();
   if (kernelbench && (o.kernelbench_problem.empty() || o.kernelbench_solution.empty()))
     throw SetupError("--kernelbench needs two files: PROBLEM.py SOLUTION.py");
@@ -297,10 +305,15 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
                                                     "bounds, inputs_intact, coverage, determinism, layout, stateless, "
                                                     "concurrency, sanitizer)", g));
   if (o.timeout_s <= 0) throw SetupError("--timeout must be positive");
+  if (o.max_time_s < 0) throw SetupError("--max-time must be positive");
+  if (o.compile_timeout_s <= 0) throw SetupError("--compile-timeout must be positive");
+  const auto deadline = o.max_time_s > 0 ? t_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                         std::chrono::duration<double>(o.max_time_s))
+                                         : std::chrono::steady_clock::time_point::max();
   if (o.compile_grace_s && !(*o.compile_grace_s >= 0)) throw SetupError("--compile-grace must not be negative");
   Workdir wd(o.workdir);
   try {
-    return verify_in(o, on_gate, builtin, kernelbench, wd.path());
+    return verify_in(o, on_gate, builtin, kernelbench, wd.path(), deadline);
   } catch (const BuildError&) {
     wd.keep();  // the error names the build log in it
     throw;
@@ -310,7 +323,7 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
 namespace {
 
 Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Contract* builtin, bool kernelbench,
-                 const std::string& workdir) {
+                 const std::string& workdir, std::chrono::steady_clock::time_point deadline) {
   Report report;
   report.op = o.op;
   report.candidate = o.candidate;
@@ -327,6 +340,13 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
     report.provenance["problem_sha256"] = sha256_file(o.kernelbench_problem);
   probe_backend(o.backend, workdir, o.timeout_s);
   RunnerOptions ro = runner_options(o.backend, workdir, o.timeout_s, report.seed);
+  ro.sandbox = o.sandbox;
+  ro.deadline = deadline;
+  ro.max_time_s = o.max_time_s;
+  CaptureLimits compile = default_compile_limits();
+  compile.seconds = o.compile_timeout_s;
+  if (o.max_time_s > 0)
+    compile.seconds = std::max(0.001, std::min(compile.seconds, std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count()));
   KernelBenchParts kb;
   if (kernelbench) {
     kb = kernelbench_parts(o.kernelbench_problem, o.kernelbench_solution, o.python, o.backend, workdir, ro);
@@ -334,8 +354,14 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
     report.candidate = kb.candidate.path();
   }
   const Contract& contract = kernelbench ? *kb.contract : *builtin;
-  const Candidate candidate = kernelbench ? kb.candidate : Candidate::prepare(o.candidate, o.backend, workdir);
+  const Candidate candidate = kernelbench ? kb.candidate : Candidate::prepare(o.candidate, o.backend, workdir, compile);
   if (o.compile_grace_s) ro.compile_grace_s = *o.compile_grace_s;
+  // The bytes every build and worker use: the private copy's (the same as above unless the file
+  // changed meanwhile), and what the copy holds.
+  if (!candidate.source_copy().file.empty()) {
+    report.provenance["candidate_sha256"] = candidate.sha256();
+    report.provenance["candidate_copy"] = candidate.source_copy().describe();
+  }
   Runner runner(candidate, ro);
   const auto t_load = std::chrono::steady_clock::now();
   runner.probe();
@@ -370,6 +396,15 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
   }
   // NOTES: with --gates, the verdict covers the selected gates; the rest are SKIPPED, said so.
   report.verdict = all_pass ? Verdict::pass : Verdict::fail;
+  if (const auto& f = runner.sandbox_in_force()) {
+    report.sandbox = f->to_json();
+    report.sandbox["summary"] = f->summary();
+    // A PASS stands only if the candidate could not have tampered with kcv undetected.
+    if (const std::string gap = f->tamper_gap(); !gap.empty() && all_pass) {
+      report.verdict = Verdict::fail;
+      report.pass_withheld = "every gate passed, but tampering could not be excluded: " + gap;
+    }
+  }
   return report;
 }
 

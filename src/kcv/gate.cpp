@@ -47,6 +47,7 @@ std::vector<Case> make_all(const std::vector<CasePlan>& plans) {
 CaseJudgement Gate::judge_abnormal(const GateContext& ctx, const Case& c, const CaseRun& run) const {
   std::string evidence = run.detail;
   if (std::string where = gates::describe_fault(ctx.contract, c, run); !where.empty()) evidence += " — " + where;
+  if (run.status == RunStatus::side_effect) return {Verdict::fail, evidence};
   return {run.status == RunStatus::timeout ? Verdict::timeout : Verdict::crash, evidence};
 }
 

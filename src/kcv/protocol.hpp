@@ -28,7 +28,11 @@
 namespace kcv::protocol {
 
 inline constexpr int kDataFd = 3;
+/// The records (a unix stream socket): the worker writes its text records; after each `done` it
+/// waits for one byte from kcv (kGo), which kcv sends once it has looked for what the call left
+/// behind (docs/security.md): nothing the candidate started can run on unseen in between.
 inline constexpr int kResultFd = 4;
+inline constexpr char kGo = 'g';
 inline constexpr int kSessionFd = 5;
 /// Canary bytes on each side of every buffer (DESIGN §5: at least 4 KiB).
 inline constexpr int64_t kGuardBytes = 4096;

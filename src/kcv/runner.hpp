@@ -4,15 +4,20 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
 
+#include <optional>
+#include <stdexcept>
+
 #include <nlohmann/json.hpp>
 
 #include "kcv/candidate.hpp"
 #include "kcv/gate.hpp"
+#include "kcv/sandbox.hpp"
 
 namespace kcv {
 
@@ -32,7 +37,28 @@ struct RunnerOptions {
   /// KernelBench candidates: what the torch worker needs beyond the calls (problem, init_seed,
   /// argument template); docs/kernelbench.md.
   nlohmann::json kernelbench;
+  /// Confine every worker (src/kcv/sandbox.hpp). false: --no-sandbox, and a PASS is withheld.
+  bool sandbox = true;
+  /// Protections switched off for diagnosis (sandbox::Protection bits; env KCV_SANDBOX_OFF): the
+  /// report lists them and a PASS is withheld.
+  uint32_t sandbox_off = 0;
+  /// The overall limit (--max-time): past it no worker starts and a running one is ended; the
+  /// case is a TIMEOUT that says so. The default: none.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  double max_time_s = 0;
 };
+
+/// Thrown when kcv was asked to stop (SIGINT/SIGTERM through request_stop): workers are ended
+/// and the temporary files go with the unwinding.
+class Interrupted : public std::runtime_error {
+ public:
+  explicit Interrupted(int sig) : std::runtime_error("interrupted"), signal(sig) {}
+  int signal;
+};
+/// Async-signal-safe: called from the CLI's handler; the runner and the compiler waits notice.
+void request_stop(int sig);
+/// The signal that asked kcv to stop, or 0.
+int stop_requested();
 
 /// Path of kcv-worker: env KCV_WORKER, else beside the running executable, else the build tree's.
 std::string default_worker_path();
@@ -42,6 +68,10 @@ std::string default_worker_path();
 /// `kcv corpus run --jobs N` sets it to cores/N for its verifiers: N torch processes with a
 /// thread per core each would spin on each other's cores.
 int default_threads();
+
+/// RLIMIT_AS of an unsanitized cpu worker: 32 GiB or three quarters of the machine's memory,
+/// whichever is less (a runaway candidate meets its own limit before the host's OOM killer).
+int64_t default_address_space_limit();
 
 /// Kernels of the libraries a torch solution runs on (ATen, cuDNN, cuBLAS/cuBLASLt), as a regular
 /// expression over kernel names, mangled or not: compute-sanitizer's memcheck, racecheck and
@@ -61,6 +91,18 @@ inline constexpr const char* kUnsentSigkill =
 /// Whether a worker's wait status (and, under compute-sanitizer, its log) says SIGKILL ended it.
 /// The runner words it as kUnsentSigkill unless it timed the worker out or killed it itself.
 bool killed_by_sigkill(int status, bool under_compute_sanitizer, const std::string& log);
+
+/// Whether a SIGKILL kcv did not send may be the host's out-of-memory killer's: the host counted
+/// an OOM kill (/proc/vmstat oom_kill) between the worker's start and its death, or a count is
+/// unknown (-1). Otherwise it came from inside the sandbox (a candidate's kill(0, SIGKILL)) and
+/// is named so, without kUnsentSigkill's words.
+bool oom_kill_possible(int64_t oom_kills_before, int64_t oom_kills_after);
+
+/// A TCP port range of its own for a compute-sanitizer outside a network namespace of its own:
+/// the value for its `--port` (the range is 10 wide, `--max-connections 10`), held by an flock on
+/// *lock_fd until that is closed; -1 (no fd) when every range is held. Shared by every kcv on the
+/// host through /tmp/kcv-sanitizer-ports.
+int sanitizer_port_range(int* lock_fd);
 
 /// Host bytes a batch of cases may stage at once (each buffer twice: what goes in, and the
 /// snapshot that comes back). The runner starts a new batch past it; the engine makes, runs and
@@ -88,6 +130,8 @@ class Runner {
   int workers_started() const { return serial_; }
   /// Data memfds made so far (a session's batches that fit reuse its last one).
   int data_files_made() const { return data_files_made_; }
+  /// The weakest sandbox any worker of this runner had (docs/security.md); none started: null.
+  const std::optional<sandbox::InForce>& sandbox_in_force() const { return in_force_; }
   const RunnerOptions& options() const { return opt_; }
 
  private:
@@ -95,8 +139,16 @@ class Runner {
   /// said `idle` and waits on its session socket for the next memfd. Ended by the destructor or
   /// by any abnormal batch.
   struct Session {
-    pid_t pid = -1;
+    sandbox::Process proc;
+    /// Processes allowed beside the worker: those alive when it said ready (a sanitizer's
+    /// target, torch's helpers), for wrappers and torch only; none for kcv-worker itself.
+    std::set<pid_t> baseline;
+    /// Files in the private tmp dirs when it said ready, for wrappers and cuda (the driver's).
+    std::set<std::string> file_baseline;
+    int64_t oom_kills_at_start = -1;
     int result_fd = -1, ctl_fd = -1;
+    /// compute-sanitizer outside a network namespace of its own: the lock on its port range.
+    int port_lock_fd = -1;
     WorkerOptions options;
     std::string cwd, log;
     /// Shape signatures it has been called at (compile grace: only the first call at each gets it).
@@ -117,6 +169,7 @@ class Runner {
   RunnerOptions opt_;
   int serial_ = 0;
   int data_files_made_ = 0;
+  std::optional<sandbox::InForce> in_force_;
   /// A call hung through its compile grace: no later call of this runner gets one (a compile that
   /// never ends is a hang; each further hang costs the per-call timeout, not the grace).
   bool grace_spent_ = false;

@@ -1,6 +1,7 @@
 // kcv — the command line over the kcv library. The only place that prints and picks exit codes:
 // 0 every gate passed, 1 some gate did not, 2 usage or setup error (one-line reason on stderr).
 #include <malloc.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -57,6 +58,18 @@ void write_output(const std::string& path, const std::string& text) {
     if (!out.flush()) throw kcv::SetupError(fmt::format("cannot write '{}'", path));
   }
   fs::rename(tmp, target);
+}
+
+void on_stop_signal(int sig) { kcv::request_stop(sig); }
+
+/// SIGINT/SIGTERM ask the verification to stop: the runner ends its workers, the temporary
+/// directory goes with the unwinding, and kcv exits 128+signal. No SA_RESTART: waits wake up.
+void install_stop_handlers() {
+  struct sigaction sa{};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
 }
 
 /// A JSON document as text: 2-space indent, any byte that is not UTF-8 replaced (clean_text has
@@ -123,6 +136,8 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
                              b.value("verdict", std::string("?")), b.value("detail", std::string()).empty() ? "" : ": ",
                              b.value("detail", std::string()));
   }
+  if (!report.sandbox.is_null()) human << kcv::clean_text(report.sandbox.value("summary", std::string())) << "\n";
+  if (!report.pass_withheld.empty()) human << "PASS withheld: " << kcv::clean_text(report.pass_withheld) << "\n";
   // Issue 21 item 4: which failures a caller meets in the problem's own calling convention, and
   // which only as a library op (strided views, its non-default stream, two callers at once).
   std::string own, library;
@@ -352,6 +367,13 @@ int main(int argc, char** argv) {
   verify->add_option("--json", json_out, "write the kcv.report/1 JSON report here ('-': standard output)");
   verify->add_option("--junit", junit_out, "write a JUnit XML report here ('-': standard output)");
   verify->add_flag("--quiet", quiet, "print only the verdict line");
+  verify->add_option("--max-time", vopts.max_time_s,
+                     "wall-clock seconds for the whole verification; gates not finished by then are TIMEOUT");
+  verify->add_option("--compile-timeout", vopts.compile_timeout_s, "wall-clock seconds for each build of the candidate")
+      ->capture_default_str();
+  bool no_sandbox = false;
+  verify->add_flag("--no-sandbox", no_sandbox,
+                   "run workers without the sandbox (debugging): a PASS is then withheld (docs/security.md)");
   verify->add_option("--keep-workdir", vopts.workdir,
                      "work in DIR (new or empty) and keep it: worker logs worker-N.log, extension builds");
 
@@ -408,8 +430,12 @@ int main(int argc, char** argv) {
       }
       if (json_out == "-" && junit_out == "-")
         throw kcv::SetupError("--json - and --junit - cannot both write to standard output");
+      vopts.sandbox = !no_sandbox;
+      install_stop_handlers();
       try {
         return cmd_verify(vopts, json_out, junit_out, quiet);
+      } catch (const kcv::Interrupted&) {
+        throw;  // stopped, not a setup error: no error report
       } catch (const std::exception& e) {
         // A setup error still leaves the reports asked for: a record of the error (exit 2).
         const bool setup = dynamic_cast<const kcv::SetupError*>(&e) != nullptr;
@@ -429,6 +455,10 @@ int main(int argc, char** argv) {
     }
     if (*contracts) return cmd_contracts(*show ? show_op : "");
     if (*replay) return cmd_replay(ropts);
+  } catch (const kcv::Interrupted& e) {
+    std::cerr << "kcv: stopped by " << (e.signal == SIGINT ? "SIGINT" : e.signal == SIGTERM ? "SIGTERM" : "a signal")
+              << "; workers ended, temporary files removed\n";
+    return 128 + e.signal;
   } catch (const kcv::SetupError& e) {
     std::cerr << "kcv: " << kcv::clean_text(e.what()) << "\n";
     return kExitSetup;

@@ -6,6 +6,14 @@ set(p ${CONTROL_DIR}/problem.py)
 kcv_torch_control(NAME rowsum.reference PROBLEM ${p} SOLUTION ${p} EXPECT PASS BASELINE pass)
 kcv_torch_control(NAME rowsum.ok PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_ok.py EXPECT PASS BASELINE pass)
 kcv_torch_control(NAME rowsum.ext_ok PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_ext_ok.py EXPECT PASS BASELINE pass)
+# Split across modules, the solution's and the problem's: each imports a module beside it, which
+# kcv's private copies of their directories must carry (docs/security.md).
+# A helper process started by the first call and kept (as Inductor's compile workers): contained
+# by the worker's namespace, not a side effect of a torch candidate (docs/security.md).
+kcv_torch_control(NAME rowsum.keeps_a_helper_process PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_keeps_a_helper_process.py
+                  EXPECT PASS BASELINE pass ARGS --gates numerics,shapes,determinism,stateless)
+kcv_torch_control(NAME rowsum.split PROBLEM ${CONTROL_DIR}/problem_waits.py SOLUTION ${CONTROL_DIR}/solution_split.py
+                  EXPECT PASS BASELINE pass)
 
 # convention: OWN (the gate fails where the problem itself calls the solution) or LIBRARY (only
 # as a library op: strided views, two callers at once); issue 21 item 4.

@@ -37,7 +37,12 @@ Case single_call_case(std::string label, const Contract& contract, const Binding
 /// A plan for single_call_case(label, contract, b, case_rng(seed, index), kind), made when asked.
 /// The contract must outlive the plan.
 CasePlan single_call_plan(std::string label, const Contract& contract, Bindings b, uint64_t seed, int64_t index,
-                          std::string kind = "normal");
+                          std::string kind = "normal", bool varied_prefill = false);
+
+/// The outputs' prefill of case `index`, drawn from the seed: half the cases keep the NaN poison,
+/// the others start from zeros, random bytes or one random byte (issue 25 class 3). For gates
+/// that do not judge by the poison.
+void vary_prefill(Case& c, uint64_t seed, int64_t index);
 
 /// How a case calls the candidate (issue 26). kcv's own setting is a non-blocking stream of its
 /// own and buffers inside guard bands; a production caller passes the null stream handle (the
@@ -73,7 +78,7 @@ std::vector<Bindings> nominal_and_uniform(const Contract& contract, std::initial
 
 /// One single-call case per shape, labelled with the shape, inputs drawn from (seed, case index).
 std::vector<CasePlan> one_call_per_shape_plans(const Contract& contract, const std::vector<Bindings>& shapes,
-                                               uint64_t seed);
+                                               uint64_t seed, bool varied_prefill = false);
 /// The same cases, made at once.
 std::vector<Case> one_call_per_shape(const Contract& contract, const std::vector<Bindings>& shapes, uint64_t seed);
 

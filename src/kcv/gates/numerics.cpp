@@ -17,7 +17,8 @@ class NumericsGate final : public Gate {
     std::vector<CasePlan> out;
     const Bindings b = ctx.contract.nominal();
     for (int64_t i = 0; i < kSeeds; ++i)
-      out.push_back(single_call_plan(fmt::format("{} seed {}", bindings_string(b), i), ctx.contract, b, seed, i));
+      out.push_back(single_call_plan(fmt::format("{} seed {}", bindings_string(b), i), ctx.contract, b, seed, i, "normal",
+                                       /*varied_prefill=*/true));
     return vary_calling(ctx, seed, std::move(out));
   }
 

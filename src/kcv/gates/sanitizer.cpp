@@ -60,7 +60,9 @@ class SanitizerGate final : public Gate {
 
   CaseJudgement static_check(const GateContext& ctx) const override {
     if (ctx.backend != "cuda" || ctx.candidate.kind() != "cu") return {};
-    std::ifstream in(ctx.candidate.path(), std::ios::binary);
+    // NOTES: the private copy the build compiled, with the original directory after it, as the
+    // build has them (candidate.cpp's compile_command): the same bytes as the judged build.
+    std::ifstream in(ctx.candidate.source(), std::ios::binary);
     std::stringstream source;
     source << in.rdbuf();
     const char* arch = std::getenv("KCV_CUDA_ARCH");
@@ -68,7 +70,9 @@ class SanitizerGate final : public Gate {
       return {Verdict::pass, "TMEM check: no tcgen05 in the candidate and not built for sm_100"};
     try {
       const std::string dir = (std::filesystem::path(ctx.candidate.workdir()) / "tmem").string();
-      const tmem::Report r = tmem::check_source(ctx.candidate.path(), dir, {kcv_include_dir()});
+      std::vector<std::string> includes = {kcv_include_dir()};
+      if (!ctx.candidate.source_copy().origin_dir.empty()) includes.push_back(ctx.candidate.source_copy().origin_dir);
+      const tmem::Report r = tmem::check_source(ctx.candidate.source(), dir, includes);
       return {r.outcome == tmem::Outcome::fail ? Verdict::fail : Verdict::pass, r.evidence};
     } catch (const SetupError& e) {
       // NOTES: a candidate whose tcgen05 code does not build for sm_100a (it is built for another

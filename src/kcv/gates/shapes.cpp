@@ -1,6 +1,10 @@
 // Gate 2 `shapes`: every shape symbol swept through boundary sizes (others nominal, or within
-// Contract::sweep_elements), plus every symbol at once at a few awkward sizes. Catches dropped
-// tails and hard-coded shapes.
+// Contract::sweep_elements), plus every symbol at once at a few awkward sizes, plus common sizes
+// (768 ... 4096) and one size per symbol drawn from the run's seed. Catches dropped tails and
+// hard-coded shapes, and kernels right only at the sizes a fixed list names.
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "kcv/gates/common.hpp"
@@ -22,10 +26,13 @@ class ShapesGate final : public Gate {
       if (ctx.contract.valid(b)) shapes.push_back(b);
     for (int64_t v : {1, 3, 7, 13, 127})
       if (auto b = uniform_shape(ctx.contract, v)) shapes.push_back(*b);
+    for (const Bindings& b : unpredictable(ctx.contract, seed))
+      if (ctx.contract.valid(b) && std::find(shapes.begin(), shapes.end(), b) == shapes.end()) shapes.push_back(b);
     // The contract's own: deep reductions for the population test (docs/population-test.md).
     for (const Bindings& b : ctx.contract.extra_shapes)
       if (ctx.contract.valid(b)) shapes.push_back(b);
-    std::vector<CasePlan> out = vary_calling(ctx, seed, one_call_per_shape_plans(ctx.contract, shapes, seed));
+    std::vector<CasePlan> out =
+        vary_calling(ctx, seed, one_call_per_shape_plans(ctx.contract, shapes, seed, /*varied_prefill=*/true));
     // NOTES: the large tier (element indices past 2^31) needs device memory: cuda only, and only
     // for contracts that can judge a sampled element from a small sub-problem. Its tensors carry
     // no storage, so it is made at once.
@@ -83,6 +90,35 @@ class ShapesGate final : public Gate {
         b[s.name] = v;
         out.push_back(std::move(b));
       }
+    return out;
+  }
+
+  /// Issue 25, class 4: sizes a cheater cannot read off the boundary table: the common ones
+  /// (768, 1024, 2048, 4096) and one per symbol drawn from the run's seed, log-uniform over its
+  /// sweep range, each with the others at sweep_base(). Not for symbols with an explicit sweep
+  /// list (KernelBench's large problems). After the fixed shapes: their case indices stay.
+  static std::vector<Bindings> unpredictable(const Contract& k, uint64_t seed) {
+    const Bindings base = sweep_base(k);
+    Rng rng = case_rng(seed, int64_t{1} << 21);
+    std::vector<Bindings> out;
+    for (const auto& s : k.symbols) {
+      if (!s.sweep.empty()) continue;
+      const int64_t lo = std::max<int64_t>(s.min, 1), hi = std::min(s.max, s.sweep_max);
+      std::vector<int64_t> sizes;
+      for (int64_t v : {768, 1024, 2048, 4096})
+        if (v >= lo && v <= hi && v != s.nominal) sizes.push_back(v);
+      if (hi > lo) {
+        const double u = static_cast<double>(rng() >> 11) * 0x1p-53;
+        const double v = std::exp(std::log(static_cast<double>(lo)) + u * (std::log(static_cast<double>(hi) + 1) -
+                                                                            std::log(static_cast<double>(lo))));
+        sizes.push_back(std::clamp(static_cast<int64_t>(v), lo, hi));
+      }
+      for (int64_t v : sizes) {
+        Bindings b = base;
+        b[s.name] = v;
+        out.push_back(std::move(b));
+      }
+    }
     return out;
   }
 

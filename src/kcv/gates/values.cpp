@@ -20,7 +20,8 @@ class ValuesGate final : public Gate {
     const Bindings b = ctx.contract.nominal();
     std::vector<CasePlan> out;
     for (const auto& kind : kinds)
-      out.push_back(single_call_plan(kind, ctx.contract, b, seed, static_cast<int64_t>(out.size()), kind));
+      out.push_back(single_call_plan(kind, ctx.contract, b, seed, static_cast<int64_t>(out.size()), kind,
+                                     /*varied_prefill=*/true));
     return vary_calling(ctx, seed, std::move(out));
   }
 

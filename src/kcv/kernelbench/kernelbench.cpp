@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "kcv/candidate.hpp"
+#include "kcv/core/sha256.hpp"
 #include "kcv/engine.hpp"
 #include "kcv/gates/common.hpp"
 #include "kcv/runner.hpp"
@@ -75,6 +78,7 @@ struct KernelBenchContract::Server {
     pid = fork();
     if (pid < 0) throw SetupError("fork failed");
     if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);  // dies with kcv (docs/security.md)
       dup2(in[0], 0);
       dup2(out[1], 1);
       int logfd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -240,6 +244,38 @@ json torch_pch_entries(const std::string& manifest) {
   return entries;
 }
 
+json checked_pch_copies(const json& entries, const std::string& workdir) {
+  // NOTES: kcv makes the copies, outside the sandbox and before any worker starts: a worker of uid
+  // 65534 in its private /tmp may be unable to reach or read the manifest's files (a 0700
+  // directory, a /tmp of kcv's), and a copy it cannot write is one no candidate rewrites for the
+  // later workers of the verification.
+  json kept = json::array();
+  for (const json& e : entries) {
+    const std::string sha = e["sha256"].get<std::string>();
+    const fs::path where = fs::path(workdir) / "torch-pch" / sha.substr(0, 16) / "torch";
+    const fs::path gch = where / "extension.h.gch", part = where / "extension.h.gch.part";
+    std::error_code ec;
+    fs::create_directories(where, ec);
+    bool same = false;
+    try {
+      same = !ec && sha256_file(e["gch"].get<std::string>(), part.string()) == sha;
+    } catch (const std::runtime_error&) {
+      same = false;
+    }
+    if (!same) {  // not the header the manifest was made with: the build goes without one
+      fs::remove(part, ec);
+      continue;
+    }
+    fs::rename(part, gch, ec);
+    std::ofstream(where / "extension.h") << "#include <torch/extension.h>\n";  // the stub's text is kcv's
+    const auto readable = fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read;
+    fs::permissions(gch, readable, fs::perm_options::replace, ec);
+    fs::permissions(where / "extension.h", readable, fs::perm_options::replace, ec);
+    if (!ec) kept.push_back(e);
+  }
+  return kept;
+}
+
 json torch_pch_entries() {
   const char* text = std::getenv("KCV_TORCH_PCH");
   if (!text || !*text) return json::array();
@@ -255,7 +291,8 @@ const nlohmann::json& KernelBenchContract::runtime() const { return server_->run
 std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBenchSetup& setup) {
   std::unique_ptr<KernelBenchContract> k(new KernelBenchContract());
   k->setup_ = setup;
-  k->pch_ = torch_pch_entries();   // before the server starts: a bad manifest costs nothing
+  // Before the server starts: a bad manifest costs nothing.
+  k->pch_ = checked_pch_copies(torch_pch_entries(), setup.workdir);
   k->server_ = std::make_unique<Server>();
   k->server_->start(setup);
   json r = k->server_->request({{"op", "describe"}, {"bindings", json::object()}}, {}, nullptr);

@@ -1,16 +1,27 @@
 // kcv-worker: runs one plan of candidate calls in an isolated process (docs/architecture.md).
 // Holds no reference code: nothing in this process knows the expected outputs.
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,6 +50,17 @@ void emit(const std::string& line) {
     if (n <= 0) _exit(3);
     p += n;
     left -= static_cast<std::size_t>(n);
+  }
+}
+
+/// After a `done`: waits until kcv has looked at what the call left behind (protocol::kGo).
+void await_go() {
+  char b = 0;
+  for (;;) {
+    const ssize_t n = read(proto::kResultFd, &b, 1);
+    if (n == 1) return;
+    if (n < 0 && errno == EINTR) continue;
+    _exit(3);  // kcv is gone
   }
 }
 
@@ -109,7 +131,7 @@ void on_fault(int sig, siginfo_t* info, void*) {
   buf[i++] = '\n';
   ssize_t ignored = write(kcv::protocol::kResultFd, buf, static_cast<std::size_t>(i));
   (void)ignored;
-  signal(sig, SIG_DFL);  // returning re-executes the access and dies of it
+  (void)sig;  // SA_RESETHAND: the handler is gone, and returning re-executes the access and dies of it
 }
 
 void install_fault_handler() {
@@ -120,14 +142,100 @@ void install_fault_handler() {
   sigaltstack(&ss, nullptr);
   struct sigaction sa{};
   sa.sa_sigaction = on_fault;
-  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGSEGV, &sa, nullptr);
   sigaction(SIGBUS, &sa, nullptr);
 }
 
+// ---- what a call must leave as it found it (issue 25 class 4) ----
+constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS};
+
+/// From here on no one in this process may install a handler for SIGSEGV or SIGBUS (EPERM): a
+/// candidate's own would swallow its over-reads into the PROT_NONE page after an input. A seccomp
+/// filter of the worker's own, stacked on the sandbox's (no_new_privs is set there; set here too
+/// for --no-sandbox). Querying a disposition stays allowed. False when it could not be installed.
+bool lock_fault_signals() {
+#if defined(__x86_64__)
+  constexpr uint32_t arch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+  constexpr uint32_t arch = AUDIT_ARCH_AARCH64;
+#else
+  return false;
+#endif
+#if defined(__x86_64__) || defined(__aarch64__)
+  sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),  // another ABI: the sandbox's filter kills it
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigaction, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0])),  // the signal (low word)
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SIGSEGV, 2, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SIGBUS, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[1])),  // act, low word
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[1]) + 4),  // act, high word
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog prog{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
+  return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0;
+#endif
+}
+
+/// The dispositions of the fault signals as the worker set them, to compare after each call.
+struct Dispositions {
+  struct sigaction sa[2];
+};
+Dispositions g_dispositions;
+
+void remember_dispositions() {
+  for (int k = 0; k < 2; ++k) sigaction(kFaultSignals[k], nullptr, &g_dispositions.sa[k]);
+}
+
+/// What a call changed that it must not have: a fault signal's handler, or the PROT_NONE page
+/// after one of its inputs made accessible (a candidate hiding its over-reads). Empty: nothing.
+std::string call_tampering(int call, int probe_w, int probe_r) {
+  std::string what;
+  // NOTES: cpu only (probe_w open): there the worker set the handlers itself; on cuda the driver
+  // and compute-sanitizer's injection own theirs.
+  for (int k = 0; k < 2 && probe_w >= 0; ++k) {
+    struct sigaction now{};
+    sigaction(kFaultSignals[k], nullptr, &now);
+    const auto& was = g_dispositions.sa[k];
+    if (now.sa_sigaction != was.sa_sigaction || now.sa_flags != was.sa_flags)
+      what += std::string(what.empty() ? "" : "; ") + "the candidate replaced the handler of " +
+              (kFaultSignals[k] == SIGSEGV ? "SIGSEGV" : "SIGBUS") + " (it would swallow an out-of-bounds access)";
+  }
+  if (probe_w >= 0) {
+    const long page = sysconf(_SC_PAGESIZE);
+    const int n = g_nregions.load();
+    for (int r = 0; r < n; ++r) {
+      const Region& g = g_regions[r];
+      if (g.call != call || !g.is_input) continue;
+      // NOTES: write() from an inaccessible page fails with EFAULT and raises no signal.
+      const void* page_after = reinterpret_cast<const void*>(g.hi - static_cast<uintptr_t>(page));
+      if (write(probe_w, page_after, 1) == 1) {
+        char b;
+        ssize_t ignored = read(probe_r, &b, 1);
+        (void)ignored;
+        what += std::string(what.empty() ? "" : "; ") + "the candidate made the PROT_NONE page after input " +
+                std::to_string(g.arg) + " accessible (it would hide an over-read)";
+        break;
+      }
+    }
+  }
+  return what;
+}
+
 struct Arg {
   int64_t span, src, snap, offset;
+  int64_t recheck = -1;     // outputs: where their second snapshot goes (end of the case), or none
   kcv_tensor t{};
   bool generated = false;   // large tier: values from protocol::large_tier_value(gen_seed, i)
   uint64_t gen_seed = 0;
@@ -145,6 +253,8 @@ struct Call {
   bool null_stream = false;     // the candidate gets the null stream handle (cuda)
   bool exact = false;           // every buffer allocated at exactly its span (cuda)
   int64_t calls_before = 0;     // unjudged calls made right before this one (a long run)
+  int64_t recheck_delay_us = 0; // before its outputs are snapshotted again at the end of its case
+  bool finished = false;
   std::vector<Arg> inputs, outputs;
   std::vector<double> scalars;
   std::vector<kcv::DeviceBuffer> in_buf, out_buf;
@@ -170,7 +280,58 @@ Arg parse_arg(const json& j) {
   if (j.contains("gen")) { a.generated = true; a.gen_seed = j["gen"].get<uint64_t>(); }
   if (j.contains("fill")) a.fill = j["fill"].get<int>();
   if (j.contains("sample")) { a.sampled = true; a.sample = j["sample"].get<std::vector<int64_t>>(); }
+  a.recheck = j.value("recheck", int64_t(-1));
   return a;
+}
+
+/// What the candidate's dynamic symbol table says, read from the file without loading it.
+struct Exports {
+  bool readable = false;  // an ELF64 file whose tables could be read
+  bool has_run = false;
+  std::optional<int32_t> abi;
+};
+
+Exports read_exports(const std::string& path) {
+  Exports out;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  struct stat st{};
+  if (fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(Elf64_Ehdr))) { close(fd); return out; }
+  const auto size = static_cast<std::size_t>(st.st_size);
+  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) return out;
+  const auto* base = static_cast<const unsigned char*>(map);
+  auto inside = [&](uint64_t off, uint64_t len) { return off <= size && len <= size - off; };
+  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(base);
+  if (std::memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+      eh->e_shentsize == sizeof(Elf64_Shdr) && inside(eh->e_shoff, uint64_t(eh->e_shnum) * sizeof(Elf64_Shdr))) {
+    const auto* sh = reinterpret_cast<const Elf64_Shdr*>(base + eh->e_shoff);
+    for (int i = 0; i < eh->e_shnum; ++i) {
+      if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum || sh[i].sh_entsize != sizeof(Elf64_Sym)) continue;
+      const Elf64_Shdr& strs = sh[sh[i].sh_link];
+      if (!inside(sh[i].sh_offset, sh[i].sh_size) || !inside(strs.sh_offset, strs.sh_size)) continue;
+      out.readable = true;
+      const auto* syms = reinterpret_cast<const Elf64_Sym*>(base + sh[i].sh_offset);
+      for (uint64_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); ++k) {
+        const Elf64_Sym& s = syms[k];
+        if (s.st_shndx == SHN_UNDEF || s.st_name >= strs.sh_size) continue;
+        const char* name = reinterpret_cast<const char*>(base + strs.sh_offset + s.st_name);
+        const std::size_t room = strs.sh_size - s.st_name;
+        if (strnlen(name, room) == room) continue;
+        if (std::strcmp(name, "kcv_run") == 0) out.has_run = true;
+        if (std::strcmp(name, "kcv_abi_version") == 0 && s.st_shndx < eh->e_shnum) {
+          const Elf64_Shdr& sec = sh[s.st_shndx];
+          int32_t v = 0;
+          if (sec.sh_type != SHT_NOBITS && s.st_value >= sec.sh_addr && inside(sec.sh_offset + (s.st_value - sec.sh_addr), 4))
+            std::memcpy(&v, base + sec.sh_offset + (s.st_value - sec.sh_addr), 4);
+          out.abi = v;
+        }
+      }
+    }
+  }
+  munmap(map, size);
+  return out;
 }
 
 }  // namespace
@@ -202,6 +363,7 @@ int main() {
     calls[i].null_stream = c.value("null_stream", false);
     calls[i].exact = c.value("exact", false);
     calls[i].calls_before = c.value("calls_before", int64_t{0});
+    calls[i].recheck_delay_us = std::min<int64_t>(c.value("recheck_delay_us", int64_t{0}), 1000000);
     if (calls[i].calls_before < 0) fatal("bad calls_before in plan");
     calls[i].scalars = c.at("scalars").get<std::vector<double>>();
     for (const auto& t : c.at("inputs")) calls[i].inputs.push_back(parse_arg(t));
@@ -220,6 +382,11 @@ int main() {
   }
 
   if (backend_name == "cpu") install_fault_handler();
+  remember_dispositions();
+  const bool lock_signals = plan.value("lock_fault_signals", false);
+  if (lock_signals && !lock_fault_signals()) fatal("cannot lock the fault signals' handlers (seccomp)");
+  int probe[2] = {-1, -1};
+  if (backend_name == "cpu" && pipe2(probe, O_CLOEXEC | O_NONBLOCK) != 0) probe[0] = probe[1] = -1;
 
   // ---- the candidate ----
   const std::string path = plan.at("candidate").get<std::string>();
@@ -228,6 +395,15 @@ int main() {
     emit("bye");
     _exit(0);
   }
+  // NOTES: checked from the file before dlopen runs any of the candidate's code (its
+  // constructors): after `loading`, a fatal record could be the candidate's own, and kcv does not
+  // take it for a setup error (runner.cpp).
+  if (const Exports ex = read_exports(path); ex.readable) {
+    if (!ex.has_run) fatal("candidate does not export kcv_run");
+    if (ex.abi && *ex.abi != KCV_ABI_VERSION)
+      fatal("candidate was built for ABI version " + std::to_string(*ex.abi) + ", kcv speaks " + std::to_string(KCV_ABI_VERSION));
+  }
+  emit("loading");
   void* so = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!so) fatal(std::string("cannot load candidate: ") + dlerror());
   auto run = reinterpret_cast<kcv::kcv_run_fn>(dlsym(so, "kcv_run"));
@@ -239,9 +415,32 @@ int main() {
   // ---- the calls ----
   int live_case = -1;
   std::vector<kcv::DeviceBuffer> live;  // buffers of the current case, released when it ends
+  // NOTES: at the end of a case (its buffers still live), after the plan's delay, the outputs of
+  // its calls that asked for it are snapshotted again: an output that changes after its call
+  // returned (a thread or a stream the candidate left writing, a write that waits to see the
+  // buffer left alone) differs from the first snapshot, and the parent compares the two.
+  auto recheck_case = [&](int case_id) {
+    int64_t delay = 0;
+    bool any = false;
+    for (const Call& c : calls)
+      if (c.case_id == case_id && c.finished)
+        for (const Arg& a : c.outputs)
+          if (a.recheck >= 0) { any = true; delay = std::max(delay, c.recheck_delay_us); }
+    if (!any) return;
+    if (delay > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay));
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      const Call& c = calls[i];
+      if (c.case_id != case_id || !c.finished) continue;
+      bool did = false;
+      for (std::size_t a = 0; a < c.outputs.size(); ++a)
+        if (c.outputs[a].recheck >= 0) { backend->snapshot(c.out_buf[a], shm + c.outputs[a].recheck); did = true; }
+      if (did) emit("recheck " + std::to_string(i));
+    }
+  };
   auto prepare = [&](std::size_t i) {
     Call& c = calls[i];
     if (c.case_id != live_case) {
+      if (live_case >= 0) recheck_case(live_case);
       for (auto& b : live) backend->release(b);
       live.clear();
       g_nregions.store(0);
@@ -328,8 +527,12 @@ int main() {
     for (std::size_t a = 0; a < c.inputs.size(); ++a) snap(c.inputs[a], c.in_buf[a]);
     for (std::size_t a = 0; a < c.outputs.size(); ++a) snap(c.outputs[a], c.out_buf[a]);
     c.error[sizeof c.error - 1] = 0;
+    if (const std::string t = call_tampering(static_cast<int>(i), probe[1], probe[0]); !t.empty())
+      emit("tamper " + std::to_string(i) + " " + proto::hex_encode(t));
+    c.finished = true;
     emit("done " + std::to_string(i) + " " + std::to_string(c.rc) + " " + std::to_string(c.seconds) + " " +
          proto::hex_encode(std::string(c.error, strnlen(c.error, sizeof c.error))));
+    await_go();
   };
 
   try {
@@ -365,6 +568,12 @@ int main() {
   }
   } catch (const std::exception& e) {
     // A device call failed under us (usually a sticky error the candidate caused).
+    emit("fault device " + proto::hex_encode(e.what()));
+    _exit(1);
+  }
+  try {
+    if (live_case >= 0) recheck_case(live_case);
+  } catch (const std::exception& e) {
     emit("fault device " + proto::hex_encode(e.what()));
     _exit(1);
   }

@@ -1,6 +1,8 @@
 // Helpers for corpus tests: throwaway corpora of stub pairs, the stub verifier, running the CLI.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -28,6 +30,9 @@ class TempDir {
   TempDir() {
     std::string t = (fs::temp_directory_path() / "kcv-corpus-test-XXXXXX").string();
     path_ = mkdtemp(t.data());
+    // NOTES: a worker runs as uid 65534 when kcv is root (docs/security.md): the interpreters and
+    // files the tests put here must be reachable by it, as a user's would have to be.
+    chmod(path_.c_str(), 0755);
   }
   ~TempDir() { std::error_code ec; fs::remove_all(path_, ec); }
   std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }

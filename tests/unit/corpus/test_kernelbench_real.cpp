@@ -137,7 +137,9 @@ std::string python_without_torch_for(const TempDir& tmp, const std::string& scri
   fs::create_directories(tmp / "bin");
   write_file(python, fmt::format("#!/bin/sh\ncase \"$*\" in\n  *{}*) exec /usr/bin/python3 -S \"$@\" ;;\nesac\n"
                                  "exec /usr/bin/python3 \"$@\"\n", script));
-  fs::permissions(python, fs::perms::owner_all);
+  // Runnable by the worker's uid too (65534 when kcv is root, docs/security.md).
+  fs::permissions(python, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
   return python;
 }
 

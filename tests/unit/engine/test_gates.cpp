@@ -2,6 +2,9 @@
 // reproducible from their seed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "kcv/candidate.hpp"
 #include "kcv/gate.hpp"
 #include "test_support.hpp"
@@ -137,6 +140,51 @@ TEST(Gates, ShapesAddsTheLargeTierOnlyOnCuda) {
   EXPECT_EQ(large.outputs[0].shape, large.inputs[0].shape);
   EXPECT_FALSE(large.samples.empty());
   for (int64_t i : large.samples) EXPECT_LT(i, large.outputs[0].numel());
+}
+
+TEST(Gates, ShapesRunsCommonSizesAndSizesDrawnFromTheSeed) {
+  // Issue 25, class 4: softmax never ran N = 768, 1024, 2048 or 4096, and every size was known
+  // ahead. Now those run, and beside them one size per symbol that changes with the seed.
+  test::TempDir dir;
+  const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
+  const Contract& softmax = *find_contract("softmax");
+  auto sizes_of = [&](uint64_t seed) {
+    std::set<int64_t> n;
+    for (const Case& c : find_gate("shapes")->cases({softmax, "cpu", cand}, seed)) n.insert(c.shape.at("N"));
+    return n;
+  };
+  const std::set<int64_t> a = sizes_of(1);
+  for (int64_t v : {768, 1024, 2048, 4096}) EXPECT_TRUE(a.count(v)) << v;
+  std::set<int64_t> drawn;
+  for (uint64_t seed = 1; seed <= 8; ++seed)
+    for (int64_t v : sizes_of(seed)) drawn.insert(v);
+  EXPECT_GE(drawn.size(), a.size() + 2) << "seeded sizes vary from run to run";
+  for (int64_t v : drawn) EXPECT_TRUE(v >= 1 && v <= 8192) << v;
+}
+
+TEST(Gates, StatelessChangesAnInteriorElementAtASeededPosition) {
+  // A cache keyed on a few elements a cheater can predict (the ends, the middle) passed when only
+  // the last element changed; controls/cpu/add/add_caches_by_ends.c is that cheater.
+  test::TempDir dir;
+  const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
+  const GateContext ctx{*find_contract("add"), "cpu", cand};
+  std::set<int64_t> positions;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const auto cases = find_gate("stateless")->cases(ctx, seed);
+    const auto it = std::find_if(cases.begin(), cases.end(),
+                                 [](const Case& c) { return c.label.find("seeded interior position") != std::string::npos; });
+    ASSERT_NE(it, cases.end());
+    const HostTensor &before = it->calls[0].inputs[0], &after = it->calls[1].inputs[0];
+    std::vector<int64_t> changed;
+    for (int64_t i = 0; i < before.numel(); ++i)
+      if (before.get(i) != after.get(i)) changed.push_back(i);
+    ASSERT_EQ(changed.size(), 1u);
+    EXPECT_GT(changed[0], 0);
+    EXPECT_LT(changed[0], before.numel() - 1);
+    positions.insert(changed[0]);
+    EXPECT_EQ(it->calls[1].reuse_buffers_of, 0) << "same addresses";
+  }
+  EXPECT_GE(positions.size(), 5u) << "the position changes with the seed";
 }
 
 TEST(Gates, SanitizerCallsANonZeroExitWithNoReportACrashAndAReportAFailure) {

@@ -1,0 +1,38 @@
+# Hostile controls, cpu backend (issue 25; docs/security.md): candidates that attack kcv instead of
+# computing wrongly. Each asserts the verdict (never PASS, never a hung or killed kcv) and the
+# evidence; --gates numerics keeps them quick (one worker, five cases). The compile bomb and the
+# signal and --max-time checks are in tests/unit/engine/test_sandbox.cpp.
+set(hostile_args ARGS --gates numerics --timeout 3)
+
+# Class 1: take over the verifier.
+kcv_control(NAME hostile.ptrace_parent OP softmax CANDIDATE ${CONTROL_DIR}/ptrace_parent.c EXPECT FAIL
+            FAILS numerics ${hostile_args})
+kcv_control(NAME hostile.kill_parent OP softmax CANDIDATE ${CONTROL_DIR}/kill_parent.c EXPECT FAIL
+            FAILS numerics ${hostile_args})
+# Class 2: escape the worker.
+kcv_control(NAME hostile.setsid_escape OP softmax CANDIDATE ${CONTROL_DIR}/setsid_escape.c EXPECT FAIL
+            FAILS numerics EVIDENCE "process outlived the call" ${hostile_args})
+kcv_control(NAME hostile.clone_parent OP softmax CANDIDATE ${CONTROL_DIR}/clone_parent.c EXPECT FAIL
+            FAILS numerics EVIDENCE "process outlived the call" ${hostile_args})
+# Class 4: a fault swallowed, an inaccessible page opened.
+kcv_control(NAME hostile.swallows_overread OP softmax CANDIDATE ${CONTROL_DIR}/swallows_overread.c EXPECT FAIL
+            FAILS numerics EVIDENCE "past the end of input" ${hostile_args})
+kcv_control(NAME hostile.opens_guard_page OP softmax CANDIDATE ${CONTROL_DIR}/opens_guard_page.c EXPECT FAIL
+            FAILS numerics EVIDENCE "made the PROT_NONE page after input 0 accessible" ${hostile_args})
+kcv_control(NAME hostile.late_write OP softmax CANDIDATE ${CONTROL_DIR}/late_write.c EXPECT FAIL
+            FAILS numerics EVIDENCE "changed after the call returned" ${hostile_args} --seed 1)
+# Class 5: hangs and false setup errors or memory alarms.
+kcv_control(NAME hostile.heartbeat_spin OP softmax CANDIDATE ${CONTROL_DIR}/heartbeat_spin.c EXPECT FAIL
+            FAILS numerics EVIDENCE "no progress for 3 s" ${hostile_args})
+kcv_control(NAME hostile.forged_fatal OP softmax CANDIDATE ${CONTROL_DIR}/forged_fatal.c EXPECT FAIL
+            FAILS numerics EVIDENCE "not trusted as a setup error" ${hostile_args})
+kcv_control(NAME hostile.kill_group OP softmax CANDIDATE ${CONTROL_DIR}/kill_group.c EXPECT FAIL
+            FAILS numerics EVIDENCE "from inside its sandbox" ABSENT "out_of_memory" ${hostile_args})
+# Class 6: side effects.
+kcv_control(NAME hostile.sleeping_child OP softmax CANDIDATE ${CONTROL_DIR}/sleeping_child.c EXPECT FAIL
+            FAILS numerics EVIDENCE "process outlived the call" ${hostile_args})
+kcv_control(NAME hostile.writes_tmp OP softmax CANDIDATE ${CONTROL_DIR}/writes_tmp.c EXPECT FAIL
+            FAILS numerics EVIDENCE "file written outside the working directory: /tmp/kcv-hostile-" ${hostile_args})
+# The rule that withholds a PASS: a correct candidate without the sandbox is not a PASS.
+kcv_control(NAME hostile.no_sandbox_withholds_pass OP softmax CANDIDATE ${CONTROL_DIR}/../softmax/softmax_ok.c
+            EXPECT FAIL PASSES numerics EVIDENCE "tampering could not be excluded" ARGS --gates numerics --no-sandbox)
