@@ -91,6 +91,26 @@ __device__ __forceinline__ void mbar_wait(uint32_t mbar, uint32_t parity) {
       "r"(parity)
       : "memory");
 }
+/// One thread: one arrival on the mbarrier (count 1: completes the phase).
+__device__ __forceinline__ void mbar_arrive(uint32_t mbar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(mbar) : "memory");
+}
+/// One thread: one arrival that also expects `bytes` of asynchronous transactions (TMA) in this
+/// phase; the phase completes when the arrivals are in and the bytes have landed.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t mbar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(mbar), "r"(bytes) : "memory");
+}
+/// One thread: TMA tile load of the box at coordinates (x, y, z) of the 3-D tensor map `map` (a
+/// generic address of a __grid_constant__ parameter) into shared memory at `dst`; its bytes
+/// complete_tx on `mbar`.
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* map, uint32_t mbar, int32_t x, int32_t y,
+                                            int32_t z) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], "
+      "[%2];" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(mbar), "r"(x), "r"(y), "r"(z)
+      : "memory");
+}
 /// Waits for the grid this one depends on (programmatic dependent launch); a no-op otherwise.
 __device__ __forceinline__ void griddep_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
