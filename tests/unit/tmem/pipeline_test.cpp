@@ -17,6 +17,7 @@
 // header, not the kernel's execution: that needs a Blackwell GPU (docs/blackwell.md).
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -132,6 +133,19 @@ TEST(Pipeline, StepGivesSlotAndParities) {
   EXPECT_EQ(t::pipe_items_per_chunk(32), 2);
   EXPECT_EQ(t::pipe_items_per_chunk(33), 3);
   EXPECT_EQ(t::pipe_items_per_chunk(256), 9);
+}
+
+TEST(Pipeline, TensorMapShapeRules) {
+  // What TMA can describe as [rows, H, D] 16-bit with 8-column boxes; anything else runs the sm90
+  // FFMA kernels (the launcher also needs 16-byte-aligned bases).
+  EXPECT_TRUE(t::tma_shape_ok(64, 64, 4, 4096));
+  EXPECT_TRUE(t::tma_shape_ok(8, 256, 1, 1));
+  EXPECT_TRUE(t::tma_shape_ok(128, 40, 3, INT32_MAX));
+  EXPECT_FALSE(t::tma_shape_ok(13, 64, 4, 4096));  // a row of K not a multiple of 16 bytes
+  EXPECT_FALSE(t::tma_shape_ok(64, 7, 4, 4096));   // nor of V
+  EXPECT_FALSE(t::tma_shape_ok(64, 64, 4, int64_t(INT32_MAX) + 1));  // the row coordinate is an s32
+  EXPECT_FALSE(t::tma_shape_ok(64, 64, 4, 0));
+  EXPECT_FALSE(t::tma_shape_ok(64, 64, int64_t(1) << 34, 16));  // the head stride reaches 2^40 bytes
 }
 
 TEST(Pipeline, ScheduleKeepsEveryRule) {
