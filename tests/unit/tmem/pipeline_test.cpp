@@ -10,7 +10,8 @@
 // the wait would miss its phase), and the barrier is at most one phase short of it (so no earlier
 // phase can pass for it). For every slot: an item is filled into it only after the previous item
 // in it was read and its release was seen complete; an item is read only from its own slot after
-// its fill was seen complete; nothing is in flight at the end. For the overlap the pipeline exists
+// its fill was seen complete; nothing is in flight at the end (every fill and every release seen
+// complete: the producer's tail). For the overlap the pipeline exists
 // for: when item i is read, items i+1 .. i+stages−1 have been issued. Checked for stages 2..4,
 // 1..9 chunks, 1..8 K tiles, both gate forms; and each broken variant of the schedule must be
 // caught, so none of this passes vacuously. This is the kernel's schedule as written down in the
@@ -97,6 +98,12 @@ std::string simulate(const t::PipeSchedule& S, int stages, int64_t items, bool c
             if (!filled[size_t(j)]) return at(i, "item " + std::to_string(j) + " not in flight while this one is read (no overlap)");
         break;
       }
+      case PipeOp::drain: {
+        if (!released[it]) return at(i, "drain before the item's release");
+        if (content[s] != e.item) return at(i, "drain of a slot that holds another item");
+        if (std::string w = wait(empty[s], full[s].issued, e.parity, i, "drain"); !w.empty()) return w;
+        break;
+      }
       case PipeOp::release_commit:
       case PipeOp::release_arrive: {
         if (!read[it]) return at(i, "slot released before its item was read");
@@ -115,6 +122,8 @@ std::string simulate(const t::PipeSchedule& S, int stages, int64_t items, bool c
       return "item " + std::to_string(j) + " not filled, read and released";
   for (int s = 0; s < stages; ++s)
     if (full[size_t(s)].known != full[size_t(s)].issued) return "a TMA load still in flight at the end";
+  for (int s = 0; s < stages; ++s)
+    if (empty[size_t(s)].known != empty[size_t(s)].issued) return "a release (commit) still in flight at the end";
   return {};
 }
 
@@ -272,6 +281,12 @@ TEST(Pipeline, SimulationCatchesEachBrokenSchedule) {
       if (good.e[i].item != items - 1 || good.e[i].op == PipeOp::wait_empty || good.e[i].op == PipeOp::fill)
         S.add(good.e[i]);
     cases.push_back({"an item loaded and never consumed", S, stages, items, "not filled, read and released"});
+  }
+  {  // no producer tail: the last commits' arrivals may land after the CTA ended
+    t::PipeSchedule S{};
+    for (int i = 0; i < good.n; ++i)
+      if (good.e[i].op != PipeOp::drain) S.add(good.e[i]);
+    cases.push_back({"no tail", S, stages, items, "a release (commit) still in flight at the end"});
   }
   {  // one slot: safe, but the next item's load cannot overlap this item's MMA
     cases.push_back({"a ring of one slot", t::pipe_schedule(1, chunks, k_tiles, true), 1, items, ""});

@@ -470,8 +470,14 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
   }
   // Every item the producer loaded was consumed (the cursor walks the consumers' loops), so no
-  // TMA is in flight here. Final barrier: every tcgen05 access of every warp is ordered before
-  // the dealloc.
+  // TMA is in flight here. The producer's tail: wait for the last release of every slot, so no
+  // tcgen05.commit's arrival on the ring is in flight when the CTA ends either.
+  if (threadIdx.x == 0)
+    for (int64_t j = item - kPipeStages < 0 ? 0 : item - kPipeStages; j < item; ++j) {
+      const PipeStep st = pipe_step(j + kPipeStages, kPipeStages);
+      mbar_wait(empty_bar(st.slot), st.empty_parity);
+    }
+  // Final barrier: every tcgen05 access of every warp is ordered before the dealloc.
   fence_before_sync();
   __syncthreads();
   if (warp == 0) {

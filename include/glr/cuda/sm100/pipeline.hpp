@@ -17,7 +17,8 @@
 /// Program order (the kernel; pipe_schedule below writes it down for the test): thread 0 fills
 /// items 0..P-1 before the first chunk; at item i every thread waits full, reads the slot into its
 /// fp32 tiles, passes a barrier, and thread 0 issues the item's MMAs, releases the slot and
-/// refills it with item i + P (waiting on empty first: for an MMA item, the MMA's completion). So
+/// refills it with item i + P (waiting on empty first: for an MMA item, the MMA's completion);
+/// after the last item thread 0 waits for the last release of every slot (the tail). So
 /// while item i is in the tensor core and the FFMA steps, items i+1..i+P-1 are loaded or landing.
 /// No wait of one thread depends on another thread, and none on another CTA: the producer waits
 /// only on releases it issued itself. tests/unit/tmem/pipeline_test.cpp simulates the mbarriers
@@ -81,6 +82,8 @@ enum class PipeOp : uint8_t {
   read,            // every thread: the slot into fp32 tiles; barrier; thread 0: MMAs on the slot
   release_commit,  // thread 0: tcgen05.commit → empty[slot] (completes when the MMAs have read it)
   release_arrive,  // thread 0: mbarrier.arrive(empty[slot]) (no MMA reads the slot)
+  drain,           // thread 0, after the last item: try_wait.parity(empty[slot], parity) for the
+                   // last release of each slot, so no commit's arrive is in flight at exit
 };
 
 struct PipeEvent {
@@ -126,6 +129,12 @@ GLR_TMEM_HD constexpr PipeSchedule pipe_schedule(int stages, int chunks, int k_t
     S.add({PipeOp::read, i, st.slot, 0});
     S.add({pipe_item_mma(i, k_tiles, scalar_gate) ? PipeOp::release_commit : PipeOp::release_arrive, i, st.slot, 0});
     if (i + stages < items) fill(i + stages);
+  }
+  // The producer's tail: wait for the release of the last item of every slot (the empty wait a
+  // fill of item j + stages would do), so every arrival on the ring has landed before the CTA ends.
+  for (int64_t j = items - stages < 0 ? 0 : items - stages; j < items; ++j) {
+    const PipeStep st = pipe_step(j + stages, stages);
+    S.add({PipeOp::drain, j, st.slot, st.empty_parity});
   }
   return S;
 }
