@@ -157,6 +157,40 @@ TEST(Pipeline, TensorMapShapeRules) {
   EXPECT_FALSE(t::tma_shape_ok(64, 64, int64_t(1) << 34, 16));  // the head stride reaches 2^40 bytes
 }
 
+TEST(Pipeline, EveryDescribableShapeGivesAValidTensorMap) {
+  // tma_shape_ok ⇒ the encoder's arguments keep the driver's documented rules, for every chunk.
+  int checked = 0;
+  for (int chunk : {16, 32, 64})
+    for (int64_t D = 8; D <= 256; D += 8)
+      for (int64_t H : {1, 3, 64, 1 << 20})
+        for (int64_t rows : {int64_t(1), int64_t(4093), int64_t(INT32_MAX)}) {
+          if (!t::tma_shape_ok(D, D, H, rows)) continue;
+          const t::TmaSpec sp = t::tma_spec(D, H, rows, chunk, 2);
+          ASSERT_TRUE(t::tma_spec_valid(sp, 2)) << "D " << D << " H " << H << " rows " << rows << " chunk " << chunk;
+          EXPECT_EQ(uint64_t(sp.box[0]) * sp.box[1] * sp.box[2] * 2 * t::kBoxesPerItem, t::pipe_tx_bytes(chunk));
+          ++checked;
+        }
+  EXPECT_GT(checked, 3 * 32 * 3 * 2);
+  // The validity rules are not vacuous: each broken argument is refused.
+  const t::TmaSpec good = t::tma_spec(64, 4, 4096, 64, 2);
+  ASSERT_TRUE(t::tma_spec_valid(good, 2));
+  t::TmaSpec b = t::tma_spec(12, 4, 4096, 64, 2);  // rows of 24 bytes
+  EXPECT_FALSE(t::tma_spec_valid(b, 2));
+  b = good;
+  b.box[2] = 512;  // a box past 256
+  EXPECT_FALSE(t::tma_spec_valid(b, 2));
+  b = good;
+  b.box[0] = 4;  // 8 bytes innermost
+  EXPECT_FALSE(t::tma_spec_valid(b, 2));
+  b = good;
+  b.strides[1] = b.strides[0];  // dims overlapping
+  EXPECT_FALSE(t::tma_spec_valid(b, 2));
+  b = t::tma_spec(64, int64_t(1) << 34, 16, 64, 2);  // a stride of 2^41 bytes
+  EXPECT_FALSE(t::tma_spec_valid(b, 2));
+  b = t::tma_spec(64, 4, int64_t(1) << 33, 64, 2);  // rows past 2^32
+  EXPECT_FALSE(t::tma_spec_valid(b, 2));
+}
+
 TEST(Pipeline, ScheduleKeepsEveryRule) {
   int checked = 0;
   for (int stages = t::kPipeStagesMin; stages <= t::kPipeStagesMax; ++stages)

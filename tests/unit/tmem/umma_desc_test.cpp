@@ -155,11 +155,16 @@ TEST(UmmaDesc, TmemAddressPutsLaneHighColumnLow) {
 
 /// A [rows, H, D] bf16 tensor in global memory, and TMA's tile mode over it: box {8, 1, C} at
 /// (x, h, r0) writes element (x + c, h, r0 + z) to dst + (z · 8 + c) · 2, zero when out of bounds.
+/// Addressed through the host's tensor-map arguments (tma_spec: dims, byte strides), so a wrong
+/// stride there gives wrong products here.
 struct Global {
   int64_t rows, H, D;
-  std::vector<uint16_t> data;
+  std::vector<uint16_t> data;  // [rows][H][D], contiguous
   uint16_t at(int64_t r, int64_t h, int64_t d) const {
-    return (r < 0 || r >= rows || d < 0 || d >= D) ? uint16_t(0) : data[size_t((r * H + h) * D + d)];
+    const t::TmaSpec sp = t::tma_spec(D, H, rows, 64, 2);
+    if (r < 0 || uint64_t(r) >= sp.dims[2] || h < 0 || uint64_t(h) >= sp.dims[1] || d < 0 || uint64_t(d) >= sp.dims[0])
+      return 0;
+    return data[size_t((uint64_t(r) * sp.strides[1] + uint64_t(h) * sp.strides[0]) / 2 + uint64_t(d))];
   }
 };
 uint32_t tma_box(std::vector<uint8_t>& smem, uint32_t dst, const Global& g, int x, int h, int r0, int chunk) {

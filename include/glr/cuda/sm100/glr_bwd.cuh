@@ -37,8 +37,6 @@
 /// Nothing here has executed: no Blackwell GPU.
 #pragma once
 
-#include <cuda.h>  // CUtensorMap and its enums only: the encoder comes from the driver at run time
-#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -49,6 +47,7 @@
 #include "glr/cuda.hpp"
 #include "glr/cuda/sm100/pipeline.hpp"
 #include "glr/cuda/sm100/tcgen05.cuh"
+#include "glr/cuda/sm100/tma.cuh"
 #include "glr/cuda/sm100/tmem_plan.hpp"
 #include "glr/cuda/sm90/glr_bwd.cuh"
 
@@ -231,16 +230,11 @@ __global__ void __launch_bounds__(kThreads)
     if (!cur.valid) return;
     const PipeStep st = pipe_step(filled, kPipeStages);
     mbar_wait(empty_bar(st.slot), st.empty_parity);
-    mbar_arrive_expect_tx(full_bar(st.slot), pipe_tx_bytes(tm.chunk));
     const CUtensorMap* ma = cur.t == 0 ? &maps.dO : &maps.q;  // A operand [chunk rows, 32]
     const CUtensorMap* mb = cur.t == 0 ? &maps.v : &maps.k;   // B operand
     const int32_t col0 = int32_t(cur.t == 0 ? y0 : int64_t(cur.t - 1) * kBK);
-    const int32_t hh = int32_t(cur.nh % a.H), r0 = int32_t(cur.row0);
-#pragma unroll
-    for (int g = 0; g < kBK / kBoxCols; ++g) {
-      tma_load_3d(slot_a(st.slot) + uint32_t(g) * tile_lbo(kMmaM), ma, full_bar(st.slot), col0 + g * kBoxCols, hh, r0);
-      tma_load_3d(slot_b(st.slot) + uint32_t(g) * tile_lbo(kCM), mb, full_bar(st.slot), col0 + g * kBoxCols, hh, r0);
-    }
+    tma_load_item(slot_a(st.slot), full_bar(st.slot), ma, mb, tm.chunk, col0, int32_t(cur.nh % a.H),
+                  int32_t(cur.row0));  // tma.cuh; run on the H200 by tests/sm100/tma_check.cu
     ++filled;
     if (++cur.t > k_tiles) {
       cur.t = 0;
@@ -499,38 +493,6 @@ inline void enqueue_chunks(dim3 grid, size_t smem, cudaStream_t stream, const Ar
   cudaFuncSetAttribute(sm100_glr_bwd_chunks<E, VEC, AllocColumns>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                        int(smem));
   sm100_glr_bwd_chunks<E, VEC, AllocColumns><<<grid, kThreads, smem, stream>>>(a, tm, maps);
-}
-
-/// cuTensorMapEncodeTiled from the driver through the runtime (no -lcuda link), once per process;
-/// null when the driver does not give it.
-inline PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      f = nullptr;
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-  }();
-  return fn;
-}
-
-/// The tensor map of one operand, [rows, H, D] 16-bit with D contiguous, boxes of kBoxCols × 1 ×
-/// chunk (TMA writes a box row-major: row r of group g at g · rows · 16 + 16 r, tile_offset). False
-/// when the base is not 16-byte aligned or the driver refuses (tma_shape_ok was checked before).
-template <class E>
-inline bool tma_encode(CUtensorMap* m, const void* base, int64_t D, int64_t H, int64_t rows, int chunk) {
-  const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled();
-  if (!encode || reinterpret_cast<uintptr_t>(base) % 16 != 0) return false;
-  const cuuint64_t dims[3] = {cuuint64_t(D), cuuint64_t(H), cuuint64_t(rows)};
-  const cuuint64_t strides[2] = {cuuint64_t(D) * sizeof(E), cuuint64_t(H * D) * sizeof(E)};  // bytes, dims 1, 2
-  const cuuint32_t box[3] = {cuuint32_t(kBoxCols), 1u, cuuint32_t(chunk)};
-  const cuuint32_t elem[3] = {1u, 1u, 1u};
-  const CUtensorMapDataType dt =
-      std::is_same<E, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  return encode(m, dt, 3, const_cast<void*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 template <class E, bool VEC>

@@ -73,6 +73,43 @@ GLR_TMEM_HD constexpr bool tma_shape_ok(int64_t K, int64_t V, int64_t H, int64_t
   return H >= 1 && dim_ok(K, H, rows) && dim_ok(V, H, rows);
 }
 
+/// The arguments of cuTensorMapEncodeTiled for one operand (tma_encode passes exactly these):
+/// a [rows, H, D] tensor of `elem`-byte elements, D contiguous; box {kBoxCols, 1, chunk}.
+struct TmaSpec {
+  uint64_t dims[3] = {0, 0, 0};     // innermost first: D, H, rows
+  uint64_t strides[2] = {0, 0};     // bytes, of dims 1 and 2
+  uint32_t box[3] = {0, 0, 0};
+  uint32_t elem_strides[3] = {1, 1, 1};
+};
+
+GLR_TMEM_HD constexpr TmaSpec tma_spec(int64_t D, int64_t H, int64_t rows, int chunk, int elem) {
+  TmaSpec t{};
+  t.dims[0] = uint64_t(D);
+  t.dims[1] = uint64_t(H);
+  t.dims[2] = uint64_t(rows);
+  t.strides[0] = uint64_t(D) * uint64_t(elem);
+  t.strides[1] = uint64_t(H) * uint64_t(D) * uint64_t(elem);
+  t.box[0] = uint32_t(kBoxCols);
+  t.box[1] = 1u;
+  t.box[2] = uint32_t(chunk);
+  return t;
+}
+
+/// cuTensorMapEncodeTiled's documented rules for a rank-3, non-interleaved, unswizzled map (the
+/// driver's header, CUDA 13): every dim in [1, 2^32]; every stride a multiple of 16 and < 2^40,
+/// each at least the previous dim's extent; every box entry in [1, 256], box[0]·elem a multiple
+/// of 16; element strides in [1, 8]. Plus the box's bytes as the kernel's expect_tx counts them.
+GLR_TMEM_HD constexpr bool tma_spec_valid(const TmaSpec& t, int elem) {
+  for (int i = 0; i < 3; ++i)
+    if (t.dims[i] < 1 || t.dims[i] > (uint64_t(1) << 32) || t.box[i] < 1 || t.box[i] > 256 || t.elem_strides[i] < 1 ||
+        t.elem_strides[i] > 8)
+      return false;
+  for (int i = 0; i < 2; ++i)
+    if (t.strides[i] % 16 != 0 || t.strides[i] >= (uint64_t(1) << 40)) return false;
+  if (t.strides[0] < t.dims[0] * uint64_t(elem) || t.strides[1] < t.strides[0] * t.dims[1]) return false;
+  return (uint64_t(t.box[0]) * uint64_t(elem)) % 16 == 0;
+}
+
 // ---- the schedule as events, in the kernel's program order (the test simulates the barriers) ----
 
 enum class PipeOp : uint8_t {
