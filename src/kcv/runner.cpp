@@ -602,19 +602,24 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   // Something the call left behind (a process, a file outside the cwd): the call's case fails.
   std::string side_effect;
   int side_effect_call = -1;
-  // NOTES: wrappers (a sanitizer, torch) have processes of their own beside the worker: those
-  // alive when it is ready are allowed; kcv-worker alone has none.
-  const bool strict_processes = !torch && !(sanitized && opt_.backend == "cuda") && !(sanitized && !candidate_.has_source());
-  // NOTES: a torch candidate's calls may start processes that stay: torch.compile's Inductor
-  // starts its pool of compile workers at the first compile and keeps it, as it does in
-  // production. They are contained all the same: the worker's PID namespace holds them, they die
-  // with it, they share its uid, seccomp filter and private /tmp, and what they could write into a
-  // returned output the second snapshot sees. Files outside the working directory still fail.
-  const bool calls_may_start_processes = torch;
+  // Which processes beside the worker a call may leave behind:
+  //   none      kcv-worker alone (a plain candidate): none, even at load time;
+  //   baseline  a wrapper (a sanitizer) has its own: those alive when the worker says ready;
+  //   any       a torch candidate's calls may start processes that stay: torch.compile's Inductor
+  //             starts its pool of compile workers at the first compile and keeps it, as in
+  //             production. They are contained all the same: the worker's PID namespace holds them,
+  //             they die with it, they share its uid, seccomp filter and private /tmp, and what they
+  //             could write into a returned output the second snapshot sees.
+  // Files outside the working directory fail in every case.
+  enum class Leftovers { none, baseline, any };
+  const Leftovers leftovers = torch ? Leftovers::any
+                              : (sanitized && opt_.backend == "cuda") || (sanitized && !candidate_.has_source())
+                                  ? Leftovers::baseline
+                                  : Leftovers::none;
   auto look_for_side_effects = [&](int call) {
     if (!opt_.sandbox) return;
     std::vector<std::string> found;
-    if (!calls_may_start_processes) found = sandbox::extra_processes(w.proc, w.baseline);
+    if (leftovers != Leftovers::any) found = sandbox::extra_processes(w.proc, w.baseline);
     std::string what;
     if (!found.empty()) {
       what = "process outlived the call: ";
@@ -679,10 +684,10 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
           if (opt_.sandbox) {
             // NOTES: files a wrapper or the CUDA driver made in /tmp or /dev/shm before the
             // candidate ran (compute-sanitizer, torch, the context) are theirs, not side effects.
-            if (!strict_processes || opt_.backend == "cuda")
+            if (leftovers != Leftovers::none || opt_.backend == "cuda")
               for (auto& f : sandbox::stray_files(w.proc)) w.file_baseline.insert(f);
-            if (strict_processes) look_for_side_effects(-1);
-            else sandbox::extra_processes(w.proc, {}, &w.baseline);
+            if (leftovers == Leftovers::none) look_for_side_effects(-1);
+            else if (leftovers == Leftovers::baseline) sandbox::extra_processes(w.proc, {}, &w.baseline);
           }
         }
         ready = true;
