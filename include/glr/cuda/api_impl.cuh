@@ -43,6 +43,16 @@ inline size_t backward_workspace_bytes(const Shape& s) {
   return sm100::runs_here(s) ? sm90::bwd_ffma_workspace_bytes(s) : sm90::bwd_workspace_bytes(s);
 }
 
+/// The kernels a call runs for this shape on the current device, in words (benchmarks and tests
+/// report and check the routing with it).
+inline const char* forward_kernels(const Shape& s) {
+  return sm90::fwd_tensor_cores(s) ? "sm90 split forward (tensor cores)" : "sm90 FFMA forward";
+}
+inline const char* backward_kernels(const Shape& s) {
+  if (sm100::runs_here(s)) return "sm100 tcgen05 backward";
+  return sm90::bwd_tensor_cores(s) ? "sm90 split backward (tensor cores)" : "sm90 FFMA backward";
+}
+
 namespace detail {
 inline Status check_workspace(const char* what, size_t need, const void* ws, size_t have) {
   if (need == 0) return {};

@@ -1,5 +1,5 @@
 /// glr CUDA family, sm90 tensor-core backward split in five kernels (docs/glr.md, "The split
-/// backward"): bwd_slice of glr/cpu_chunked.hpp for bf16/f16 inputs, K <= 128, chunk 64, its matrix
+/// backward"): bwd_slice of glr/cpu_chunked.hpp for bf16/f16 inputs, K <= 256, chunk 64, its matrix
 /// products on WMMA m16n16k16 (operands in the input dtype, fp32 accumulation), every state,
 /// partial sum and reduction in fp32. Only the two state passes walk; the rest is per chunk.
 /// K runs in tiles of KT = 64 columns (32 for K <= 32) in kernels 3 and 4: their columns are
@@ -84,7 +84,7 @@ inline constexpr int kStateStages = 3;  // chunks in flight in kernel 3 (three k
 
 /// Columns of K per CTA of kernels 3 and 4 (K padded to KP): 64, or KP below that.
 __host__ __device__ constexpr int k_tile(int KP) { return KP < 64 ? KP : 64; }
-/// K tiles of kernels 3 and 4 for K (KP = 32, 64 or 128 as launch_gate picks it).
+/// K tiles of kernels 3 and 4 for K (KP = 32, 64, 128 or 256 as launch_gate picks it).
 __host__ __device__ constexpr int64_t k_tiles(int64_t K) { return K <= 32 ? 1 : cdiv(K, 64); }
 
 /// Workspace layout (byte offsets): the forward split's own workspace (A, S, q⊙2^b, k⊙2^(b_last−b),
@@ -646,7 +646,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
                     int64_t V, int64_t NT, int64_t slots, int64_t nkt, float scale) {
   using namespace bwd_split;
   namespace wmma = nvcuda::wmma;
-  static_assert(KP == 32 || KP == 64 || KP == 128, "KP: 32, 64 or 128");
+  static_assert(KP == 32 || KP == 64 || KP == 128 || KP == 256, "KP: 32, 64, 128 or 256");
   using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major>;
   using FragAT = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::col_major>;
   using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major>;
@@ -852,13 +852,14 @@ template <class E, bool kScalarGate>
 Status launch_gate(const BwdParams& p, cudaStream_t stream) {
   if (p.shape.K <= 32) return launch_kp<E, kScalarGate, 32>(p, stream);
   if (p.shape.K <= 64) return launch_kp<E, kScalarGate, 64>(p, stream);
-  return launch_kp<E, kScalarGate, 128>(p, stream);
+  if (p.shape.K <= 128) return launch_kp<E, kScalarGate, 128>(p, stream);
+  return launch_kp<E, kScalarGate, 256>(p, stream);
 }
 
-/// Whether the split backward takes this shape: bf16 and f16 inputs, K <= 128, chunk 64 (V any,
-/// in tiles), and grids inside the y/z limits.
+/// Whether the split backward takes this shape: bf16 and f16 inputs, K <= 256 (the forward split's
+/// limit: kernels 1-2 are its own), chunk 64 (V any, in tiles), and grids inside the y/z limits.
 inline bool takes(const Shape& s) {
-  return (s.dtype == DType::bf16 || s.dtype == DType::f16) && s.K <= fwd_tc::kMaxK && s.chunk == C &&
+  return (s.dtype == DType::bf16 || s.dtype == DType::f16) && s.K <= fwd_split::kMaxK && s.chunk == C &&
          s.sequences() <= 65535 && s.H * cdiv(s.V, kBV) <= 65535 && s.H * k_tiles(s.K) <= 65535 &&
          cdiv(s.T, C) <= 0x7fffffff;
 }
