@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "glr/cuda.hpp"
@@ -711,7 +712,7 @@ TEST(GlrCudaBwdSplit, TakesKUpTo256) {
   s.V = 256;
   s.chunk = 64;
   const std::string split_bwd = "sm90 split backward (tensor cores)", split_fwd = "sm90 split forward (tensor cores)";
-  const bool blackwell = std::string(glr::cuda::backward_kernels(s)) == "sm100 tcgen05 backward";
+  const bool blackwell = glr::cuda::backward_kernels(s) == "sm100 tcgen05 backward";
   for (DType d : {DType::bf16, DType::f16})
     for (int64_t K : {int64_t(1), int64_t(128), int64_t(129), int64_t(200), int64_t(256)}) {
       s.dtype = d;
@@ -728,6 +729,25 @@ TEST(GlrCudaBwdSplit, TakesKUpTo256) {
   s.dtype = DType::f32;
   EXPECT_EQ(glr::cuda::backward_kernels(s), std::string("sm90 FFMA backward"));
   EXPECT_EQ(glr::cuda::forward_kernels(s), std::string("sm90 FFMA forward"));
+}
+
+// The backward's first steps are the forward's prep and walk: a long sequence with few heads walks
+// in segments there too (fwd_split::walk_segments; GlrCudaFwd.SegmentedWalk has the forward).
+TEST(GlrCudaBwdSplit, SegmentedWalk) {
+  REQUIRE_GPU();
+  int i = 0;
+  for (auto [T, K, V] : {std::tuple<int64_t, int64_t, int64_t>{64 * 70 + 13, 64, 64}, {64 * 80, 128, 100}}) {
+    Case c;
+    c.B = 1;
+    c.H = 2;
+    c.T = T;
+    c.K = K;
+    c.V = V;
+    c.dtype = i % 2 ? DType::f16 : DType::bf16;
+    c.gate = i % 2 ? Gate::scalar : Gate::vector;
+    c.seed = 2200 + i++;
+    expect_pass(c);
+  }
 }
 
 TEST(GlrCudaBwdSplit, SizesV) {
