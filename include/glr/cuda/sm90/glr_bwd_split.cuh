@@ -320,7 +320,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     const bool live = kk < kw && vv < vw;
     float gs = (!kLocal && dhT && live) ? dhT[state0 + int64_t(kk) * V + vv] : 0.f;
     if (!kLocal && live)
-      for (int64_t gg = segs - 1; gg > sg; --gg) gs = p_at(gg)[kk] * gs + u_at(gg)[int64_t(kk) * V + vv];
+      for (int64_t gg = segs - 1; gg > sg; --gg) gs = segment_fold::fold(p_at(gg)[kk], gs, u_at(gg)[int64_t(kk) * V + vv]);
     G[kk * LS + vv] = gs;
   }
   if (kLocal)
@@ -339,10 +339,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
 
     if (kLocal) {  // 3a: G decayed; P as the forward walk keeps it (fwd_split: its non-finite classes)
       for (int e = tid; e < KT * BV; e += kThreads) G[e / BV * LS + e % BV] *= (e / BV < kw ? el[e / BV] : 1.f);
-      for (int kk = tid; kk < kw; kk += kThreads) {
-        const float e = el[kk], q = Pl[kk] * e;
-        Pl[kk] = (q == 0.f && Pl[kk] != 0.f && e != 0.f) ? 1.401298464e-45f : q;
-      }
+      for (int kk = tid; kk < kw; kk += kThreads) Pl[kk] = segment_fold::decay_product(Pl[kk], el[kk]);
     } else {  // row x, columns [y0, y0 + kPerPart) per thread: the dg seed of this V tile (y in order within a
        // lane, the kParts lanes in a fixed tree), G rounded (an MMA operand of kernels 4, 5), then decayed
       const int x = tid / kParts, y0 = (tid % kParts) * kPerPart;

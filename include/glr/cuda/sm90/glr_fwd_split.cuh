@@ -42,6 +42,7 @@
 #include "glr/cuda.hpp"
 #include "glr/cuda/sm90/common.cuh"
 #include "glr/cuda/sm90/diag_decay.hpp"
+#include "glr/cuda/sm90/segment_fold.hpp"
 #include "glr/cuda/sm90/glr_fwd_tc.cuh"
 
 namespace glr::cuda::sm90 {
@@ -589,7 +590,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
     const bool live = kk < kw && vv < vw;
     float st = (!kLocal && h0 && live) ? h0[((n * H + h) * K + k0 + kk) * V + v0 + vv] : 0.f;
     if (!kLocal && live)
-      for (int64_t gg = 0; gg < g; ++gg) st = p_at(gg)[kk] * st + u_at(gg)[kk * V + vv];
+      for (int64_t gg = 0; gg < g; ++gg) st = segment_fold::fold(p_at(gg)[kk], st, u_at(gg)[kk * V + vv]);
     S[kk * LS + vv] = st;
   }
   if (kLocal)
@@ -611,13 +612,8 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
       if (!kLocal && kk < kw && vv < vw) Sout[kk * V + vv] = from_f<E>(st);
       S[kk * LS + vv] = st * (kk < kw ? el[kk] : 1.f);
     }
-    if (kLocal)  // P keeps the walk's classes: 0 once a factor is 0 (Inf·0 = NaN, as the walk), NaN with
-                 // a NaN factor, and a product of positive factors that underflows stays positive
-                 // (an infinite row stays infinite, as the walk keeps it; a finite one gets <= 2^-149 of it)
-      for (int kk = tid; kk < kw; kk += kThreads) {
-        const float e = el[kk], q = Pl[kk] * e;
-        Pl[kk] = (q == 0.f && Pl[kk] != 0.f && e != 0.f) ? 1.401298464e-45f : q;
-      }
+    if (kLocal)  // P keeps the walk's non-finite classes (segment_fold.hpp)
+      for (int kk = tid; kk < kw; kk += kThreads) Pl[kk] = segment_fold::decay_product(Pl[kk], el[kk]);
     __syncthreads();
     for (int t = warp; t < (KP / 16) * (BV / 16); t += kWarps) {
       const int rt = t / (BV / 16), ct = t % (BV / 16);
