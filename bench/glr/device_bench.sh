@@ -6,6 +6,8 @@
 #     e.g. bench/glr/device_bench.sh                   the default run (7 shapes x 3 variants)
 #          bench/glr/device_bench.sh --quick           vector gate without h0/hT only
 #          bench/glr/device_bench.sh --shapes 1,2      a subset (bench_glr_vs_fla.py --list)
+#          bench/glr/device_bench.sh --dtype f32       f32 q,k,v,do (issue 19 deliverable 4): glr's
+#                                                      FFMA path against FLA's TF32, each one's accuracy
 #          bench/glr/device_bench.sh --prepare         build and compile only (a fresh machine's
 #                                                      first call; the next call then benches)
 #
@@ -19,10 +21,10 @@
 # FLA comes from .xfer/fla (a fetched copy, git-ignored, carried; never committed), imported as
 # bench/glr/kcv_fla/solution_fla.py does.
 #
-# Writes OUTDIR/glr-vs-fla.json and OUTDIR/glr-vs-fla.md (copy both to bench/results/),
-# OUTDIR/env.txt, OUTDIR/summary.txt and OUTDIR/logs/. Exit 0 when the benchmark ran (its table
-# says what passed, failed or was not timed), 1 when glr_torch did not build or the benchmark
-# failed, 2 on a setup error.
+# Writes OUTDIR/glr-vs-fla.json and OUTDIR/glr-vs-fla.md (--dtype f32: glr-vs-fla-f32.json and
+# glr-vs-fla-f32.md; copy both to bench/results/), OUTDIR/env.txt, OUTDIR/summary.txt and
+# OUTDIR/logs/. Exit 0 when the benchmark ran (its table says what passed, failed or was not
+# timed), 1 when glr_torch did not build or the benchmark failed, 2 on a setup error.
 set -uo pipefail
 t_start=$SECONDS
 out="${OUT:-}"
@@ -30,9 +32,19 @@ if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then out=$1; shift; fi
 [ -n "$out" ] || { echo "device_bench.sh: pass OUTDIR or set OUT" >&2; exit 2; }
 prepare=0
 args=()
+dtype=bf16   # the benchmark's default; read from the arguments for the warm-up key and the file names
+prev=""
 for a in "$@"; do
   if [ "$a" = "--prepare" ]; then prepare=1; else args+=("$a"); fi
+  case "$a" in --dtype=*) dtype=${a#--dtype=} ;; esac
+  [ "$prev" = "--dtype" ] && dtype=$a
+  prev=$a
 done
+case "$dtype" in
+  bf16) stem=glr-vs-fla ;;
+  f32) stem=glr-vs-fla-f32 ;;
+  *) echo "device_bench.sh: --dtype $dtype: choose bf16 or f32" >&2; exit 2 ;;
+esac
 deadline=${GLR_BENCH_DEADLINE_S:-570}
 repo=$PWD
 bench=bench/glr/bench_glr_vs_fla.py
@@ -63,7 +75,7 @@ mkdir -p "$TRITON_CACHE_DIR"
   "$py" -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, '| triton', triton.__version__)" 2>&1
   nvcc --version 2>&1 | tail -1; echo "nproc: $(nproc)"
   echo "fla: $(cat .xfer/fla/FLA_COMMIT 2>/dev/null || echo 'not carried')"
-  echo "bench args: ${args[*]:-(default)}"
+  echo "bench args: ${args[*]:-(default)}; dtype $dtype"
 } > "$out/env.txt"
 cat "$out/env.txt"
 
@@ -83,9 +95,12 @@ lib=$repo/build/glr_torch_bench/lib
     grep -E "error|Error" "$out/logs/glr_torch_build.txt" | head -8 | tee -a "$out/summary.txt"
   fi
 ) &
-warm_mark="$TRITON_CACHE_DIR/.warm-$(echo "${args[*]:-default}" | md5sum | cut -c1-12)"
+# NOTES: the mark says which kernels the cache holds: Triton compiles per dtype, so the dtype is in
+# its name (and in the arguments hashed); --warm-fla gets the same arguments, --dtype included, and
+# compiles FLA's kernels for that dtype.
+warm_mark="$TRITON_CACHE_DIR/.warm-$dtype-$(echo "${args[*]:-default}" | md5sum | cut -c1-12)"
 if [ -n "$fla_path" ] && [ -f "$warm_mark" ]; then
-  note "FLA compile warm-up: already done on this machine for these arguments ($warm_mark)"
+  note "FLA compile warm-up: already done on this machine for these arguments, $dtype ($warm_mark)"
   PYTHONPATH="$fla_path" timeout 120 "$py" $bench --probe-simple-gla "$out/simple_gla_probe.json" \
     > "$out/logs/probe_simple_gla.txt" 2>&1 &
 elif [ -n "$fla_path" ]; then
@@ -103,7 +118,7 @@ elif [ -n "$fla_path" ]; then
     PYTHONPATH="$fla_path" timeout 120 "$py" $bench --probe-simple-gla "$out/simple_gla_probe.json" \
       > "$out/logs/probe_simple_gla.txt" 2>&1 &
     wait
-    note "FLA compile warm-up ($n processes): done after $((SECONDS - t0)) s; $(cat "$out"/logs/warm_fla_*.txt | grep -c error) error line(s)"
+    note "FLA compile warm-up ($dtype, $n processes): done after $((SECONDS - t0)) s; $(cat "$out"/logs/warm_fla_*.txt | grep -c error) error line(s)"
     [ "$(cat "$out"/logs/warm_fla_*.txt | grep -c ': done in')" = "$n" ] && touch "$warm_mark"
     grep -h "error" "$out"/logs/warm_fla_*.txt | sort -u | head -4 | tee -a "$out/summary.txt"
     note "chunk_simple_gla probe: $(cat "$out/simple_gla_probe.json" 2>/dev/null || echo 'no result')"
@@ -134,8 +149,8 @@ PYTHONPATH="$lib${fla_path:+:$fla_path}${PYTHONPATH:+:$PYTHONPATH}" \
 rc=${PIPESTATUS[0]}
 note "benchmark: exit $rc"
 if [ "$rc" = 0 ] && [ "$(cat "$out/logs/glr_torch_build.rc")" = 0 ]; then
-  note "RESULT: OK in $((SECONDS - t_start)) s: $out/glr-vs-fla.json and glr-vs-fla.md (copy both to bench/results/)"
+  note "RESULT: OK in $((SECONDS - t_start)) s: $out/$stem.json and $stem.md (copy both to bench/results/)"
   exit 0
 fi
-note "RESULT: problem(s): benchmark exit $rc, glr_torch build rc $(cat "$out/logs/glr_torch_build.rc") in $((SECONDS - t_start)) s"
+note "RESULT: problem(s) ($stem): benchmark exit $rc, glr_torch build rc $(cat "$out/logs/glr_torch_build.rc") in $((SECONDS - t_start)) s"
 exit 1

@@ -2,7 +2,8 @@
 # One device command (H200, repo root): glr's CUDA kernels as they are in this tree, checked,
 # timed, profiled, then judged by kcv's 12 gates — the run that must follow any kernel change
 # (issues 18, 19). Binaries built on the host and carried in BINDIR: glr_cuda_tests, glr_fwd_time,
-# glr_bwd_time, kcv, kcv-worker (make -C build glr_cuda_tests glr_fwd_time glr_bwd_time kcv kcv-worker).
+# glr_bwd_time, kcv, kcv-worker (make -C build glr_cuda_tests glr_fwd_time glr_bwd_time kcv kcv-worker),
+# and optionally glr_tma_check (the sm100 backward's TMA loads, run on this Hopper GPU).
 #
 #   bench/glr/device_check.sh BINDIR           (results into $OUT)
 #
@@ -51,7 +52,14 @@ if ! step smoke 120 "$out/more/smoke.txt" "$bin/glr_cuda_tests" --gtest_filter="
   note "smoke failed: nothing else runs"; cp "$out/more/smoke.txt" "$out/tests.txt"; pack; exit 1
 fi
 tests=0; controls=0
-if want tests; then step tests 180 "$out/tests.txt" "$bin/glr_cuda_tests"; tests=$?; fi
+if want tests; then
+  step tests 180 "$out/tests.txt" "$bin/glr_cuda_tests"; tests=$?
+  # The sm100 backward's TMA half on this Hopper GPU (ctest tmem.tma_on_gpu), when carried.
+  if [ -x "$bin/glr_tma_check" ]; then
+    step tma 60 "$out/more/tma_check.txt" "$bin/glr_tma_check" || tests=1
+    cat "$out/more/tma_check.txt" >> "$out/tests.txt"
+  fi
+fi
 if want times; then
   step fwd_time 90 "$out/fwd_time.md" "$bin/glr_fwd_time" 7 split
   step bwd_time 90 "$out/bwd_time.md" "$bin/glr_bwd_time" --no-ffma 7

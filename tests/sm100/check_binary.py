@@ -10,6 +10,13 @@ in every sm100_glr_bwd_chunks entry, the TMEM lifecycle the plan (tmem_plan.hpp)
   plan's kRunAllocColumns) as a compile-time constant (an immediate, or a register written once by
   a mov of one), so that a reader of the binary (kcv's TMEM check) sees the budget;
 
+and the operands arrive by TMA through an mbarrier pipeline (include/glr/cuda/sm100/pipeline.hpp):
+cp.async.bulk.tensor.3d tile loads completing on an mbarrier (complete_tx::bytes), after an
+mbarrier.arrive.expect_tx that sets the bytes; mbarrier.init and mbarrier.try_wait.parity; at least
+two tcgen05.commit sites (the MMAs release their operand slot and signal the MMA barrier); on the
+vector gate a plain mbarrier.arrive (the q/k slots feed FFMA only); and no 16-bit load from global
+memory (q, k, v, dO come only by TMA);
+
 ptxas's register count of each entry must be at least the plan's kRegsPerThreadFloor (else the
 plan's register term would over-state how few CTAs fit, i.e. under-count residency); the cubin
 must name every entry; and the sm_90a PTX of the same source must hold no tcgen05 instruction (the
@@ -58,6 +65,29 @@ def constant_columns(body, line):
     return None
 
 
+def check_pipeline(short, body):
+    """The TMA loads and the mbarrier pipeline of one entry (the gate form aside)."""
+    bad = []
+    tma = lines_of(body, r"^\s*cp\.async\.bulk\.tensor\.3d\.shared::cluster\.global(\.tile)?\.mbarrier::complete_tx::bytes\b")
+    expect_tx = lines_of(body, r"^\s*mbarrier\.arrive\.expect_tx\.shared::cta\.b64\b")
+    init = lines_of(body, r"^\s*mbarrier\.init\.shared::cta\.b64\b")
+    try_wait = lines_of(body, r"^\s*mbarrier\.try_wait\.parity\.shared::cta\.b64\b")
+    commits = lines_of(body, r"^\s*tcgen05\.commit\.cta_group::1\.mbarrier::arrive::one")
+    ld16 = lines_of(body, r"^\s*ld\.global[.a-z0-9:]*\.(b16|u16|s16|f16|bf16)\b")
+    for what, xs in (("TMA load (cp.async.bulk.tensor.3d ... mbarrier::complete_tx::bytes)", tma),
+                     ("mbarrier.arrive.expect_tx", expect_tx), ("mbarrier.init", init),
+                     ("mbarrier.try_wait.parity", try_wait)):
+        if not xs:
+            bad.append(f"{short}: no {what}")
+    if tma and expect_tx and expect_tx[0] > tma[0]:
+        bad.append(f"{short}: a TMA load before any mbarrier.arrive.expect_tx")
+    if len(commits) < 2:
+        bad.append(f"{short}: {len(commits)} tcgen05.commit site(s): the slot release and the MMA barrier need 2")
+    if ld16:
+        bad.append(f"{short}: {len(ld16)} 16-bit load(s) from global memory: the MMA operands must come by TMA")
+    return bad
+
+
 def check_entry(name, body):
     """List of problems with one entry's TMEM lifecycle."""
     bad = []
@@ -97,6 +127,7 @@ def check_entry(name, body):
         bad.append(f"{short}: no tcgen05.fence::before_thread_sync before the final barrier")
     if commit[-1] < mma[-1]:
         bad.append(f"{short}: an MMA after the last commit")
+    bad += check_pipeline(short, body)
     m = re.search(r"ELi(\d+)EE", name)
     want = int(m.group(1)) if m else None
     for what, line in (("tcgen05.alloc", alloc[0]), ("tcgen05.dealloc", deal[0])):
@@ -121,6 +152,8 @@ def check(ptx100, ptxas100, cubin100, ptx90, floor):
         want = 4 if is_scalar else 2
         if n_mma_sites < want:
             bad.append(f"{name[:60]}...: {n_mma_sites} tcgen05.mma sites, at least {want} expected")
+        if not is_scalar and not lines_of(body, r"^\s*mbarrier\.arrive\.shared::cta\.b64\b"):
+            bad.append(f"{name[:60]}...: vector gate without a plain mbarrier.arrive (the q/k slots' release)")
     regs = {}
     cur = None
     for line in ptxas100.splitlines():
@@ -162,6 +195,20 @@ def self_test(ptx100, ptxas100, cubin100, ptx90, floor):
         assert new != tail, f"self-test: pattern {pat} not found"
         return head + new
 
+    def in_first_all_but_one(pat):
+        """Every line matching `pat` in the first entry's body removed but the first one."""
+        m = re.search(r"\.entry\s+" + re.escape(first) + r"\s*\(", ptx100)
+        nxt = re.search(r"\.entry\s+\S+\s*\(", ptx100[m.end():])
+        b0, b1 = m.end(), (m.end() + nxt.start() if nxt else len(ptx100))
+        seen = []
+
+        def drop(mm):
+            seen.append(1)
+            return mm.group(0) if len(seen) == 1 else ""
+        body = re.sub(pat, drop, ptx100[b0:b1], flags=re.M)
+        assert len(seen) > 1, f"self-test: fewer than two lines match {pat}"
+        return ptx100[:b0] + body + ptx100[b1:]
+
     cases = {
         "dealloc removed": (in_first(r"^\s*tcgen05\.dealloc\..*$", ""), ptxas100, ptx90),
         "relinquish removed": (in_first(r"^\s*tcgen05\.relinquish_alloc_permit\..*$", ""), ptxas100, ptx90),
@@ -171,6 +218,12 @@ def self_test(ptx100, ptxas100, cubin100, ptx90, floor):
         "dealloc of other columns": (in_first(r"^(\s*tcgen05\.dealloc\.[^,]*,\s*)%?\w+\s*;", r"\g<1>128;"),
                                      ptxas100, ptx90),
         "no tcgen05.ld": (in_first(r"^\s*tcgen05\.ld\..*$", "", count=0), ptxas100, ptx90),
+        "no TMA load": (in_first(r"^\s*cp\.async\.bulk\.tensor\..*$", "", count=0), ptxas100, ptx90),
+        "no expect_tx": (in_first(r"^\s*mbarrier\.arrive\.expect_tx\..*$", "", count=0), ptxas100, ptx90),
+        "no try_wait": (in_first(r"^\s*mbarrier\.try_wait\..*$", "", count=0), ptxas100, ptx90),
+        "a 16-bit global load": (in_first(r"^(\s*tcgen05\.relinquish_alloc_permit\..*)$",
+                                          r"\1\n\tld.global.nc.b16 %rs999, [%rd999];"), ptxas100, ptx90),
+        "one commit": (in_first_all_but_one(r"^\s*tcgen05\.commit\..*$"), ptxas100, ptx90),
         "registers under the floor": (ptx100, re.sub(r"Used \d+ registers", "Used 8 registers", ptxas100), ptx90),
         "tcgen05 in the sm_90a PTX": (ptx100, ptxas100, ptx90.replace("ret;", "tcgen05.fence::after_thread_sync;\nret;")),
     }
@@ -206,7 +259,8 @@ def main():
     if bad:
         print("FAIL:\n  " + "\n  ".join(bad[:20]))
         return 1
-    print(f"ok: {len(entries(ptx100))} sm100 entries hold alloc -> relinquish -> mma/commit/ld -> barrier -> dealloc;"
+    print(f"ok: {len(entries(ptx100))} sm100 entries hold alloc -> relinquish -> mma/commit/ld -> barrier -> dealloc"
+          f" and TMA loads on an mbarrier pipeline (expect_tx, try_wait.parity), no 16-bit global loads;"
           f" registers >= {floor}; the sm_90a PTX holds no tcgen05")
     if o.self_test:
         failed = self_test(ptx100, ptxas100, cubin100, ptx90, floor)

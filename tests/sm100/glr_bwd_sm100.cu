@@ -9,11 +9,11 @@ namespace b = glr::cuda::sm100::bwd_detail;
 static_assert(sizeof(b::kRunAllocColumns) / sizeof(int) == 2 && b::kRunAllocColumns[0] == 32 &&
                   b::kRunAllocColumns[1] == 64,
               "instantiate every allocation of kRunAllocColumns below");
-template __global__ void b::sm100_glr_bwd_chunks<__nv_bfloat16, true, 32>(b::Args<float>, b::TmemArgs);
-template __global__ void b::sm100_glr_bwd_chunks<__nv_bfloat16, true, 64>(b::Args<float>, b::TmemArgs);
-template __global__ void b::sm100_glr_bwd_chunks<__nv_bfloat16, false, 32>(b::Args<float>, b::TmemArgs);
-template __global__ void b::sm100_glr_bwd_chunks<__nv_bfloat16, false, 64>(b::Args<float>, b::TmemArgs);
-template __global__ void b::sm100_glr_bwd_chunks<__half, true, 32>(b::Args<float>, b::TmemArgs);
-template __global__ void b::sm100_glr_bwd_chunks<__half, true, 64>(b::Args<float>, b::TmemArgs);
-template __global__ void b::sm100_glr_bwd_chunks<__half, false, 32>(b::Args<float>, b::TmemArgs);
-template __global__ void b::sm100_glr_bwd_chunks<__half, false, 64>(b::Args<float>, b::TmemArgs);
+template __global__ void b::sm100_glr_bwd_chunks<__nv_bfloat16, true, 32>(b::Args<float>, b::TmemArgs, const __grid_constant__ b::TmaMaps);
+template __global__ void b::sm100_glr_bwd_chunks<__nv_bfloat16, true, 64>(b::Args<float>, b::TmemArgs, const __grid_constant__ b::TmaMaps);
+template __global__ void b::sm100_glr_bwd_chunks<__nv_bfloat16, false, 32>(b::Args<float>, b::TmemArgs, const __grid_constant__ b::TmaMaps);
+template __global__ void b::sm100_glr_bwd_chunks<__nv_bfloat16, false, 64>(b::Args<float>, b::TmemArgs, const __grid_constant__ b::TmaMaps);
+template __global__ void b::sm100_glr_bwd_chunks<__half, true, 32>(b::Args<float>, b::TmemArgs, const __grid_constant__ b::TmaMaps);
+template __global__ void b::sm100_glr_bwd_chunks<__half, true, 64>(b::Args<float>, b::TmemArgs, const __grid_constant__ b::TmaMaps);
+template __global__ void b::sm100_glr_bwd_chunks<__half, false, 32>(b::Args<float>, b::TmemArgs, const __grid_constant__ b::TmaMaps);
+template __global__ void b::sm100_glr_bwd_chunks<__half, false, 64>(b::Args<float>, b::TmemArgs, const __grid_constant__ b::TmaMaps);

@@ -1,4 +1,4 @@
-/// glr CUDA family, sm100 — the few tcgen05 / mbarrier instructions sm100_glr_bwd uses, as inline
+/// glr CUDA family, sm100 — the few tcgen05 instructions sm100_glr_bwd uses, as inline
 /// PTX. Everything that emits an instruction exists only in the sm_100a/sm_103a (or family
 /// sm_100f/sm_103f) device pass (GLR_SM100_DEVICE); elsewhere none of it is compiled and the
 /// kernel's body is a trap (the dispatcher checks the device first).
@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "glr/cuda/sm100/tma.cuh"  // mbarriers, TMA, smem_u32, fence_proxy_async (sm_90 and later)
 #include "glr/cuda/sm100/umma_desc.hpp"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 &&                                        \
@@ -22,10 +23,6 @@
 namespace glr::cuda::sm100 {
 
 #if defined(GLR_SM100_DEVICE)
-
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 
 /// Whole warp: allocate `ncols` TMEM columns; the address lands in shared memory at `dst`.
 __device__ __forceinline__ void tmem_alloc(uint32_t dst, uint32_t ncols) {
@@ -46,9 +43,6 @@ __device__ __forceinline__ void fence_before_sync() {
 __device__ __forceinline__ void fence_after_sync() {
   asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
 }
-/// Generic-proxy writes to shared memory become visible to the tensor core (async proxy).
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
-
 /// One thread: D[tmem] (+)= A[smem] · B[smem]ᵀ, kind::f16, fp32 accumulate.
 __device__ __forceinline__ void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
                                         bool accumulate) {
@@ -78,19 +72,6 @@ __device__ __forceinline__ void tmem_ld16(uint32_t taddr, float (&v)[16]) {
   for (int i = 0; i < 16; ++i) v[i] = __uint_as_float(r[i]);
 }
 
-__device__ __forceinline__ void mbar_init(uint32_t mbar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(mbar), "r"(count) : "memory");
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint32_t mbar, uint32_t parity) {
-  asm volatile(
-      "{\n\t.reg .pred done;\n"
-      "WAIT_%=:\n\t"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
-      "@!done bra WAIT_%=;\n\t}" ::"r"(mbar),
-      "r"(parity)
-      : "memory");
-}
 /// Waits for the grid this one depends on (programmatic dependent launch); a no-op otherwise.
 __device__ __forceinline__ void griddep_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 

@@ -46,6 +46,15 @@ inline constexpr int kCM = 64;        // largest chunk: shared tiles are sized f
 inline constexpr int kBK = 32;        // K tile (the MMA's reduction for A = Q Kᵀ: 2 × K16)
 inline constexpr int kMmaM = 128;     // tcgen05.mma M: row i of a chunk ↔ TMEM lane i (layout D)
 inline constexpr int kMmaK = 16;      // K of one kind::f16 MMA
+/// The operand ring (pipeline.hpp): slots of 16-bit MMA operands that TMA fills ahead of the MMA.
+/// Each slot holds one load ("item"): dO and v of a chunk (DV) or q and k of a K tile (A), as the
+/// A operand [kMmaM rows, 32] (rows ≥ the chunk stay zero) and the B operand [kCM rows, 32].
+inline constexpr int kPipeStages = 2;     // slots the kernel runs with (2..4 are planned and checked)
+inline constexpr int kPipeStagesMin = 2;  // one slot would serialize the load and the MMA
+inline constexpr int kPipeStagesMax = 4;
+inline constexpr int kOperandABytes = kMmaM * kBK * 2;            // 8192
+inline constexpr int kOperandBBytes = kCM * kBK * 2;              // 4096
+inline constexpr int kSlotBytes = kOperandABytes + kOperandBBytes;  // 12288
 /// Registers per thread the kernel is known to use at least (tests/sm100 reads the cubin's count
 /// and fails if it is lower, which would make the register term below an under-estimate).
 inline constexpr int kRegsPerThreadFloor = 48;
@@ -59,6 +68,7 @@ struct Config {
   int stages = 1;   // accumulator slots: chunk c uses slot c % stages
   bool alias = true;        // A aliases DV (DV is read out to shared memory before A's first MMA)
   bool pdl_overlap = true;  // count a dependent launch's resident CTAs in the bound
+  int pipe = kPipeStages;   // operand ring slots in shared memory (TMA loads in flight ahead of the MMA)
 };
 
 GLR_TMEM_HD constexpr bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
@@ -69,9 +79,10 @@ GLR_TMEM_HD constexpr int next_pow2(int x) {
 }
 GLR_TMEM_HD constexpr int min_i(int a, int b) { return a < b ? a : b; }
 
-/// Shared memory of one CTA of sm100_glr_bwd_chunks (bytes), fp32 tiles as in sm90 plus the
-/// 16-bit MMA operand tiles in the no-swizzle K-major canonical layout, the mbarrier and the slot
-/// tcgen05.alloc writes the TMEM address to. The launcher passes exactly this.
+/// Shared memory of one CTA of sm100_glr_bwd_chunks (bytes), fp32 tiles as in sm90 plus the ring
+/// of 16-bit MMA operand slots that TMA fills (the no-swizzle K-major canonical layout of
+/// umma_desc.hpp), the ring's mbarriers, the MMA's mbarrier and the slot tcgen05.alloc writes the
+/// TMEM address to. The launcher passes exactly this.
 struct SmemLayout {
   // fp32 tiles (element offsets in floats)
   int G = 0;                   // [k_max, v_tile]     state gradient, this V tile
@@ -82,12 +93,11 @@ struct SmemLayout {
   int Hc = 0;                  // [kBK, v_tile]       state entering the chunk, this tile
   int bs = 0;                  // [kCM, kBK]          cumulative gates
   int floats = 0;
-  // 16-bit operand tiles (byte offsets, 1024-aligned)
-  int dOb = 0;                 // [kMmaM, v_tile]     A operand of DV (rows ≥ chunk are 0)
-  int vb = 0;                  // [kCM, v_tile]       B operand of DV
-  int qb = 0;                  // [kMmaM, kBK]        A operand of A (scalar gate)
-  int kb = 0;                  // [kCM, kBK]          B operand of A (scalar gate)
-  int mbar = 0;                // 8 bytes
+  // the operand ring (byte offsets; the ring 1024-aligned, each slot kSlotBytes)
+  int ring = 0;                // [pipe] × {A operand [kMmaM, 32], B operand [kCM, 32]} 16-bit
+  int full = 0;                // [pipe] mbarriers: TMA bytes landed in the slot
+  int empty = 0;               // [pipe] mbarriers: the slot's readers (threads, MMAs) are done
+  int mma = 0;                 // mbarrier: the MMAs of DV / of A completed (tcgen05.commit)
   int tmem_slot = 0;           // 4 bytes
   int bytes = 0;
 };
@@ -106,11 +116,11 @@ GLR_TMEM_HD constexpr SmemLayout smem_layout(const Config& c) {
   s.bs = f; f += kCM * kBK;
   s.floats = f;
   int b = (f * 4 + 1023) / 1024 * 1024;
-  s.dOb = b; b += kMmaM * c.v_tile * 2;
-  s.vb = b;  b += kCM * c.v_tile * 2;
-  s.qb = b;  b += kMmaM * kBK * 2;
-  s.kb = b;  b += kCM * kBK * 2;
-  s.mbar = b; b += 8;
+  const int pipe = c.pipe < 1 ? 1 : c.pipe;
+  s.ring = b;  b += pipe * kSlotBytes;
+  s.full = b;  b += pipe * 8;
+  s.empty = b; b += pipe * 8;
+  s.mma = b;   b += 8;
   s.tmem_slot = b; b += 8;
   s.bytes = b;
   return s;
@@ -148,7 +158,8 @@ GLR_TMEM_HD constexpr Plan make_plan(const Config& c) {
   p.cfg = c;
   p.config_supported = (c.chunk == 16 || c.chunk == 32 || c.chunk == 64) &&
                        (c.k_max == 32 || c.k_max == 64 || c.k_max == 128 || c.k_max == 256) &&
-                       c.v_tile == 32 && (c.stages == 1 || c.stages == 2);
+                       c.v_tile == 32 && c.v_tile == kBK && (c.stages == 1 || c.stages == 2) &&
+                       c.pipe >= kPipeStagesMin && c.pipe <= kPipeStagesMax;
   // tcgen05.mma kind::f16, M = 128: N a multiple of 16 in [16, 256]; the reductions are 2 × K16.
   p.n_valid = c.chunk % 16 == 0 && c.chunk >= 16 && c.chunk <= 256 && c.v_tile % kMmaK == 0;
   const int stages = c.stages < 1 ? 1 : (c.stages > 2 ? 2 : c.stages);
@@ -200,11 +211,12 @@ GLR_TMEM_HD constexpr Plan make_plan(const Config& c) {
 }
 
 /// The compile-time proof for one config; the kernel instantiates it for every config it runs.
-template <int Chunk, int KMax, int VTile, int Stages, bool Alias = true, bool PdlOverlap = true>
+template <int Chunk, int KMax, int VTile, int Stages, bool Alias = true, bool PdlOverlap = true,
+          int Pipe = kPipeStages>
 struct CheckedPlan {
-  static constexpr Config cfg{Chunk, KMax, VTile, Stages, Alias, PdlOverlap};
+  static constexpr Config cfg{Chunk, KMax, VTile, Stages, Alias, PdlOverlap, Pipe};
   static constexpr Plan plan = make_plan(cfg);
-  static_assert(plan.config_supported, "glr sm100 TMEM plan: unsupported config (chunk, K bucket, V tile, stages)");
+  static_assert(plan.config_supported, "glr sm100 TMEM plan: unsupported config (chunk, K bucket, V tile, stages, operand ring slots)");
   static_assert(plan.n_valid, "glr sm100 TMEM plan: MMA N must be a multiple of 16 in [16, 256]");
   static_assert(plan.alloc_valid, "glr sm100 TMEM plan: allocation must be a power of two in [32, 512] columns");
   static_assert(plan.regions_inside, "glr sm100 TMEM plan: an accumulator lies outside the allocation");
@@ -276,17 +288,21 @@ GLR_TMEM_HD constexpr Lifecycle lifecycle(const Plan& p, bool scalar_gate, int k
     const int s = c % stages;
     const Region dv = p.dv[s], a = p.a[s];
     for (int kk = 0; kk < p.cfg.v_tile / kMmaK; ++kk) L.add({Ev::mma, 0, dv.offset, dv.columns, kk == 0});
-    L.add({Ev::commit, 0, 0, 0, false});
+    L.add({Ev::commit, 0, 0, 0, false});  // → the operand slot's empty barrier
+    L.add({Ev::commit, 0, 0, 0, false});  // → the MMA barrier
     L.add({Ev::wait_mma, -1, 0, 0, false});
     L.add({Ev::ld, 0, dv.offset, dv.columns, false});
     L.add({Ev::ld, 1, dv.offset, dv.columns, false});
     L.add({Ev::barrier, -1, 0, 0, false});
     if (scalar_gate) {
+      // Each K tile's MMAs commit to their operand slot's empty barrier (the ring, pipeline.hpp);
+      // the last tile's also to the MMA barrier, which every thread waits for before the load.
       for (int t = 0; t < k_tiles; ++t) {
         for (int kk = 0; kk < kBK / kMmaK; ++kk) L.add({Ev::mma, 0, a.offset, a.columns, t == 0 && kk == 0});
         L.add({Ev::commit, 0, 0, 0, false});
-        L.add({Ev::wait_mma, -1, 0, 0, false});
       }
+      L.add({Ev::commit, 0, 0, 0, false});
+      L.add({Ev::wait_mma, -1, 0, 0, false});
       L.add({Ev::ld, 0, a.offset, a.columns, false});
       L.add({Ev::ld, 1, a.offset, a.columns, false});
       L.add({Ev::barrier, -1, 0, 0, false});

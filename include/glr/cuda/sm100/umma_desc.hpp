@@ -9,7 +9,8 @@
 /// bits [4,6) = 1; A, B format in [7,10), [10,13): 0 f16, 1 bf16; A, B K-major (bits 15, 16 = 0);
 /// N >> 3 in [17,23); M >> 4 in [24,29). Operands: the no-swizzle K-major canonical layout, core
 /// matrices of 8 rows × 16 bytes stored as 128 contiguous bytes; LBO = distance between core
-/// matrices adjacent along K, SBO = between core matrices adjacent along M/N.
+/// matrices adjacent along K, SBO = between core matrices adjacent along M/N. The tiles are laid
+/// out as TMA writes them (tile_offset): SBO = 128 (a box's rows are contiguous), LBO = one box.
 #pragma once
 
 #include <cstdint>
@@ -24,16 +25,17 @@
 
 namespace glr::cuda::sm100 {
 
-/// Byte offset of element (r, k) of a 16-bit operand tile with `kw` K elements per row.
-GLR_TMEM_HD constexpr int operand_offset(int r, int k, int kw) {
-  return (r / 8) * (kw / 8) * 128 + (k / 8) * 128 + (r % 8) * 16 + (k % 8) * 2;
-}
-/// LBO / SBO of such a tile: core matrices adjacent along K are 128 bytes apart, 8-row groups
-/// (kw / 8) · 128 bytes.
-GLR_TMEM_HD constexpr uint32_t operand_lbo(int) { return 128; }
-GLR_TMEM_HD constexpr uint32_t operand_sbo(int kw) { return uint32_t(kw / 8) * 128; }
-/// Start of the K16 step `kk` of a tile (two core matrices along K per step).
-GLR_TMEM_HD constexpr uint32_t operand_k16(uint32_t base, int kk) { return base + uint32_t(kk) * 2 * 128; }
+/// Byte offset of element (r, k) of a 16-bit operand tile with `rows` rows (kMmaM for the A
+/// operand, kCM for the B operand) and 32 K elements, as TMA writes it: one box of 8 K elements
+/// (16 bytes) × the chunk's rows per group of 8 K elements (row r at 16·r, row-major within the
+/// box), group g at g · rows · 16. Every 8 rows × 16 bytes of a group is one core matrix.
+GLR_TMEM_HD constexpr int tile_offset(int r, int k, int rows) { return (k / 8) * rows * 16 + r * 16 + (k % 8) * 2; }
+/// LBO / SBO of such a tile: core matrices adjacent along K are one group (rows · 16 bytes) apart,
+/// core matrices adjacent along M/N (8-row groups) 128 bytes.
+GLR_TMEM_HD constexpr uint32_t tile_lbo(int rows) { return uint32_t(rows) * 16; }
+GLR_TMEM_HD constexpr uint32_t tile_sbo() { return 128; }
+/// Start of the K16 step `kk` of a tile (two groups of 8 K elements per step).
+GLR_TMEM_HD constexpr uint32_t tile_k16(uint32_t base, int kk, int rows) { return base + uint32_t(kk) * 2 * tile_lbo(rows); }
 
 /// tcgen05 shared-memory matrix descriptor (no swizzle, base offset 0, version 1).
 GLR_TMEM_HD constexpr uint64_t smem_desc(uint32_t smem_addr, uint32_t lbo, uint32_t sbo) {
