@@ -90,6 +90,12 @@ std::string unsupported(const Shape& shape);
 size_t forward_workspace_bytes(const Shape& shape);
 size_t backward_workspace_bytes(const Shape& shape);
 
+/// The kernels forward / backward run for `shape` on the current device, in words (e.g. "sm90
+/// split backward (tensor cores), walk in 9 segments"): which path a shape takes, for benchmarks
+/// and tests.
+std::string forward_kernels(const Shape& shape);
+std::string backward_kernels(const Shape& shape);
+
 /// Enqueues the forward / backward on `stream` (0 is the legacy default stream).
 Status forward(const FwdParams& params, cudaStream_t stream);
 Status backward(const BwdParams& params, cudaStream_t stream);

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "glr/cuda.hpp"
@@ -649,16 +650,17 @@ TEST(GlrCudaBwdSplit, SizesK) {
   }
 }
 
-// K in tiles of 64 in kernels 3 (dstate) and 4 (dqk): K just past a tile (65), a part tile (96,
-// 100), two whole tiles (128), one tile (33, 64); V around dqk's V-loop tile (32) and dstate's V
+// K in tiles of 64 in kernels 3 (dstate) and 4 (dqk): K just past a tile (65, 129), a part tile
+// (96, 100), two, three and four whole tiles (128, 192, 256: kernel 5 then holds K = 256), one
+// tile (33, 64); V around dqk's V-loop tile (32) and dstate's V
 // tiles; both gates (the scalar gate's dg adds the K tiles' partials in kernel 5, dv), varlen and the
 // −20 gates at two tiles.
 TEST(GlrCudaBwdSplit, KTiles) {
   REQUIRE_GPU();
-  const int64_t Ks[] = {33, 64, 65, 96, 100, 128};
-  const int64_t Vs[] = {45, 31, 128, 33, 200, 64};
+  const int64_t Ks[] = {33, 64, 65, 96, 100, 128, 129, 192, 256};
+  const int64_t Vs[] = {45, 31, 128, 33, 200, 64, 17, 256, 100};
   int i = 0;
-  for (int j = 0; j < 6; ++j)
+  for (int j = 0; j < 9; ++j)
     for (Gate gate : {Gate::vector, Gate::scalar}) {
       Case c;
       c.B = 2;
@@ -694,6 +696,57 @@ TEST(GlrCudaBwdSplit, KTiles) {
     x.dtype = gate == Gate::scalar ? DType::bf16 : DType::f16;
     x.seed = 2080 + int(gate);
     expect_pass(x);
+  }
+}
+
+// Which kernels run (glr::cuda::forward_kernels / backward_kernels): bf16/f16 at chunk 64 take
+// the split kernels up to K = 256 (the D = 256 shape of issue 19 ran the FFMA backward, 60x
+// slower, until session 16); f32, chunk 32 and K > 256 (refused) do not. On a Blackwell device the
+// backward is sm100's.
+TEST(GlrCudaBwdSplit, TakesKUpTo256) {
+  glr::cuda::Shape s;
+  s.B = 8;
+  s.T = 2048;
+  s.H = 32;
+  s.K = 256;
+  s.V = 256;
+  s.chunk = 64;
+  const std::string split_bwd = "sm90 split backward (tensor cores)", split_fwd = "sm90 split forward (tensor cores)";
+  const bool blackwell = glr::cuda::backward_kernels(s) == "sm100 tcgen05 backward";
+  for (DType d : {DType::bf16, DType::f16})
+    for (int64_t K : {int64_t(1), int64_t(128), int64_t(129), int64_t(200), int64_t(256)}) {
+      s.dtype = d;
+      s.K = K;
+      EXPECT_EQ(glr::cuda::forward_kernels(s), split_fwd) << "K=" << K;
+      if (!blackwell) EXPECT_EQ(glr::cuda::backward_kernels(s), split_bwd) << "K=" << K;
+    }
+  s.dtype = DType::bf16;
+  s.K = 256;
+  s.chunk = 32;
+  EXPECT_EQ(glr::cuda::backward_kernels(s), std::string("sm90 FFMA backward"));
+  EXPECT_EQ(glr::cuda::forward_kernels(s), std::string("sm90 FFMA forward"));
+  s.chunk = 64;
+  s.dtype = DType::f32;
+  EXPECT_EQ(glr::cuda::backward_kernels(s), std::string("sm90 FFMA backward"));
+  EXPECT_EQ(glr::cuda::forward_kernels(s), std::string("sm90 FFMA forward"));
+}
+
+// The backward's first steps are the forward's prep and walk: a long sequence with few heads walks
+// in segments there too (fwd_split::walk_segments; GlrCudaFwd.SegmentedWalk has the forward).
+TEST(GlrCudaBwdSplit, SegmentedWalk) {
+  REQUIRE_GPU();
+  int i = 0;
+  for (auto [T, K, V] : {std::tuple<int64_t, int64_t, int64_t>{64 * 70 + 13, 64, 64}, {64 * 80, 128, 100}}) {
+    Case c;
+    c.B = 1;
+    c.H = 2;
+    c.T = T;
+    c.K = K;
+    c.V = V;
+    c.dtype = i % 2 ? DType::f16 : DType::bf16;
+    c.gate = i % 2 ? Gate::scalar : Gate::vector;
+    c.seed = 2200 + i++;
+    expect_pass(c);
   }
 }
 

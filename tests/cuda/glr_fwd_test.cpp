@@ -474,6 +474,37 @@ TEST(GlrCudaFwd, TheBenchmarksVTiles) {
     }
 }
 
+TEST(GlrCudaFwd, SegmentedWalk) {
+  // Long sequences with few heads walk in segments (fwd_split::walk_segments; docs/glr.md, "The
+  // segmented walk"): 2a walks each segment from 0, 2b folds h0 through the earlier segments' (P, U)
+  // and walks again with the stores. A partial last chunk, K in one, two and four row tiles, a
+  // partial V tile, h0 null, the diagonal-form gate mix (strong gates: products that underflow),
+  // both gates and dtypes; twice each, bitwise equal.
+  struct Seg { int64_t B, T, H, K, V; Gate gate; DType d; bool h0; int gates; const char* segs; };
+  const Seg cases[] = {
+      {1, 64 * 70 + 13, 1, 64, 64, Gate::vector, DType::bf16, true, 0, "4"},
+      {2, 64 * 80, 2, 128, 200, Gate::scalar, DType::f16, false, 0, "5"},
+      {1, 4100, 3, 256, 32, Gate::vector, DType::bf16, true, 1, "4"},
+      {1, 64 * 200, 2, 128, 128, Gate::vector, DType::f16, true, 1, "12"},
+  };
+  uint64_t seed = 900;
+  for (const Seg& x : cases) {
+    Case c;
+    c.B = x.B; c.T = x.T; c.H = x.H; c.K = x.K; c.V = x.V; c.gate = x.gate; c.dtype = x.d; c.h0 = x.h0;
+    c.gates = x.gates; c.seed = ++seed;
+    glr::cuda::Shape s;
+    s.B = c.B; s.T = c.T; s.H = c.H; s.K = c.K; s.V = c.V; s.dtype = c.dtype; s.gate = c.gate; s.chunk = 64;
+    EXPECT_EQ(glr::cuda::forward_kernels(s),
+              std::string("sm90 split forward (tensor cores), walk in ") + x.segs + " segments") << c.str();
+    SKIP_WITHOUT_GPU();
+    check_case(c);
+    FwdRun a = make_inputs(c), b = make_inputs(c);
+    ASSERT_NO_FATAL_FAILURE(run_device(c, a));
+    ASSERT_NO_FATAL_FAILURE(run_device(c, b));
+    EXPECT_TRUE(a.o == b.o && a.hT == b.hT) << c.str() << ": two runs differ";
+  }
+}
+
 TEST(GlrCudaFwd, RefusesWhatItDoesNotSupport) {
   // No GPU needed: every refusal happens before any launch.
   auto refused = [](Shape s, const char* what) {

@@ -43,6 +43,20 @@ inline size_t backward_workspace_bytes(const Shape& s) {
   return sm100::runs_here(s) ? sm90::bwd_ffma_workspace_bytes(s) : sm90::bwd_workspace_bytes(s);
 }
 
+/// The kernels a call runs for this shape on the current device, in words (benchmarks and tests
+/// report and check the routing with it), with the split walk's segments where it has more than one.
+inline std::string walk_note(const Shape& s) {
+  const int64_t segs = sm90::fwd_split::layout(s).segs;
+  return segs > 1 ? ", walk in " + std::to_string(segs) + " segments" : "";
+}
+inline std::string forward_kernels(const Shape& s) {
+  return sm90::fwd_tensor_cores(s) ? "sm90 split forward (tensor cores)" + walk_note(s) : "sm90 FFMA forward";
+}
+inline std::string backward_kernels(const Shape& s) {
+  if (sm100::runs_here(s)) return "sm100 tcgen05 backward";
+  return sm90::bwd_tensor_cores(s) ? "sm90 split backward (tensor cores)" + walk_note(s) : "sm90 FFMA backward";
+}
+
 namespace detail {
 inline Status check_workspace(const char* what, size_t need, const void* ws, size_t have) {
   if (need == 0) return {};

@@ -7,6 +7,8 @@ namespace glr::cuda {
 std::string unsupported(const Shape& shape) { return impl::unsupported(shape); }
 size_t forward_workspace_bytes(const Shape& shape) { return impl::forward_workspace_bytes(shape); }
 size_t backward_workspace_bytes(const Shape& shape) { return impl::backward_workspace_bytes(shape); }
+std::string forward_kernels(const Shape& shape) { return impl::forward_kernels(shape); }
+std::string backward_kernels(const Shape& shape) { return impl::backward_kernels(shape); }
 Status forward(const FwdParams& params, cudaStream_t stream) { return impl::forward(params, stream); }
 Status backward(const BwdParams& params, cudaStream_t stream) { return impl::backward(params, stream); }
 

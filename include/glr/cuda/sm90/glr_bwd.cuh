@@ -12,7 +12,7 @@
 /// NOTES: no float atomics and fixed loop orders everywhere, so the result is bitwise deterministic.
 /// Every exp argument is b_i (i ≥ 0), b_i − b_j (i ≥ j) or b_last − b_j, so ≤ 0 when g ≤ 0; the
 /// j > i half of the intra-chunk matrices is never formed (selected to 0, never multiplied).
-/// launch_bwd hands bf16/f16 with K <= 128 and chunk 64 to the tensor-core split backward
+/// launch_bwd hands bf16/f16 with K <= 256 and chunk 64 to the tensor-core split backward
 /// (glr_bwd_split.cuh) outside the negative controls' fault builds; these kernels take the rest.
 /// Varlen: cu_seqlens is read on the device only; the workspace is sized from T and N, with the
 /// state slot of chunk c of sequence n = 2n + floor(bos/C) + c (unique, < ceil(T/C) + 2N; the
@@ -468,7 +468,7 @@ inline Status launch_gate(const BwdParams& p, cudaStream_t stream) {
 }  // namespace bwd_detail
 
 /// Whether launch_bwd runs the tensor-core split backward (glr_bwd_split.cuh) for this shape: bf16
-/// and f16 with K <= 128 and chunk 64; the FFMA kernels above take f32, f64, other chunks, K > 128,
+/// and f16 with K <= 256 and chunk 64; the FFMA kernels above take f32, f64, other chunks,
 /// and every build with a negative control's fault (as the forward's kTensorCores rule).
 inline bool bwd_tensor_cores(const Shape& s) {
   constexpr bool kTensorCores = kFault == Fault::none || kFault == Fault::default_stream;

@@ -15,8 +15,9 @@
 ///
 /// Precision: Acc (fp32; fp64 when the stored type is double) for loads, state and sums; the
 /// stored type E only at the loads (exact widening) and the o store (one rounding). Deterministic:
-/// every sum has a fixed order, no atomics. FFMA: f32 and f64 inputs, K > 128, chunks 16 and 32, and
-/// the negative controls' faults; bf16 with K <= 128 and chunk 64 runs glr_fwd_tc.cuh (tensor cores).
+/// every sum has a fixed order, no atomics. FFMA: f32 and f64 inputs, chunks 16 and 32, and the
+/// negative controls' faults; bf16 and f16 with K <= 256 and chunk 64 run the tensor-core split
+/// forward (glr_fwd_split.cuh).
 #pragma once
 
 #include <algorithm>
@@ -273,6 +274,14 @@ Status launch_gate(const FwdParams& p, cudaStream_t stream) {
 
 }  // namespace fwd
 
+/// Whether launch_fwd runs the tensor-core split forward (glr_fwd_split.cuh) for this shape: bf16
+/// and f16 with K <= 256 and chunk 64. The negative controls' faults live in the FFMA kernel: a
+/// control that sets one runs it.
+inline bool fwd_tensor_cores(const Shape& s) {
+  constexpr bool kTensorCores = kFault == Fault::none || kFault == Fault::default_stream;
+  return kTensorCores && fwd_split::takes(s);
+}
+
 /// Enqueues the forward on `stream` after the checks the kernel needs beyond impl::unsupported.
 inline Status launch_fwd(const FwdParams& p, cudaStream_t stream) {
   const Shape& s = p.shape;
@@ -283,9 +292,7 @@ inline Status launch_fwd(const FwdParams& p, cudaStream_t stream) {
   if (any_step && (!p.q || !p.k || !p.v || !p.g || !p.o))
     return {"glr::cuda::forward: q, k, v, g and o must be non-null when B·T > 0"};
   if (!any_step && !p.hT) return {};  // nothing to write
-  // The negative controls' faults live in the FFMA kernel: a control that sets one runs it.
-  constexpr bool kTensorCores = kFault == Fault::none || kFault == Fault::default_stream;
-  if (kTensorCores && fwd_split::takes(s)) {
+  if (fwd_tensor_cores(s)) {
     return s.dtype == DType::bf16 ? fwd_split::launch<__nv_bfloat16>(p, stream) : fwd_split::launch<__half>(p, stream);
   }
   switch (s.dtype) {

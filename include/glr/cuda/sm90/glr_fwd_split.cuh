@@ -9,6 +9,10 @@
 ///                                                    2^(b_last)                       -> ws.El [slot, H, K]
 ///   2. sm90_glr_fwd_walk  per (V tile, head, seq):   S ← El ⊙ S + Kdᵀ v per chunk; S entering each chunk
 ///                                                    -> ws.S [slot, H, K, V], the final S -> hT
+///      (segmented: a long sequence with few walkers)  2a. per segment, from S = 0: U = its end state,
+///                                                    P = Π El                -> ws.U, ws.P (fp32)
+///                                                    2b. per segment: S entering it = h0 folded
+///                                                    through the earlier segments' (P, U), then 2
 ///   3. sm90_glr_fwd_out   per (chunk, head, V tile): o = scale·(Qg·S_c + A·v)
 /// The arithmetic is glr_fwd_tc.cuh's, operation for operation, with one exception: the vector-gate
 /// prep forms the decay of A's diagonal 16-blocks (fp32, on FFMA, as there) per column as
@@ -38,6 +42,7 @@
 #include "glr/cuda.hpp"
 #include "glr/cuda/sm90/common.cuh"
 #include "glr/cuda/sm90/diag_decay.hpp"
+#include "glr/cuda/sm90/segment_fold.hpp"
 #include "glr/cuda/sm90/glr_fwd_tc.cuh"
 
 namespace glr::cuda::sm90 {
@@ -59,7 +64,8 @@ __host__ __device__ constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b
 /// Workspace layout (byte offsets), from the shape alone.
 struct Layout {
   int64_t NT = 0, slots = 0, BT = 0;
-  size_t A = 0, S = 0, Qg = 0, Kd = 0, El = 0, bytes = 0;
+  int64_t segs = 1, seg_chunks = 0;  // the walk's segments per sequence and chunks per segment
+  size_t A = 0, S = 0, Qg = 0, Kd = 0, El = 0, U = 0, P = 0, bytes = 0;
 };
 
 inline size_t align256(size_t x) { return (x + 255) / 256 * 256; }
@@ -109,6 +115,30 @@ inline constexpr int kWalkStages = 4;
 /// Rows of S per walk CTA: at most 64, so that K = 128 gives two CTAs per (V tile, head, sequence).
 __host__ __device__ constexpr int walk_rows(int KP) { return KP < 64 ? KP : 64; }
 
+/// The walk's segments (docs/glr.md, "The segmented walk"). The walk is a chain of dependent steps,
+/// one per chunk, and a CTA per (K tile, V tile, head, sequence): with few heads and sequences and a
+/// long T it runs on a fraction of the SMs for thousands of steps ((1, 65536, 16, 128): 64 CTAs of
+/// V tile 64, 1024 steps). A segment of a sequence's chunks can walk from S = 0 at the same time as
+/// the others (2a: its end state U and its decay product P), and the state entering segment g is
+/// then h0 folded through (P, U) of segments 0..g−1 (S ← P ⊙ S + U, elementwise, 2b): the chain
+/// becomes two walks of one segment each plus the fold, at twice the walk's arithmetic. Taken only
+/// where that shortens the chain at least twofold: fixed length (a varlen batch's lengths are on
+/// the device only), at least kMinSegChunks chunks per segment, at least 4 segments, as many as
+/// bring the walk's CTAs (V tiles of 64) to kWalkCtasPerSm per SM.
+/// The SM count the segments are planned for: a constant (the H200's), not the device's, so that
+/// the workspace size and the bits of the result are the same on every device.
+inline constexpr int64_t kMinSegChunks = 16, kWalkCtasPerSm = 4, kNominalSms = 132;
+inline int64_t walk_segments(const Shape& s, int64_t sms) {
+  const int64_t NT = cdiv(s.T < 0 ? 0 : s.T, C), N = s.sequences() < 1 ? 1 : s.sequences();
+  if (s.cu_seqlens || NT < 4 * kMinSegChunks || s.K < 1 || s.V < 1 || s.H < 1) return 1;
+  const int KP = s.K <= 32 ? 32 : s.K <= 64 ? 64 : s.K <= 128 ? 128 : 256;
+  const int64_t walkers = cdiv(s.V, 64) * cdiv(s.K, walk_rows(KP)) * s.H * N;
+  int64_t g = cdiv(kWalkCtasPerSm * sms, walkers);
+  if (g > NT / kMinSegChunks) g = NT / kMinSegChunks;
+  if (g > 65535 / N) g = 65535 / N;  // grid z = N · segments
+  return g >= 4 ? g : 1;
+}
+
 inline Layout layout(const Shape& s) {
   Layout l;
   const int64_t H = s.H < 1 ? 1 : s.H, K = s.K < 1 ? 1 : s.K, V = s.V < 1 ? 1 : s.V;
@@ -122,7 +152,12 @@ inline Layout layout(const Shape& s) {
   l.Qg = l.S + align256(size_t(l.slots) * H * K * V * es);
   l.Kd = l.Qg + align256(size_t(l.BT) * H * K * es);
   l.El = l.Kd + align256(size_t(l.BT) * H * K * es);
-  l.bytes = l.El + align256(size_t(l.slots) * H * K * 4);
+  l.seg_chunks = cdiv(l.NT, walk_segments(s, kNominalSms));
+  l.segs = l.seg_chunks > 0 ? cdiv(l.NT, l.seg_chunks) : 1;  // every segment holds a chunk
+  const size_t seg_states = l.segs > 1 ? size_t(N) * l.segs * H : 0;
+  l.U = l.El + align256(size_t(l.slots) * H * K * 4);
+  l.P = l.U + align256(seg_states * K * V * 4);  // U [N, segs, H, K, V] fp32
+  l.bytes = l.P + align256(seg_states * K * 4);  // P [N, segs, H, K] fp32
   return l;
 }
 
@@ -492,13 +527,19 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 3)
 /// the prep kernel, storing the S that enters each chunk (rounded to E: an MMA operand of the out
 /// kernel) to ws.S [slot, H, K, V] and the final S to hT. The rows of S are independent (row kk
 /// decays by its own 2^(b_last)), so a CTA owns a KT x BV tile: grid (ceil(V / BV)·ceil(K / KT), H,
-/// N). The operands of chunks c+1 … c+kWalkStages−1 are in flight (cp.async, a ring of buffers)
+/// N·segs). The operands of chunks c+1 … c+kWalkStages−1 are in flight (cp.async, a ring of buffers)
 /// while chunk c is computed.
-template <class E, int BV, int KP>
+/// Segmented (segs > 1, walk_segments): CTA z = n·segs + g walks chunks [g·seg_chunks, (g+1)·seg_chunks)
+/// of sequence n. kLocal (2a): from S = 0, no stores but its end state U and the product P of its
+/// 2^(b_last) (fp32), for every segment but the last. Otherwise (2b): S entering the segment =
+/// h0 (or 0) folded through segments 0..g−1, S ← P ⊙ S + U in segment order (fp32), then the walk
+/// with its stores; the last segment writes hT. segs = 1 is the plain walk.
+template <class E, int BV, int KP, bool kLocal>
 __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: the walk has few CTAs
     sm90_glr_fwd_walk(const E* __restrict__ Kd, const E* __restrict__ v, const float* __restrict__ El,
                       const float* __restrict__ h0, E* __restrict__ Sws, float* __restrict__ hT,
-                      const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t V, int64_t NT) {
+                      float* __restrict__ Useg, float* __restrict__ Pseg, const int64_t* __restrict__ cu,
+                      int64_t T, int64_t H, int64_t K, int64_t V, int64_t NT, int64_t segs, int64_t seg_chunks) {
   using namespace fwd_split;
   namespace wmma = nvcuda::wmma;
   using FragAT = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::col_major>;
@@ -508,23 +549,29 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
   constexpr size_t kd_bytes = align128(size_t(C) * LQ * 2), v_bytes = align128(size_t(C) * LV * 2),
                    el_bytes = align128(size_t(KP) * 4);
   constexpr int NS = kWalkStages;
-  constexpr size_t o_kd = 0, o_vs = o_kd + NS * kd_bytes, o_el = o_vs + NS * v_bytes, o_s = o_el + NS * el_bytes;
+  constexpr size_t o_kd = 0, o_vs = o_kd + NS * kd_bytes, o_el = o_vs + NS * v_bytes, o_s = o_el + NS * el_bytes,
+                   o_p = o_s + align128(size_t(KP) * LS * 4);
   extern __shared__ __align__(128) unsigned char smem_raw[];
   float* S = reinterpret_cast<float*>(smem_raw + o_s);
+  float* Pl = reinterpret_cast<float*>(smem_raw + o_p);  // kLocal: Π 2^(b_last) of the rows   [KP]
 
   const int tid = threadIdx.x, warp = tid / 32;
   const int64_t nkt = cdiv(K, KP);
-  const int64_t v0 = int64_t(blockIdx.x / nkt) * BV, k0 = int64_t(blockIdx.x % nkt) * KP, h = blockIdx.y,
-                n = blockIdx.z;
+  const int64_t vt = blockIdx.x / nkt, v0 = vt * BV, k0 = int64_t(blockIdx.x % nkt) * KP, h = blockIdx.y,
+                n = blockIdx.z / segs, g = blockIdx.z % segs;
   const int vw = int(V - v0 < BV ? V - v0 : BV), kw = int(K - k0 < KP ? K - k0 : KP);
   int64_t bos, eos;
   const int64_t slot0 = first_slot(cu, n, T, NT, &bos, &eos);
+  // This CTA's chunks [cb, ce) of the sequence (all of them when segs = 1).
+  const int64_t nch = cdiv(eos - bos, C), cb = g * seg_chunks,
+                ce = segs == 1 ? nch : (cb + seg_chunks < nch ? cb + seg_chunks : nch);
+  if (kLocal && (g == segs - 1 || cb >= ce)) return;  // uniform per CTA: the last segment's U is never needed
   auto kd_at = [&](int buf) { return reinterpret_cast<E*>(smem_raw + o_kd + buf * kd_bytes); };
   auto vs_at = [&](int buf) { return reinterpret_cast<E*>(smem_raw + o_vs + buf * v_bytes); };
   auto el_at = [&](int buf) { return reinterpret_cast<float*>(smem_raw + o_el + buf * el_bytes); };
   auto prefetch = [&](int64_t c, int buf) {  // chunk c of the sequence; a group is committed always
     const int64_t c0 = bos + c * C;
-    if (c0 < eos) {
+    if (c < ce && c0 < eos) {
       const int nc = int(eos - c0 < C ? eos - c0 : C);
       async_tile<KP>(kd_at(buf), LQ, Kd + (c0 * H + h) * K + k0, H * K, C, nc, kw);
       async_tile<BV>(vs_at(buf), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
@@ -532,17 +579,26 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
     }
     cp_async_commit();
   };
+  // Segment states: U [N, segs, H, K, V] and P [N, segs, H, K], fp32.
+  auto u_at = [&](int64_t gg) { return Useg + (((n * segs + gg) * H + h) * K + k0) * V + v0; };
+  auto p_at = [&](int64_t gg) { return Pseg + ((n * segs + gg) * H + h) * K + k0; };
 
 #pragma unroll
-  for (int c = 0; c < NS - 1; ++c) prefetch(c, c);
+  for (int c = 0; c < NS - 1; ++c) prefetch(cb + c, c);
   for (int e = tid; e < KP * BV; e += kThreads) {
     const int kk = e / BV, vv = e % BV;
-    S[kk * LS + vv] = (h0 && kk < kw && vv < vw) ? h0[((n * H + h) * K + k0 + kk) * V + v0 + vv] : 0.f;
+    const bool live = kk < kw && vv < vw;
+    float st = (!kLocal && h0 && live) ? h0[((n * H + h) * K + k0 + kk) * V + v0 + vv] : 0.f;
+    if (!kLocal && live)
+      for (int64_t gg = 0; gg < g; ++gg) st = segment_fold::fold(p_at(gg)[kk], st, u_at(gg)[kk * V + vv]);
+    S[kk * LS + vv] = st;
   }
+  if (kLocal)
+    for (int kk = tid; kk < KP; kk += kThreads) Pl[kk] = 1.f;
 
-  int64_t slot = slot0, c = 0;
+  int64_t slot = slot0 + cb, c = cb;
   int buf = 0;
-  for (int64_t c0 = bos; c0 < eos; c0 += C, ++slot, ++c, buf = buf + 1 == NS ? 0 : buf + 1) {  // uniform per CTA
+  for (; c < ce; ++slot, ++c, buf = buf + 1 == NS ? 0 : buf + 1) {  // uniform per CTA
     cp_async_wait<NS - 2>();  // this thread's copies of chunk c have landed
     __syncthreads();  // everyone's have; every thread is done with chunk c−1, whose buffer is refilled next
     prefetch(c + NS - 1, buf == 0 ? NS - 1 : buf - 1);
@@ -552,10 +608,12 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
     E* Sout = Sws + ((slot * H + h) * K + k0) * V + v0;
     for (int e = tid; e < KP * BV; e += kThreads) {  // store the S entering this chunk, then decay it
       const int kk = e / BV, vv = e % BV;
-      const float s = S[kk * LS + vv];
-      if (kk < kw && vv < vw) Sout[kk * V + vv] = from_f<E>(s);
-      S[kk * LS + vv] = s * (kk < kw ? el[kk] : 1.f);
+      const float st = S[kk * LS + vv];
+      if (!kLocal && kk < kw && vv < vw) Sout[kk * V + vv] = from_f<E>(st);
+      S[kk * LS + vv] = st * (kk < kw ? el[kk] : 1.f);
     }
+    if (kLocal)  // P keeps the walk's non-finite classes (segment_fold.hpp)
+      for (int kk = tid; kk < kw; kk += kThreads) Pl[kk] = segment_fold::decay_product(Pl[kk], el[kk]);
     __syncthreads();
     for (int t = warp; t < (KP / 16) * (BV / 16); t += kWarps) {
       const int rt = t / (BV / 16), ct = t % (BV / 16);
@@ -572,8 +630,19 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
       wmma::store_matrix_sync(S + (16 * rt) * LS + 16 * ct, acc, LS, wmma::mem_row_major);
     }
   }
+  cp_async_wait<0>();  // nothing of a prefetch past the segment is left in flight
   __syncthreads();
-  if (hT) {
+  if (kLocal) {
+    float* U = u_at(g);
+    for (int e = tid; e < KP * BV; e += kThreads) {
+      const int kk = e / BV, vv = e % BV;
+      if (kk < kw && vv < vw) U[kk * V + vv] = S[kk * LS + vv];
+    }
+    if (vt == 0)
+      for (int kk = tid; kk < kw; kk += kThreads) p_at(g)[kk] = Pl[kk];
+    return;
+  }
+  if (hT && ce == nch) {  // the sequence's last segment (or the whole walk)
     for (int e = tid; e < KP * BV; e += kThreads) {
       const int kk = e / BV, vv = e % BV;
       if (kk < kw && vv < vw) hT[((n * H + h) * K + k0 + kk) * V + v0 + vv] = S[kk * LS + vv];
@@ -714,15 +783,20 @@ Status launch_walk(const FwdParams& p, cudaStream_t stream) {
   constexpr int KT = walk_rows(KP);
   constexpr size_t bytes = kWalkStages * (align128(size_t(C) * ld_half(KT) * 2) + align128(size_t(C) * ld_half(BV) * 2) +
                                           align128(size_t(KT) * 4)) +
-                           align128(size_t(KT) * ld_float(BV) * 4);
-  auto* kernel = &sm90_glr_fwd_walk<E, BV, KT>;
-  if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
-  kernel<<<dim3(unsigned(cdiv(s.V, BV) * cdiv(s.K, KT)), unsigned(s.H), unsigned(s.sequences())), kThreads, bytes,
-           stream>>>(reinterpret_cast<const E*>(ws + l.Kd), static_cast<const E*>(p.v),
-                     reinterpret_cast<const float*>(ws + l.El), static_cast<const float*>(p.h0),
-                     reinterpret_cast<E*>(ws + l.S), static_cast<float*>(p.hT), s.cu_seqlens, s.T, s.H, s.K, s.V,
-                     l.NT);
-  return {};
+                           align128(size_t(KT) * ld_float(BV) * 4) + align128(size_t(KT) * 4);
+  const dim3 grid(unsigned(cdiv(s.V, BV) * cdiv(s.K, KT)), unsigned(s.H), unsigned(s.sequences() * l.segs));
+  auto go = [&](auto* kernel) -> Status {
+    if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
+    kernel<<<grid, kThreads, bytes, stream>>>(
+        reinterpret_cast<const E*>(ws + l.Kd), static_cast<const E*>(p.v), reinterpret_cast<const float*>(ws + l.El),
+        static_cast<const float*>(p.h0), reinterpret_cast<E*>(ws + l.S), static_cast<float*>(p.hT),
+        reinterpret_cast<float*>(ws + l.U), reinterpret_cast<float*>(ws + l.P), s.cu_seqlens, s.T, s.H, s.K, s.V,
+        l.NT, l.segs, l.seg_chunks);
+    return {};
+  };
+  if (l.segs > 1)
+    if (Status st = go(&sm90_glr_fwd_walk<E, BV, KT, true>); !st.ok()) return st;
+  return go(&sm90_glr_fwd_walk<E, BV, KT, false>);
 }
 
 template <class E, int BV, int KP>
@@ -751,6 +825,7 @@ inline Tiles tiles(const Shape& s) {
   t.KP = s.K <= 32 ? 32 : s.K <= 64 ? 64 : s.K <= 128 ? 128 : 256;
   const int64_t walkers = s.H * s.sequences() * cdiv(s.K, walk_rows(t.KP)), sms = fwd_tc::sm_count();
   t.BV = s.V > 32 && cdiv(s.V, 64) * walkers >= sms ? 64 : s.V > 16 && cdiv(s.V, 32) * walkers >= sms ? 32 : 16;
+  if (walk_segments(s, kNominalSms) > 1) t.BV = s.V > 32 ? 64 : s.V > 16 ? 32 : 16;  // the segments fill the device
   return t;
 }
 
