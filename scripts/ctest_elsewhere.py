@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs ctest-registered tests on a machine that has a copy of the tree at another path and no
 configured build directory (the lent GPU machine): the tests come from a JSON dump made where the
-tree was configured, their paths are moved to this copy, and each runs with its own timeout.
+tree was configured, their paths are moved to this copy, and each runs with its own timeout and
+its ENVIRONMENT property.
 
   here:   (cd build && ctest --show-only=json-v1 -R 'control\\.torch\\.cuda') > .xfer/tests.json
   there:  scripts/ctest_elsewhere.py .xfer/tests.json --bin DIR_WITH_KCV --jobs 6 --logs $OUT/logs
@@ -61,9 +62,13 @@ def main():
         if cmd[0].endswith("cmake"):
             cmd[0] = cmake
         limit = a.timeout or prop(t, "TIMEOUT", 1500)
+        env = dict(os.environ)  # the test's ENVIRONMENT property (NAME=VALUE each), as ctest sets it
+        for kv in prop(t, "ENVIRONMENT", []) or []:
+            name, _, value = kv.partition("=")
+            env[name] = move(value)
         t0 = time.time()
         try:
-            p = subprocess.run(cmd, cwd=scratch, capture_output=True, text=True, timeout=limit)
+            p = subprocess.run(cmd, cwd=scratch, env=env, capture_output=True, text=True, timeout=limit)
             out, rc = p.stdout + p.stderr, p.returncode
         except subprocess.TimeoutExpired as e:
             out, rc = (e.stdout or b"").decode(errors="replace") + "\n(timeout)", None

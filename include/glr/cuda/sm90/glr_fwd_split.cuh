@@ -129,6 +129,9 @@ __host__ __device__ constexpr int walk_rows(int KP) { return KP < 64 ? KP : 64; 
 /// the workspace size and the bits of the result are the same on every device.
 inline constexpr int64_t kMinSegChunks = 16, kWalkCtasPerSm = 4, kNominalSms = 132;
 inline int64_t walk_segments(const Shape& s, int64_t sms) {
+#ifdef GLR_WALK_SEGMENTS_OFF  // A/B timing builds only (bench/glr: glr_fwd_time_noseg, glr_bwd_time_noseg)
+  if (sms > 0) return 1;
+#endif
   const int64_t NT = cdiv(s.T < 0 ? 0 : s.T, C), N = s.sequences() < 1 ? 1 : s.sequences();
   if (s.cu_seqlens || NT < 4 * kMinSegChunks || s.K < 1 || s.V < 1 || s.H < 1) return 1;
   const int KP = s.K <= 32 ? 32 : s.K <= 64 ? 64 : s.K <= 128 ? 128 : 256;
