@@ -9,7 +9,8 @@ its ENVIRONMENT property.
 
 The dump's source root and build directory are read from the dump itself (the first test's
 working directory is the build directory, its parent the source root); `--bin` names where kcv and
-kcv-worker are here, and `cmake` is taken from PATH. Prints one line per test and a ctest-style
+kcv-worker are here, `cmake` is taken from PATH, and a test run by a Python interpreter
+(python3 tests/python/...) runs by $KCV_PYTHON when that is set (where torch is on this machine). Prints one line per test and a ctest-style
 summary; exit 0 when every test passed or skipped (a test skips when its output matches its
 SKIP_REGULAR_EXPRESSION).
 """
@@ -61,6 +62,8 @@ def main():
         cmd = [move(w) for w in t["command"]]
         if cmd[0].endswith("cmake"):
             cmd[0] = cmake
+        elif re.fullmatch(r"python3?(\.\d+)?", Path(cmd[0]).name) and os.environ.get("KCV_PYTHON"):
+            cmd[0] = os.environ["KCV_PYTHON"]  # the interpreter that holds torch here, not the configure's
         limit = a.timeout or prop(t, "TIMEOUT", 1500)
         env = dict(os.environ)  # the test's ENVIRONMENT property (NAME=VALUE each), as ctest sets it
         for kv in prop(t, "ENVIRONMENT", []) or []:
