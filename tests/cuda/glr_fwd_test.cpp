@@ -477,15 +477,16 @@ TEST(GlrCudaFwd, TheBenchmarksVTiles) {
 TEST(GlrCudaFwd, SegmentedWalk) {
   // Long sequences with few heads walk in segments (fwd_split::walk_segments; docs/glr.md, "The
   // segmented walk"): 2a walks each segment from 0, 2b folds h0 through the earlier segments' (P, U)
-  // and walks again with the stores. A partial last chunk, K in one, two and four row tiles, a
+  // and walks again with the stores; only chains of fwd_split::kMinSegWalk = 512 chunks or more
+  // (shorter ones walk plainly: the last case below). A partial last chunk, K in one, two and four row tiles, a
   // partial V tile, h0 null, the diagonal-form gate mix (strong gates: products that underflow),
   // both gates and dtypes; twice each, bitwise equal.
   struct Seg { int64_t B, T, H, K, V; Gate gate; DType d; bool h0; int gates; const char* segs; };
   const Seg cases[] = {
-      {1, 64 * 70 + 13, 1, 64, 64, Gate::vector, DType::bf16, true, 0, "4"},
-      {2, 64 * 80, 2, 128, 200, Gate::scalar, DType::f16, false, 0, "5"},
-      {1, 4100, 3, 256, 32, Gate::vector, DType::bf16, true, 1, "4"},
-      {1, 64 * 200, 2, 128, 128, Gate::vector, DType::f16, true, 1, "12"},
+      {1, 64 * 520 + 13, 1, 64, 64, Gate::vector, DType::bf16, true, 0, "32"},
+      {2, 64 * 512, 2, 128, 200, Gate::scalar, DType::f16, false, 0, "17"},
+      {1, 32800, 3, 256, 32, Gate::vector, DType::bf16, true, 1, "32"},
+      {1, 64 * 600, 2, 128, 128, Gate::vector, DType::f16, true, 1, "37"},
   };
   uint64_t seed = 900;
   for (const Seg& x : cases) {
@@ -503,6 +504,9 @@ TEST(GlrCudaFwd, SegmentedWalk) {
     ASSERT_NO_FATAL_FAILURE(run_device(c, b));
     EXPECT_TRUE(a.o == b.o && a.hT == b.hT) << c.str() << ": two runs differ";
   }
+  glr::cuda::Shape s;  // 511 chunks: one walk, however few its CTAs
+  s.B = 1; s.T = 64 * 511; s.H = 1; s.K = 64; s.V = 64; s.dtype = DType::bf16; s.gate = Gate::vector; s.chunk = 64;
+  EXPECT_EQ(glr::cuda::forward_kernels(s), std::string("sm90 split forward (tensor cores)"));
 }
 
 TEST(GlrCudaFwd, RefusesWhatItDoesNotSupport) {

@@ -11,8 +11,7 @@
 ///   3. sm90_glr_bwd_dstate  per (V x K tile, head, seq): chunks in reverse, G (fp32) = the gradient
 ///        of the state leaving the chunk, from dhT: stores G (E) -> ws.dS, the V-tile partial dg
 ///        seeds Σ_v G ⊙ S_end -> ws.seeds, then G ← 2^(b_last) ⊙ G + scale·(q ⊙ 2^b)ᵀ do; dh0 = G.
-///        The operands of the next chunks load (cp.async ring) while one is computed. A long
-///        sequence with few heads walks in the forward walk's segments (3a, 3b: fold, then walk).
+///        The operands of the next chunks load (cp.async ring) while one is computed.
 ///   4. sm90_glr_bwd_dqk     per (chunk, head, K tile):  b = chunk-local Σ g·log2e of the tile's
 ///        columns (shared memory only); over V tiles DV = do·vᵀ (every K tile recomputes it),
 ///        do·S_cᵀ, v·G_cᵀ; then dq, dk (intra through DV with factored decays) and
@@ -93,8 +92,7 @@ __host__ __device__ constexpr int64_t k_tiles(int64_t K) { return K <= 32 ? 1 : 
 /// narrowest V tile of kernel 3, 16) and the scalar gate's K-tile partials.
 struct Layout {
   int64_t NT = 0, slots = 0, BT = 0, nvt_max = 0, nkt = 0;
-  int64_t segs = 1, seg_chunks = 0;  // the forward walk's segments, which kernel 3 walks in too
-  size_t fwd = 0, A = 0, S = 0, Qg = 0, Kd = 0, El = 0, U = 0, P = 0, dS = 0, hfin = 0, seeds = 0, dgp = 0, bytes = 0;
+  size_t fwd = 0, A = 0, S = 0, Qg = 0, Kd = 0, El = 0, dS = 0, hfin = 0, seeds = 0, dgp = 0, bytes = 0;
 };
 
 inline Layout layout(const Shape& s) {
@@ -113,10 +111,6 @@ inline Layout layout(const Shape& s) {
   l.Qg = l.fwd + f.Qg;
   l.Kd = l.fwd + f.Kd;
   l.El = l.fwd + f.El;
-  l.U = l.fwd + f.U;  // the walk's segment states, free again once it is done: kernel 3 reuses them
-  l.P = l.fwd + f.P;
-  l.segs = f.segs;
-  l.seg_chunks = f.seg_chunks;
   l.dS = l.fwd + f.bytes;                                           // [slots, H, K, V] E
   l.hfin = l.dS + align256(size_t(l.slots) * H * K * V * 2);        // [N, H, K, V] fp32
   l.seeds = l.hfin + align256(size_t(N) * H * K * V * 4);           // [nvt, slots, H, K] fp32
@@ -174,7 +168,7 @@ __device__ __forceinline__ void lower_block(int p, int* ib, int* jb) {
 /// Shared-memory plan of kernel 3 (byte offsets): kStateStages buffers of one chunk's operands
 /// (buffer s at s·stage + the offset), then the state gradient.
 struct DstatePlan {
-  size_t qg = 0, dos = 0, el = 0, se = 0, stage = 0, G = 0, pl = 0, total = 0;
+  size_t qg = 0, dos = 0, el = 0, se = 0, stage = 0, G = 0, total = 0;
   __host__ __device__ constexpr size_t take(size_t bytes) {
     const size_t here = total;
     total += align128(bytes);
@@ -188,7 +182,6 @@ struct DstatePlan {
     stage = total;
     total = stage * kStateStages;
     G = take(size_t(KT) * ld_float(BV) * 4);    // the state gradient        (fp32) [KT, BV]
-    pl = take(size_t(KT) * 4);                  // segmented, 2a: Π 2^(b_last) (fp32) [KT]
   }
 };
 
@@ -251,19 +244,13 @@ struct DvPlan {
 /// seeds[vt], G (rounded) -> dS[slot c], then G ← 2^(b_last) ⊙ G + scale·(q ⊙ 2^b)ᵀ·do (q ⊙ 2^b
 /// and 2^(b_last) are prep's; scale multiplies the fp32 product). Finally dh0 = G. The operands of
 /// the next kStateStages − 1 chunks are in flight (cp.async ring) while chunk c is computed.
-/// Segmented as the forward walk (fwd_split::walk_segments, the same segments; grid z = N·segs):
-/// kLocal (3a) walks every segment but the first from G = 0, storing only its end gradient U and the
-/// product P of its 2^(b_last) (the forward's U, P workspace, free again); otherwise (3b) G entering
-/// the segment from the right = dhT (or 0) folded through the later segments, last first
-/// (G ← P ⊙ G + U, fp32), then the walk with its stores and seeds; the first segment writes dh0.
-template <class E, int BV, int KT, bool kLocal>
+template <class E, int BV, int KT>
 __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     sm90_glr_bwd_dstate(const E* __restrict__ Qg, const E* __restrict__ dO, const float* __restrict__ El,
                         const float* __restrict__ dhT, const E* __restrict__ Sws, const float* __restrict__ hfin,
                         E* __restrict__ dSws, float* __restrict__ seeds, float* __restrict__ dh0,
-                        float* __restrict__ Useg, float* __restrict__ Pseg, const int64_t* __restrict__ cu, int64_t T,
-                        int64_t H, int64_t K, int64_t V, int64_t NT, int64_t slots, float scale, int64_t segs,
-                        int64_t seg_chunks) {
+                        const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t V, int64_t NT,
+                        int64_t slots, float scale) {
   using namespace bwd_split;
   namespace wmma = nvcuda::wmma;
   static_assert(BV == 16 || BV == 32 || BV == 64, "BV: 16, 32 or 64");
@@ -278,7 +265,6 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   constexpr DstatePlan plan(KT, BV);
   extern __shared__ __align__(128) unsigned char smem_raw[];
   float* G = reinterpret_cast<float*>(smem_raw + plan.G);
-  float* Pl = reinterpret_cast<float*>(smem_raw + plan.pl);
   auto qg_at = [&](int buf) { return reinterpret_cast<E*>(smem_raw + buf * plan.stage + plan.qg); };
   auto do_at = [&](int buf) { return reinterpret_cast<E*>(smem_raw + buf * plan.stage + plan.dos); };
   auto el_at = [&](int buf) { return reinterpret_cast<float*>(smem_raw + buf * plan.stage + plan.el); };
@@ -287,27 +273,21 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   const int tid = threadIdx.x, warp = tid / 32;
   const int64_t nkt = cdiv(K, KT);
   const int64_t vt = blockIdx.x / nkt, v0 = vt * BV, k0 = int64_t(blockIdx.x % nkt) * KT, h = blockIdx.y,
-                n = blockIdx.z / segs, sg = blockIdx.z % segs;
+                n = blockIdx.z;
   const int vw = int(V - v0 < BV ? V - v0 : BV), kw = int(K - k0 < KT ? K - k0 : KT);
   int64_t bos, eos;
   const int64_t slot0 = first_slot(cu, n, T, NT, &bos, &eos);
   const int64_t nch = cdiv(eos - bos, C);
-  // This CTA's chunks [cb, ce) of the sequence (all of them when segs = 1), walked last first.
-  const int64_t cb = sg * seg_chunks, ce = segs == 1 ? nch : (cb + seg_chunks < nch ? cb + seg_chunks : nch);
-  if (kLocal && (sg == 0 || cb >= ce)) return;  // uniform per CTA: the first segment's U is never needed
-  const int64_t steps = ce > cb ? ce - cb : 0;
   const int64_t state0 = ((n * H + h) * K + k0) * V + v0;  // [N, H, K, V] offset of this tile
-  auto u_at = [&](int64_t gg) { return Useg + (((n * segs + gg) * H + h) * K + k0) * V + v0; };
-  auto p_at = [&](int64_t gg) { return Pseg + ((n * segs + gg) * H + h) * K + k0; };
 
-  auto prefetch = [&](int64_t it, int buf) {  // step it handles chunk ce − 1 − it; a group is committed always
-    if (it < steps) {
-      const int64_t c = ce - 1 - it, c0 = bos + c * C;
+  auto prefetch = [&](int64_t it, int buf) {  // step it handles chunk nch − 1 − it; a group is committed always
+    if (it < nch) {
+      const int64_t c = nch - 1 - it, c0 = bos + c * C;
       const int nc = int(eos - c0 < C ? eos - c0 : C);
       async_tile<KT>(qg_at(buf), LQ, Qg + (c0 * H + h) * K + k0, H * K, C, nc, kw);
       async_tile<BV>(do_at(buf), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
       async_tile<KT>(el_at(buf), KT, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
-      if (!kLocal && c + 1 < nch)  // S entering chunk c + 1 (the last chunk's S_end is hfin, read directly)
+      if (c + 1 < nch)  // S entering chunk c + 1 (the last chunk's S_end is hfin, read directly)
         async_tile<BV>(se_at(buf), LV, Sws + (((slot0 + c + 1) * H + h) * K + k0) * V + v0, V, KT, kw, vw);
     }
     cp_async_commit();
@@ -315,20 +295,14 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
 
 #pragma unroll
   for (int s = 0; s < NS - 1; ++s) prefetch(s, s);
-  for (int e = tid; e < KT * BV; e += kThreads) {  // G ← dhT (0 outside the live K x V), folded (3b)
+  for (int e = tid; e < KT * BV; e += kThreads) {  // G ← dhT (0 outside the live K x V)
     const int kk = e / BV, vv = e % BV;
-    const bool live = kk < kw && vv < vw;
-    float gs = (!kLocal && dhT && live) ? dhT[state0 + int64_t(kk) * V + vv] : 0.f;
-    if (!kLocal && live)
-      for (int64_t gg = segs - 1; gg > sg; --gg) gs = segment_fold::fold(p_at(gg)[kk], gs, u_at(gg)[int64_t(kk) * V + vv]);
-    G[kk * LS + vv] = gs;
+    G[kk * LS + vv] = (dhT && kk < kw && vv < vw) ? dhT[state0 + int64_t(kk) * V + vv] : 0.f;
   }
-  if (kLocal)
-    for (int kk = tid; kk < KT; kk += kThreads) Pl[kk] = 1.f;
 
   int buf = 0;
-  for (int64_t it = 0; it < steps; ++it, buf = buf + 1 == NS ? 0 : buf + 1) {  // uniform per CTA
-    const int64_t c = ce - 1 - it, slot = slot0 + c;
+  for (int64_t it = 0; it < nch; ++it, buf = buf + 1 == NS ? 0 : buf + 1) {  // uniform per CTA
+    const int64_t c = nch - 1 - it, slot = slot0 + c;
     cp_async_wait<NS - 2>();  // this thread's copies of step it have landed
     __syncthreads();          // everyone's have; step it − 1 is done with G and with its buffer
     prefetch(it + NS - 1, buf == 0 ? NS - 1 : buf - 1);
@@ -337,10 +311,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     const float* el = el_at(buf);
     const E* se = se_at(buf);
 
-    if (kLocal) {  // 3a: G decayed; P as the forward walk keeps it (fwd_split: its non-finite classes)
-      for (int e = tid; e < KT * BV; e += kThreads) G[e / BV * LS + e % BV] *= (e / BV < kw ? el[e / BV] : 1.f);
-      for (int kk = tid; kk < kw; kk += kThreads) Pl[kk] = segment_fold::decay_product(Pl[kk], el[kk]);
-    } else {  // row x, columns [y0, y0 + kPerPart) per thread: the dg seed of this V tile (y in order within a
+    {  // row x, columns [y0, y0 + kPerPart) per thread: the dg seed of this V tile (y in order within a
        // lane, the kParts lanes in a fixed tree), G rounded (an MMA operand of kernels 4, 5), then decayed
       const int x = tid / kParts, y0 = (tid % kParts) * kPerPart;
       const float e = x < kw ? el[x] : 1.f;
@@ -379,19 +350,8 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       wmma::store_matrix_sync(G + (16 * rt) * LS + 16 * ct, acc, LS, wmma::mem_row_major);
     }
   }
-  cp_async_wait<0>();  // nothing of a prefetch past the segment is left in flight
   __syncthreads();
-  if (kLocal) {
-    float* U = u_at(sg);
-    for (int e = tid; e < KT * BV; e += kThreads) {
-      const int kk = e / BV, vv = e % BV;
-      if (kk < kw && vv < vw) U[int64_t(kk) * V + vv] = G[kk * LS + vv];
-    }
-    if (vt == 0)
-      for (int kk = tid; kk < kw; kk += kThreads) p_at(sg)[kk] = Pl[kk];
-    return;
-  }
-  if (dh0 && cb == 0) {  // the sequence's first segment (or the whole walk)
+  if (dh0) {
     for (int e = tid; e < KT * BV; e += kThreads) {
       const int kk = e / BV, vv = e % BV;
       if (kk < kw && vv < vw) dh0[state0 + int64_t(kk) * V + vv] = G[kk * LS + vv];
@@ -804,7 +764,6 @@ inline Status allow_smem(Kern* kernel, size_t bytes) {
 template <int KT>
 inline int dstate_bv(const Shape& s) {
   const int64_t walkers = s.H * s.sequences() * cdiv(s.K, KT), sms = fwd_tc::sm_count();
-  if (fwd_split::layout(s).segs > 1) return s.V > 32 ? 64 : s.V > 16 ? 32 : 16;  // the segments fill the device
   if (s.V > 32 && cdiv(s.V, 64) * walkers >= sms) return 64;
   if (s.V > 16 && cdiv(s.V, 32) * walkers >= sms) return 32;
   return 16;
@@ -817,22 +776,16 @@ Status launch_dstate(const BwdParams& p, const Layout& l, cudaStream_t stream, i
   auto* ws = static_cast<unsigned char*>(p.workspace);
   constexpr size_t bytes = DstatePlan(KT, BV).total;
   static_assert(bytes <= 113 * 1024, "sm90_glr_bwd_dstate: two CTAs per SM");
+  auto* kernel = &sm90_glr_bwd_dstate<E, BV, KT>;
+  if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
   *nvt = cdiv(s.V, BV);
-  const dim3 grid(unsigned(*nvt * cdiv(s.K, KT)), unsigned(s.H), unsigned(s.sequences() * l.segs));
-  auto go = [&](auto* kernel) -> Status {
-    if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
-    kernel<<<grid, kThreads, bytes, stream>>>(
-        reinterpret_cast<const E*>(ws + l.Qg), static_cast<const E*>(p.dO), reinterpret_cast<const float*>(ws + l.El),
-        static_cast<const float*>(p.dhT), reinterpret_cast<const E*>(ws + l.S),
-        reinterpret_cast<const float*>(ws + l.hfin), reinterpret_cast<E*>(ws + l.dS),
-        reinterpret_cast<float*>(ws + l.seeds), static_cast<float*>(p.dh0), reinterpret_cast<float*>(ws + l.U),
-        reinterpret_cast<float*>(ws + l.P), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT, l.slots, float(p.scale), l.segs,
-        l.seg_chunks);
-    return {};
-  };
-  if (l.segs > 1)
-    if (Status st = go(&sm90_glr_bwd_dstate<E, BV, KT, true>); !st.ok()) return st;
-  return go(&sm90_glr_bwd_dstate<E, BV, KT, false>);
+  kernel<<<dim3(unsigned(*nvt * cdiv(s.K, KT)), unsigned(s.H), unsigned(s.sequences())), kThreads, bytes, stream>>>(
+      reinterpret_cast<const E*>(ws + l.Qg), static_cast<const E*>(p.dO), reinterpret_cast<const float*>(ws + l.El),
+      static_cast<const float*>(p.dhT), reinterpret_cast<const E*>(ws + l.S),
+      reinterpret_cast<const float*>(ws + l.hfin), reinterpret_cast<E*>(ws + l.dS),
+      reinterpret_cast<float*>(ws + l.seeds), static_cast<float*>(p.dh0), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT,
+      l.slots, float(p.scale));
+  return {};
 }
 
 template <class E, int KT>

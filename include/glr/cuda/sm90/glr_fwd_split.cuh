@@ -122,18 +122,21 @@ __host__ __device__ constexpr int walk_rows(int KP) { return KP < 64 ? KP : 64; 
 /// the others (2a: its end state U and its decay product P), and the state entering segment g is
 /// then h0 folded through (P, U) of segments 0..g−1 (S ← P ⊙ S + U, elementwise, 2b): the chain
 /// becomes two walks of one segment each plus the fold, at twice the walk's arithmetic. Taken only
-/// where that shortens the chain at least twofold: fixed length (a varlen batch's lengths are on
-/// the device only), at least kMinSegChunks chunks per segment, at least 4 segments, as many as
-/// bring the walk's CTAs (V tiles of 64) to kWalkCtasPerSm per SM.
+/// where that shortens the chain at least twofold and the chain is long: fixed length (a varlen
+/// batch's lengths are on the device only), at least kMinSegWalk chunks (on the H200 the forward
+/// lost 12% at 256 chunks, (2, 16384, 16, 128), and gained 12% at 1024, (1, 65536, 16, 128):
+/// bench/results/glr-bwd-split.md, "The segmented walk on the H200"), at least kMinSegChunks chunks
+/// per segment, at least 4 segments, as many as bring the walk's CTAs (V tiles of 64) to
+/// kWalkCtasPerSm per SM.
 /// The SM count the segments are planned for: a constant (the H200's), not the device's, so that
 /// the workspace size and the bits of the result are the same on every device.
-inline constexpr int64_t kMinSegChunks = 16, kWalkCtasPerSm = 4, kNominalSms = 132;
+inline constexpr int64_t kMinSegWalk = 512, kMinSegChunks = 16, kWalkCtasPerSm = 4, kNominalSms = 132;
 inline int64_t walk_segments(const Shape& s, int64_t sms) {
 #ifdef GLR_WALK_SEGMENTS_OFF  // A/B timing builds only (bench/glr: glr_fwd_time_noseg, glr_bwd_time_noseg)
   if (sms > 0) return 1;
 #endif
   const int64_t NT = cdiv(s.T < 0 ? 0 : s.T, C), N = s.sequences() < 1 ? 1 : s.sequences();
-  if (s.cu_seqlens || NT < 4 * kMinSegChunks || s.K < 1 || s.V < 1 || s.H < 1) return 1;
+  if (s.cu_seqlens || NT < kMinSegWalk || s.K < 1 || s.V < 1 || s.H < 1) return 1;
   const int KP = s.K <= 32 ? 32 : s.K <= 64 ? 64 : s.K <= 128 ? 128 : 256;
   const int64_t walkers = cdiv(s.V, 64) * cdiv(s.K, walk_rows(KP)) * s.H * N;
   int64_t g = cdiv(kWalkCtasPerSm * sms, walkers);
