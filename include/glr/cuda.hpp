@@ -91,7 +91,7 @@ size_t forward_workspace_bytes(const Shape& shape);
 size_t backward_workspace_bytes(const Shape& shape);
 
 /// The kernels forward / backward run for `shape` on the current device, in words (e.g. "sm90
-/// split backward (tensor cores), walk in 9 segments"): which path a shape takes, for benchmarks
+/// split forward (tensor cores), walk in 9 segments"): which path a shape takes, for benchmarks
 /// and tests.
 std::string forward_kernels(const Shape& shape);
 std::string backward_kernels(const Shape& shape);

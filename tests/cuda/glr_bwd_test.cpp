@@ -733,19 +733,21 @@ TEST(GlrCudaBwdSplit, TakesKUpTo256) {
   EXPECT_EQ(glr::cuda::forward_kernels(s), std::string("sm90 FFMA forward"));
 }
 
-// The backward's first steps are the forward's prep and walk: a long sequence with few heads walks
-// in segments there too (fwd_split::walk_segments; GlrCudaFwd.SegmentedWalk has the forward). Its
-// reverse state pass (kernel 3) walks the whole chain: segmented, it lost on the H200
-// (bench/results/glr-bwd-split.md, "The segmented walk on the H200").
-TEST(GlrCudaBwdSplit, SegmentedWalk) {
+// The backward's first steps are the forward's prep and walk, but walked plainly where the forward
+// walks in segments (fwd_split::Walk::plain), and its reverse state pass (kernel 3) walks the whole
+// chain: in segments both lost on the H200 (bench/results/glr-bwd-split.md, "The segmented walk on
+// the H200"). Shapes where the forward segments: the backward's workspace and walk are its own.
+TEST(GlrCudaBwdSplit, PlainWalkWhereTheForwardSegments) {
   // 512 chunks and more (fwd_split::kMinSegWalk), one head: the fp64 reference backward of a long
-  // sequence is the test's cost (about 6 s a case at H = 2, K = V = 64 and 58 s for the pair on
-  // the H200's host), so K and V stay small; a partial last chunk, one and two K tiles.
+  // sequence is the test's cost (58 s for the pair at H = 2, K = V = 64 on the H200's host), so K
+  // and V stay small; a partial last chunk, one and two K tiles.
   const std::tuple<int64_t, int64_t, int64_t> shapes[] = {{64 * 520 + 13, 32, 32}, {64 * 520, 128, 20}};
   for (auto [T, K, V] : shapes) {  // the plan, checked without a GPU
     glr::cuda::Shape s;
     s.B = 1; s.T = T; s.H = 1; s.K = K; s.V = V; s.dtype = DType::bf16; s.gate = Gate::vector; s.chunk = 64;
-    EXPECT_EQ(glr::cuda::backward_kernels(s), std::string("sm90 split backward (tensor cores), walk in 31 segments"))
+    EXPECT_EQ(glr::cuda::forward_kernels(s), std::string("sm90 split forward (tensor cores), walk in 31 segments"))
+        << "T=" << T << " K=" << K << " V=" << V;
+    EXPECT_EQ(glr::cuda::backward_kernels(s), std::string("sm90 split backward (tensor cores)"))
         << "T=" << T << " K=" << K << " V=" << V;
   }
   REQUIRE_GPU();

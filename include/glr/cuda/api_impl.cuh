@@ -44,7 +44,7 @@ inline size_t backward_workspace_bytes(const Shape& s) {
 }
 
 /// The kernels a call runs for this shape on the current device, in words (benchmarks and tests
-/// report and check the routing with it), with the split walk's segments where it has more than one.
+/// report and check the routing with it), with the forward walk's segments where it has more than one.
 inline std::string walk_note(const Shape& s) {
   const int64_t segs = sm90::fwd_split::layout(s).segs;
   return segs > 1 ? ", walk in " + std::to_string(segs) + " segments" : "";
@@ -52,9 +52,9 @@ inline std::string walk_note(const Shape& s) {
 inline std::string forward_kernels(const Shape& s) {
   return sm90::fwd_tensor_cores(s) ? "sm90 split forward (tensor cores)" + walk_note(s) : "sm90 FFMA forward";
 }
-inline std::string backward_kernels(const Shape& s) {
+inline std::string backward_kernels(const Shape& s) {  // its states pass walks plainly (fwd_split::Walk)
   if (sm100::runs_here(s)) return "sm100 tcgen05 backward";
-  return sm90::bwd_tensor_cores(s) ? "sm90 split backward (tensor cores)" + walk_note(s) : "sm90 FFMA backward";
+  return sm90::bwd_tensor_cores(s) ? "sm90 split backward (tensor cores)" : "sm90 FFMA backward";
 }
 
 namespace detail {

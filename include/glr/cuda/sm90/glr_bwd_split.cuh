@@ -96,7 +96,7 @@ struct Layout {
 };
 
 inline Layout layout(const Shape& s) {
-  const fwd_split::Layout f = fwd_split::layout(s);
+  const fwd_split::Layout f = fwd_split::layout(s, fwd_split::Walk::plain);
   Layout l;
   const int64_t H = s.H < 1 ? 1 : s.H, K = s.K < 1 ? 1 : s.K, V = s.V < 1 ? 1 : s.V;
   const int64_t N = s.sequences() < 1 ? 1 : s.sequences();
@@ -821,8 +821,8 @@ Status launch_kp(const BwdParams& p, cudaStream_t stream) {
   f.hT = ws + l.hfin;
   f.scale = p.scale;
   f.workspace = ws + l.fwd;
-  f.workspace_bytes = fwd_split::layout(s).bytes;
-  if (Status st = fwd_split::launch_states<E, kScalarGate>(f, stream); !st.ok()) return st;
+  f.workspace_bytes = fwd_split::layout(s, fwd_split::Walk::plain).bytes;
+  if (Status st = fwd_split::launch_states<E, kScalarGate>(f, stream, fwd_split::Walk::plain); !st.ok()) return st;
   int64_t nvt_seed = 0;
   if (Status st = launch_dstates<E, KT>(p, l, stream, &nvt_seed); !st.ok()) return st;
   if (l.NT > 0) {

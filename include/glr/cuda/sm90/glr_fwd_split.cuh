@@ -131,10 +131,14 @@ __host__ __device__ constexpr int walk_rows(int KP) { return KP < 64 ? KP : 64; 
 /// The SM count the segments are planned for: a constant (the H200's), not the device's, so that
 /// the workspace size and the bits of the result are the same on every device.
 inline constexpr int64_t kMinSegWalk = 512, kMinSegChunks = 16, kWalkCtasPerSm = 4, kNominalSms = 132;
-inline int64_t walk_segments(const Shape& s, int64_t sms) {
+/// The backward's states pass walks plainly (Walk::plain): on the H200 its walk in segments cost
+/// 2.7% at (1, 65536, 16, 128) where the forward's gained 12%.
+enum class Walk { planned, plain };
+inline int64_t walk_segments(const Shape& s, int64_t sms, Walk walk = Walk::planned) {
 #ifdef GLR_WALK_SEGMENTS_OFF  // A/B timing builds only (bench/glr: glr_fwd_time_noseg, glr_bwd_time_noseg)
-  if (sms > 0) return 1;
+  walk = Walk::plain;
 #endif
+  if (walk == Walk::plain || sms < 1) return 1;
   const int64_t NT = cdiv(s.T < 0 ? 0 : s.T, C), N = s.sequences() < 1 ? 1 : s.sequences();
   if (s.cu_seqlens || NT < kMinSegWalk || s.K < 1 || s.V < 1 || s.H < 1) return 1;
   const int KP = s.K <= 32 ? 32 : s.K <= 64 ? 64 : s.K <= 128 ? 128 : 256;
@@ -145,7 +149,7 @@ inline int64_t walk_segments(const Shape& s, int64_t sms) {
   return g >= 4 ? g : 1;
 }
 
-inline Layout layout(const Shape& s) {
+inline Layout layout(const Shape& s, Walk walk = Walk::planned) {
   Layout l;
   const int64_t H = s.H < 1 ? 1 : s.H, K = s.K < 1 ? 1 : s.K, V = s.V < 1 ? 1 : s.V;
   const int64_t N = s.sequences() < 1 ? 1 : s.sequences();
@@ -158,7 +162,7 @@ inline Layout layout(const Shape& s) {
   l.Qg = l.S + align256(size_t(l.slots) * H * K * V * es);
   l.Kd = l.Qg + align256(size_t(l.BT) * H * K * es);
   l.El = l.Kd + align256(size_t(l.BT) * H * K * es);
-  l.seg_chunks = cdiv(l.NT, walk_segments(s, kNominalSms));
+  l.seg_chunks = cdiv(l.NT, walk_segments(s, kNominalSms, walk));
   l.segs = l.seg_chunks > 0 ? cdiv(l.NT, l.seg_chunks) : 1;  // every segment holds a chunk
   const size_t seg_states = l.segs > 1 ? size_t(N) * l.segs * H : 0;
   l.U = l.El + align256(size_t(l.slots) * H * K * 4);
@@ -782,9 +786,9 @@ Status launch_prep(const FwdParams& p, cudaStream_t stream) {
 }
 
 template <class E, int BV, int KP>
-Status launch_walk(const FwdParams& p, cudaStream_t stream) {
+Status launch_walk(const FwdParams& p, cudaStream_t stream, Walk walk) {
   const Shape& s = p.shape;
-  const Layout l = layout(s);
+  const Layout l = layout(s, walk);
   auto* ws = static_cast<unsigned char*>(p.workspace);
   constexpr int KT = walk_rows(KP);
   constexpr size_t bytes = kWalkStages * (align128(size_t(C) * ld_half(KT) * 2) + align128(size_t(C) * ld_half(BV) * 2) +
@@ -826,19 +830,19 @@ Status launch_out(const FwdParams& p, cudaStream_t stream) {
 struct Tiles {
   int KP = 0, BV = 0;
 };
-inline Tiles tiles(const Shape& s) {
+inline Tiles tiles(const Shape& s, Walk walk = Walk::planned) {
   Tiles t;
   t.KP = s.K <= 32 ? 32 : s.K <= 64 ? 64 : s.K <= 128 ? 128 : 256;
   const int64_t walkers = s.H * s.sequences() * cdiv(s.K, walk_rows(t.KP)), sms = fwd_tc::sm_count();
   t.BV = s.V > 32 && cdiv(s.V, 64) * walkers >= sms ? 64 : s.V > 16 && cdiv(s.V, 32) * walkers >= sms ? 32 : 16;
-  if (walk_segments(s, kNominalSms) > 1) t.BV = s.V > 32 ? 64 : s.V > 16 ? 32 : 16;  // the segments fill the device
+  if (walk_segments(s, kNominalSms, walk) > 1) t.BV = s.V > 32 ? 64 : s.V > 16 ? 32 : 16;  // the segments fill the device
   return t;
 }
 
 /// Calls f(kp, bv) with the shape's tiles as std::integral_constant<int, …> (compile-time in f).
 template <class F>
-Status with_tiles(const Shape& s, F&& f) {
-  const Tiles t = tiles(s);
+Status with_tiles(const Shape& s, F&& f, Walk walk = Walk::planned) {
+  const Tiles t = tiles(s, walk);
   auto by_bv = [&](auto kp) -> Status {
     if (t.BV == 64) return f(kp, std::integral_constant<int, 64>{});
     if (t.BV == 32) return f(kp, std::integral_constant<int, 32>{});
@@ -851,14 +855,18 @@ Status with_tiles(const Shape& s, F&& f) {
 }
 
 /// prep then walk: A, q⊙2^b, k⊙2^(b_last−b), 2^(b_last) and every chunk's incoming S in the
-/// workspace, the final S to p.hT (the backward's first two steps as well).
+/// workspace, the final S to p.hT (the backward's first two steps as well, walked plainly; prep's
+/// part of the workspace is laid out the same either way).
 template <class E, bool kScalarGate>
-Status launch_states(const FwdParams& p, cudaStream_t stream) {
-  return with_tiles(p.shape, [&](auto kp, auto bv) -> Status {
-    constexpr int KP = decltype(kp)::value, BV = decltype(bv)::value;
-    if (Status st = launch_prep<E, kScalarGate, KP>(p, stream); !st.ok()) return st;
-    return launch_walk<E, BV, KP>(p, stream);
-  });
+Status launch_states(const FwdParams& p, cudaStream_t stream, Walk walk = Walk::planned) {
+  return with_tiles(
+      p.shape,
+      [&](auto kp, auto bv) -> Status {
+        constexpr int KP = decltype(kp)::value, BV = decltype(bv)::value;
+        if (Status st = launch_prep<E, kScalarGate, KP>(p, stream); !st.ok()) return st;
+        return launch_walk<E, BV, KP>(p, stream, walk);
+      },
+      walk);
 }
 
 template <class E, bool kScalarGate>
