@@ -21,9 +21,12 @@ kcv_control(NAME hostile.opens_guard_page OP softmax CANDIDATE ${CONTROL_DIR}/op
             FAILS numerics EVIDENCE "made the PROT_NONE page after input 0 accessible" ${hostile_args})
 # NOTES: timing-bound: under load the thread's write (1 ms after the return) can land before kcv's
 # first snapshot, and numerics then fails on element [0,0]'s value instead (a FAIL all the same);
-# the evidence accepts either until the control is made deterministic (issue 25 note).
+# the evidence accepts either. late_write_next_call below is the deterministic twin: the write
+# happens at the next call's entry, after the first snapshot and before the end-of-case one.
 kcv_control(NAME hostile.late_write OP softmax CANDIDATE ${CONTROL_DIR}/late_write.c EXPECT FAIL
             FAILS numerics EVIDENCE "changed after the call returned|[[]0,0[]] got" ${hostile_args} --seed 1)
+kcv_control(NAME hostile.late_write_next_call OP softmax CANDIDATE ${CONTROL_DIR}/late_write_next_call.c EXPECT FAIL
+            FAILS stateless EVIDENCE "changed after the call returned" ARGS --gates stateless --timeout 3 --seed 1)
 # Class 5: hangs and false setup errors or memory alarms.
 kcv_control(NAME hostile.heartbeat_spin OP softmax CANDIDATE ${CONTROL_DIR}/heartbeat_spin.c EXPECT FAIL
             FAILS numerics EVIDENCE "no progress for 3 s" ${hostile_args})
