@@ -10,8 +10,8 @@ its ENVIRONMENT property.
 The dump's source root and build directory are read from the dump itself (the first test's
 working directory is the build directory, its parent the source root); `--bin` names where kcv and
 kcv-worker are here, `cmake` is taken from PATH, and a test run by a Python interpreter
-(python3 tests/python/...) runs by $KCV_PYTHON when that is set (where torch is on this machine). Prints one line per test and a ctest-style
-summary; exit 0 when every test passed or skipped (a test skips when its output matches its
+(python3 tests/python/...) runs by $KCV_PYTHON when that is set (where torch is on this machine).
+Prints one line per test and a ctest-style summary; exit 0 when every test passed or skipped (a test skips when its output matches its
 SKIP_REGULAR_EXPRESSION).
 """
 import argparse, concurrent.futures, json, os, re, shutil, subprocess, sys, time

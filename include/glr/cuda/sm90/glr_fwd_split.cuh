@@ -114,6 +114,8 @@ inline constexpr int kWalkStages = 4;
 
 /// Rows of S per walk CTA: at most 64, so that K = 128 gives two CTAs per (V tile, head, sequence).
 __host__ __device__ constexpr int walk_rows(int KP) { return KP < 64 ? KP : 64; }
+/// K padded to the kernels' tiles (KP): 32, 64, 128 or 256.
+__host__ __device__ constexpr int padded_k(int64_t K) { return K <= 32 ? 32 : K <= 64 ? 64 : K <= 128 ? 128 : 256; }
 
 /// The walk's segments (docs/glr.md, "The segmented walk"). The walk is a chain of dependent steps,
 /// one per chunk, and a CTA per (K tile, V tile, head, sequence): with few heads and sequences and a
@@ -141,8 +143,7 @@ inline int64_t walk_segments(const Shape& s, int64_t sms, Walk walk = Walk::plan
   if (walk == Walk::plain || sms < 1) return 1;
   const int64_t NT = cdiv(s.T < 0 ? 0 : s.T, C), N = s.sequences() < 1 ? 1 : s.sequences();
   if (s.cu_seqlens || NT < kMinSegWalk || s.K < 1 || s.V < 1 || s.H < 1) return 1;
-  const int KP = s.K <= 32 ? 32 : s.K <= 64 ? 64 : s.K <= 128 ? 128 : 256;
-  const int64_t walkers = cdiv(s.V, 64) * cdiv(s.K, walk_rows(KP)) * s.H * N;
+  const int64_t walkers = cdiv(s.V, 64) * cdiv(s.K, walk_rows(padded_k(s.K))) * s.H * N;
   int64_t g = cdiv(kWalkCtasPerSm * sms, walkers);
   if (g > NT / kMinSegChunks) g = NT / kMinSegChunks;
   if (g > 65535 / N) g = 65535 / N;  // grid z = N · segments
@@ -832,7 +833,7 @@ struct Tiles {
 };
 inline Tiles tiles(const Shape& s, Walk walk = Walk::planned) {
   Tiles t;
-  t.KP = s.K <= 32 ? 32 : s.K <= 64 ? 64 : s.K <= 128 ? 128 : 256;
+  t.KP = padded_k(s.K);
   const int64_t walkers = s.H * s.sequences() * cdiv(s.K, walk_rows(t.KP)), sms = fwd_tc::sm_count();
   t.BV = s.V > 32 && cdiv(s.V, 64) * walkers >= sms ? 64 : s.V > 16 && cdiv(s.V, 32) * walkers >= sms ? 32 : 16;
   if (walk_segments(s, kNominalSms, walk) > 1) t.BV = s.V > 32 ? 64 : s.V > 16 ? 32 : 16;  // the segments fill the device
