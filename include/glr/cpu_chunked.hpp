@@ -86,7 +86,28 @@ struct Accumulate16 : TensorCore16<Bf16> {
   static float acc(float x) { return TensorCore16<Bf16>::mm(x); }
 };
 
+/// Tensor-core operands with the intra-chunk decays factored at 16-row sub-blocks, as glr's sm90
+/// kernels form A's off-diagonal blocks and FLA's chunk_gla its sub-chunks: exp(b_i − b_j) =
+/// exp(b_i − b_ρ)·exp(b_ρ − b_j), ρ the row before i's block, where j ≤ ρ (detail::span_decay).
+/// A legitimate order; the tests' candidate for the non-finite classes it gives (Inf − Inf in
+/// b_i − b_ρ after a non-finite gate at or before ρ).
+template <bool Bf16>
+struct SubBlockFactored : TensorCore16<Bf16> {
+  static constexpr int64_t kFactorBlock = 16;
+};
+
 namespace detail {
+
+/// exp(b_i − b_j), j ≤ i chunk-local rows, column x of a gate of width GW, as the policy forms it:
+/// directly, or through ρ where the policy factors at sub-blocks (P::kFactorBlock).
+template <class P, class T>
+T span_decay(const T* b, int64_t i, int64_t j, int64_t GW, int64_t x) {
+  if constexpr (requires { P::kFactorBlock; }) {
+    const int64_t rho = i / P::kFactorBlock * P::kFactorBlock - 1;
+    if (j <= rho) return P::decay(b[i * GW + x] - b[rho * GW + x]) * P::decay(b[rho * GW + x] - b[j * GW + x]);
+  }
+  return P::decay(b[i * GW + x] - b[j * GW + x]);
+}
 
 /// P::acc(x) where the policy has it, else x.
 template <class P, class T>
@@ -116,10 +137,10 @@ void intra_matrix(const T* q, const T* k, const T* b, int64_t n, int64_t K, int6
       T a = T(0);
       if (GW == 1) {
         for (int64_t x = 0; x < K; ++x) a = acc<P>(a + P::mm(q[i * K + x]) * P::mm(k[j * K + x]));
-        a = P::fl(a * P::decay(b[i] - b[j]));
+        a = P::fl(a * span_decay<P>(b, i, j, 1, 0));
       } else {
         for (int64_t x = 0; x < K; ++x)
-          a = acc<P>(a + P::mm(q[i * K + x]) * P::mm(P::fl(k[j * K + x] * P::decay(b[i * K + x] - b[j * K + x]))));
+          a = acc<P>(a + P::mm(q[i * K + x]) * P::mm(P::fl(k[j * K + x] * span_decay<P>(b, i, j, K, x))));
       }
       A[i * C + j] = a;
     }
@@ -237,7 +258,7 @@ void bwd_slice(const Slice<T>& s, const T* dO, const T* dhT, T* dq, T* dk, T* dv
         const T dvij = w.DV[i * C + j];
         T a = T(0);
         if (GW == 1) {
-          const T e = P::decay(b[i] - b[j]);
+          const T e = detail::span_decay<P>(b, i, j, 1, 0);
           const T de = P::mm(P::fl(dvij * e));
           for (int64_t x = 0; x < K; ++x) {
             cdq[i * K + x] = detail::acc<P>(cdq[i * K + x] + de * P::mm(k[j * K + x]));
@@ -248,7 +269,7 @@ void bwd_slice(const Slice<T>& s, const T* dO, const T* dhT, T* dq, T* dk, T* dv
         } else {
           const T dm = P::mm(dvij);
           for (int64_t x = 0; x < K; ++x) {
-            const T e = P::decay(b[i * K + x] - b[j * K + x]);
+            const T e = detail::span_decay<P>(b, i, j, K, x);
             const T ke = P::mm(P::fl(k[j * K + x] * e));
             cdq[i * K + x] = detail::acc<P>(cdq[i * K + x] + dm * ke);
             cdk[j * K + x] = detail::acc<P>(cdk[j * K + x] + dm * P::mm(P::fl(q[i * K + x] * e)));

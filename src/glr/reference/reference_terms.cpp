@@ -9,6 +9,14 @@
 //    as long as it) appears in both b_i and b_s: Inf − Inf, NaN − NaN. Such a term's decay is NaN in
 //    some orders (Terms::nan_maybe): the terms created at s (k_s v_s in the state, the dS terms at
 //    the lower end s of their span). Decays from a chunk start (exp(b_i), exp(b_last)) are direct.
+//  - a kernel may also factor a decay over (s, i] at a point ρ in between, exp(b_i − b_ρ)·exp(b_ρ − b_s)
+//    with prefix sums from a chunk start c0 ≤ ρ (FLA's intra-chunk sub-blocks, glr's factored
+//    off-diagonal A blocks): a non-finite gate at r with c0 ≤ r ≤ ρ is then Inf − Inf in the first
+//    factor. Chunks and sub-blocks may start anywhere in the sequence, so every term whose span
+//    ends at i after a non-finite gate at some r < i is maybe-NaN (Gates::before): in the forward
+//    the terms the state holds when step i decays it, in the backward the terms created at i
+//    (q_i do_i), which reach every earlier step. An output that already holds a maybe-NaN term
+//    (the forward's o_i) is unchanged by it; gradients at steps before the gate and hT are not.
 //  - dg is formed by the chunk identity dg_t = Σ_{t'=t..e} (q⊙dq − k⊙dk)_{t'} + Σ_v G_e ⊙ S_e
 //    (e the end of t's chunk, G_e the gradient reaching S_e from later steps), whose terms are not
 //    those of the direct form exp(g_t)·Σ_v dS_t ⊙ S_{t−1}: they cancel in exact arithmetic, not
@@ -50,6 +58,9 @@ struct Gates {
   int64_t col(int64_t x) const { return GW == 1 ? 0 : x; }
   const Terms& decay(int64_t i, int64_t x) const { return dec[i * GW + col(x)]; }
   bool maybe(int64_t i, int64_t x) const { return upto[i * GW + col(x)] != 0; }
+  /// Whether a gate at a step < i is not finite: a decay over a span ending at i may be factored
+  /// at a point after it (Inf − Inf), so the terms reaching i across such a span are maybe-NaN.
+  bool before(int64_t i, int64_t x) const { return i > 0 && maybe(i - 1, x); }
 };
 
 bool finite(const std::vector<double>& x) {
@@ -68,15 +79,16 @@ std::vector<Terms> factors(const std::vector<double>& x) {
   return t;
 }
 
-/// S_i = exp(g_i) ⊙ S_{i−1} + k_iᵀ v_i on terms; new terms maybe-NaN after a non-finite gate.
+/// S_i = exp(g_i) ⊙ S_{i−1} + k_iᵀ v_i on terms; new terms maybe-NaN after a non-finite gate at a
+/// step ≤ i, the terms carried maybe-NaN after one at a step < i (a factoring point between).
 void step_state(const detail::SliceIn& s, const Gates& gt, const std::vector<Terms>& k,
                 const std::vector<Terms>& v, int64_t i, Terms* S) {
   for (int64_t x = 0; x < s.K; ++x) {
     const Terms& a = gt.decay(i, x);
-    const bool maybe = gt.maybe(i, x);
+    const bool maybe = gt.maybe(i, x), carried = gt.before(i, x);
     for (int64_t y = 0; y < s.V; ++y) {
       Terms& e = S[x * s.V + y];
-      e = a * e + (k[i * s.K + x] * v[i * s.V + y]).maybe_nan(maybe);
+      e = (a * e).maybe_nan(carried) + (k[i * s.K + x] * v[i * s.V + y]).maybe_nan(maybe);
     }
   }
 }
@@ -153,7 +165,7 @@ void classify_bwd(const Problem& p, const BwdInputs& in, BwdResult& out) {
         const int64_t rowv = ((s.b * T + s.t0 + i) * H + h) * V;
         for (int64_t x = 0; x < K; ++x) {
           const bool maybe = gt.maybe(i, x);
-          const Terms fresh = sc * q[i * K + x];
+          const Terms fresh = (sc * q[i * K + x]).maybe_nan(gt.before(i, x));
           Terms gs;
           for (int64_t y = 0; y < V; ++y) {
             const int64_t e = x * V + y;
