@@ -13,7 +13,8 @@
 #   1. smoke   glr_cuda_tests on a few quick split-kernel cases; a failure stops everything here
 #   2. tests   the whole glr_cuda_tests
 #   3. times   glr_fwd_time 7 split, glr_bwd_time --no-ffma 7 (inputs filled on the device)
-#   4. ncu     the forward's and the backward's kernels at (4,2048,16,128)
+#   4. ncu     the forward's and the backward's kernels at (4,2048,16,128), or at the rows GLR_NCU_ROWS
+#              lists (timing.cuh's shapes, 1-based: "3" is (2,16384,16,128))
 #   5. gates   scripts/verify_controls.py --only "$GLR_CHECK_ONLY" (default: every glr control,
 #              contracts and negatives) with what is left of the deadline
 # GLR_CHECK_STEPS picks steps 2-5 (default "tests times ncu gates"; the smoke always runs): the 31
@@ -65,10 +66,14 @@ if want times; then
   step bwd_time 90 "$out/bwd_time.md" "$bin/glr_bwd_time" --no-ffma 7
 fi
 if want ncu; then
-  step ncu_fwd 45 "$out/ncu.txt" ncu --kernel-name regex:'sm90_glr_fwd_' --launch-count 6 --section SpeedOfLight \
-    --section Occupancy --section LaunchStats "$bin/glr_fwd_time" 1 split
-  step ncu_bwd 45 "$out/more/ncu_bwd.txt" ncu --kernel-name regex:'sm90_glr_(fwd_prep|fwd_walk|bwd_)' \
-    --launch-count 8 --section SpeedOfLight --section Occupancy --section LaunchStats "$bin/glr_bwd_time" --no-ffma 1
+  # GLR_NCU_ROWS: the shape rows profiled (timing.cuh's kShapes, 1-based; default the first).
+  export GLR_TIME_ROWS=${GLR_NCU_ROWS:-1}
+  note "ncu rows $GLR_TIME_ROWS"
+  step ncu_fwd 60 "$out/ncu.txt" ncu --kernel-name regex:'sm90_glr_fwd_' --launch-count 6 --section SpeedOfLight \
+    --section Occupancy --section LaunchStats "$bin/glr_fwd_time" 7 split
+  step ncu_bwd 60 "$out/more/ncu_bwd.txt" ncu --kernel-name regex:'sm90_glr_(fwd_prep|fwd_walk|bwd_)' \
+    --launch-count 8 --section SpeedOfLight --section Occupancy --section LaunchStats "$bin/glr_bwd_time" --no-ffma 7
+  unset GLR_TIME_ROWS
   cat "$out/more/ncu_bwd.txt" >> "$out/ncu.txt" 2>/dev/null
 fi
 if want gates; then

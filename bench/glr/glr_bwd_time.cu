@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
     for (gc::Gate gate : {gc::Gate::vector, gc::Gate::scalar}) {
       if (row_no / 2 >= max_rows) break;
       ++row_no;
+      if (!glr_bench::row_wanted((row_no + 1) / 2)) continue;
       const int64_t BT = r.B * r.T, NTH = BT * r.H, K = r.D, V = r.D, S = r.seqs ? r.seqs : r.B;
       const int64_t GW = gate == gc::Gate::vector ? K : 1;
       void* q = dmalloc(NTH * K * 2);

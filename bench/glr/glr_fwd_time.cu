@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   int row_no = 0;
   for (const glr_bench::ShapeRow& r : glr_bench::kShapes) {
     if (row_no++ >= max_rows) break;
+    if (!glr_bench::row_wanted(row_no)) continue;
     const int64_t N = r.B * r.T * r.H, K = r.D, V = r.D;
     void *q, *k, *v, *g, *o1, *o2;
     CK(cudaMalloc(&q, N * K * 2));

@@ -31,6 +31,21 @@ inline constexpr ShapeRow kShapes[] = {{4, 2048, 16, 128, 0}, {8, 1024, 8, 64, 0
                                        {4, 4096, 64, 128, 0}, {8, 2048, 32, 256, 0},  {1, 65536, 16, 128, 0},
                                        {1, 32768, 16, 128, 16}};
 
+/// Whether shape row `row` (1-based, in kShapes' order) runs: every row, or those GLR_TIME_ROWS lists
+/// ("3,4,5"; for ncu at the shapes of interest without the others' launches).
+inline bool row_wanted(int row) {
+  const char* rows = std::getenv("GLR_TIME_ROWS");
+  if (!rows || !*rows) return true;
+  for (const char* p = rows; *p;) {
+    char* end = nullptr;
+    const long r = std::strtol(p, &end, 10);
+    if (end == p) break;
+    if (r == row) return true;
+    p = *end ? end + 1 : end;
+  }
+  return false;
+}
+
 inline constexpr size_t kFlushBytes = size_t(256) << 20;
 
 template <class F> float median_ms(F&& call, void* flush, size_t flush_bytes) {
