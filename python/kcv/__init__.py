@@ -1,0 +1,189 @@
+"""kcv as a Python library (issue 22, docs/python-api.md): the 12 gates on a candidate, in process.
+
+    import kcv
+    r = kcv.verify("add", "controls/cpu/add/add_ok.c", backend="cpu")
+    r = kcv.verify_kernelbench(problem_src, solution_src, backend="cuda")
+    r.verdict, r.seed, r.gates["numerics"].evidence, r.to_json()
+
+Candidates and problems are paths or source strings. A source string is written to a private
+directory (0700, removed when the call returns) and judged exactly as a file is: the candidate
+runs in kcv's worker processes (the sandbox included), never in the caller's process.
+Bad usage, a candidate that does not build, or a problem that cannot load raise kcv.SetupError
+with kcv's one-line message (the CLI's exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Union
+
+# An installed package (setup.py) carries kcv-worker, the candidate headers and the torch adapters
+# in _data; a build tree's module finds them where CMake put them (compiled-in paths).
+_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_data")
+if os.path.isdir(_DATA):
+    os.environ.setdefault("KCV_WORKER", os.path.join(_DATA, "bin", "kcv-worker"))
+    os.environ.setdefault("KCV_INCLUDE_DIR", os.path.join(_DATA, "include"))
+    os.environ.setdefault("KCV_ADAPTERS_DIR", os.path.join(_DATA, "share", "kcv", "adapters"))
+
+from . import _kcv  # noqa: E402
+
+__all__ = ["verify", "verify_kernelbench", "Result", "GateResult", "SetupError", "__version__", "GATES"]
+
+SetupError = _kcv.SetupError
+__version__ = _kcv.version()
+
+#: The gate ids, in the order kcv runs and reports them (DESIGN §5).
+GATES = ("numerics", "shapes", "values", "nonfinite", "bounds", "inputs_intact", "coverage",
+         "determinism", "layout", "stateless", "concurrency", "sanitizer")
+
+Source = Union[str, os.PathLike]
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One gate's verdict and its evidence, as the report's "gates" entry gives them."""
+    id: str
+    verdict: str                 # PASS FAIL CRASH TIMEOUT REFUSED SKIPPED
+    cases: int
+    seconds: float
+    evidence: str
+    seed: Optional[int]
+    failing_case: Optional[int]  # the first failing case: replay it with `kcv replay REPORT --gate G --case I`
+    failing_cases: tuple         # every failing case, as the report lists them
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "PASS"
+
+
+@dataclass(frozen=True)
+class Result:
+    """A verification: the overall verdict, every gate, and the kcv.report/1 document behind them."""
+    verdict: str                              # PASS only if every selected gate passed
+    seed: Optional[int]
+    gates: dict = field(repr=False)           # gate id -> GateResult
+    report: dict = field(repr=False)          # the kcv.report/1 document
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "PASS"
+
+    @property
+    def failing(self) -> list:
+        """The ids of the gates that did not pass (gates not selected are not listed)."""
+        return [g.id for g in self.gates.values() if g.verdict not in ("PASS", "SKIPPED")]
+
+    @property
+    def baseline(self) -> Optional[dict]:
+        """KernelBench's own check (verify_kernelbench(..., baseline=True)), else None."""
+        return (self.report.get("kernelbench") or {}).get("baseline")
+
+    def to_json(self, indent: Optional[int] = 2) -> str:
+        """The kcv.report/1 document, as `kcv verify --json` writes it."""
+        return json.dumps(self.report, indent=indent)
+
+    def replay_command(self, report_path: str, gate: str) -> str:
+        """The command that reruns gate's first failing case, once to_json() is saved at report_path."""
+        g = self.gates[gate]
+        if g.failing_case is None:
+            raise ValueError(f"gate {gate} has no failing case to replay ({g.verdict})")
+        return f"kcv replay {report_path} --gate {gate} --case {g.failing_case}"
+
+
+def _result(text: str) -> Result:
+    doc = json.loads(text)
+    gates = {}
+    for g in doc.get("gates", []):
+        seed = g.get("seed")
+        gates[g["id"]] = GateResult(
+            id=g["id"], verdict=g["verdict"], cases=int(g.get("cases", 0)), seconds=float(g.get("seconds", 0.0)),
+            evidence=g.get("evidence", ""), seed=int(seed) if seed not in (None, "") else None,
+            failing_case=g["failing_case"] if g.get("failing_case", -1) >= 0 else None,
+            failing_cases=tuple(g.get("failing_cases", ())))
+    seed = doc.get("seed")
+    return Result(verdict=doc["verdict"], seed=int(seed) if seed not in (None, "") else None, gates=gates, report=doc)
+
+
+class _Files:
+    """Paths for the call: each source string written to a private directory, removed at exit."""
+
+    def __init__(self):
+        self.dir = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, what: str, src: Source, name: str) -> str:
+        if isinstance(src, os.PathLike):
+            src = os.fspath(src)
+        if not isinstance(src, str) or not src:
+            raise SetupError(f"kcv: {what}: expected a path or source text, got {type(src).__name__}")
+        # A string that names an existing file is that file; one with a newline is always source.
+        if "\n" not in src and os.path.isfile(src):
+            return os.path.abspath(src)
+        if "\n" not in src and len(src) < 4096 and os.path.splitext(src)[1] in (".c", ".cpp", ".cc", ".cu", ".py", ".so"):
+            raise SetupError(f"kcv: {what}: no such file: {src}")
+        if self.dir is None:
+            self.dir = tempfile.mkdtemp(prefix="kcv-src-")  # mode 0700
+        p = os.path.join(self.dir, name)
+        with open(p, "w", encoding="utf-8") as f:
+            f.write(src)
+        return p
+
+
+def _candidate_name(src: str, language: Optional[str]) -> str:
+    ext = {"c": ".c", "c++": ".cpp", "cpp": ".cpp", "cuda": ".cu", "cu": ".cu"}
+    if language is not None:
+        if language.lower() not in ext:
+            raise SetupError(f"kcv: language {language!r}: expected one of c, cpp, cuda")
+        return "candidate" + ext[language.lower()]
+    cuda = "__global__" in src or "<<<" in src or "cudaStream_t" in src
+    return "candidate.cu" if cuda else "candidate.cpp"
+
+
+def _gates(gates: Optional[Iterable[str]]) -> Optional[list]:
+    if gates is None:
+        return None
+    gates = [gates] if isinstance(gates, str) else list(gates)
+    unknown = [g for g in gates if g not in GATES]
+    if unknown:
+        raise SetupError(f"kcv: unknown gate {unknown[0]!r} (gates: {', '.join(GATES)})")
+    return gates
+
+
+def verify(op: str, candidate: Source, backend: str = "cpu", gates: Optional[Iterable[str]] = None,
+           seed: Optional[int] = None, timeout: Optional[float] = None, language: Optional[str] = None,
+           sandbox: bool = True, max_time: Optional[float] = None) -> Result:
+    """The gates on an ABI candidate (DESIGN §3) of a built-in op contract (`kcv contracts`).
+
+    candidate: a path (.c, .cpp, .cu, .so) or source text; language ("c", "cpp", "cuda") names the
+    text's language where the guess (CUDA if it holds __global__ or <<<) is not wanted.
+    """
+    with _Files() as files:
+        name = _candidate_name(str(candidate), language)
+        opts = {"op": op, "candidate": files.path("candidate", candidate, name), "backend": backend,
+                "gates": _gates(gates), "seed": seed, "timeout": timeout, "sandbox": sandbox, "max_time": max_time}
+        return _result(_kcv.verify_json(opts))
+
+
+def verify_kernelbench(problem: Source, solution: Source, backend: str = "cuda",
+                       gates: Optional[Iterable[str]] = None, seed: Optional[int] = None,
+                       timeout: Optional[float] = None, python: Optional[str] = None, baseline: bool = False,
+                       sandbox: bool = True, max_time: Optional[float] = None) -> Result:
+    """The gates on a KernelBench pair (docs/kernelbench.md): problem.py's Model is the reference,
+    solution's ModelNew the candidate. Both are paths or source text. python: the interpreter with
+    torch (default: $KCV_PYTHON, else /usr/bin/python3). baseline: also KernelBench's own check."""
+    with _Files() as files:
+        opts = {"kernelbench_problem": files.path("problem", problem, "problem.py"),
+                "kernelbench_solution": files.path("solution", solution, "solution.py"), "backend": backend,
+                "gates": _gates(gates), "seed": seed, "timeout": timeout, "python": python,
+                "baseline": baseline, "sandbox": sandbox, "max_time": max_time}
+        return _result(_kcv.verify_json(opts))

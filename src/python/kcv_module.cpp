@@ -1,0 +1,64 @@
+// kcv._kcv: the C++ engine (kcv::verify) for Python (issue 22, docs/python-api.md). One call in, the
+// kcv.report/1 document out, as the CLI's --json writes it; the typed Result is python/kcv's.
+// Isolation is the engine's own: candidates run in worker processes, never in the caller's.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kcv/candidate.hpp"
+#include "kcv/engine.hpp"
+#include "kcv/provenance.hpp"
+#include "kcv/report.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+/// The options kcv.verify / kcv.verify_kernelbench pass, by keyword (the Python side validates).
+kcv::VerifyOptions options_from(const py::dict& d) {
+  kcv::VerifyOptions o;
+  auto str = [&](const char* key, std::string& out) {
+    if (d.contains(key) && !d[key].is_none()) out = d[key].cast<std::string>();
+  };
+  str("op", o.op);
+  str("candidate", o.candidate);
+  str("backend", o.backend);
+  str("kernelbench_problem", o.kernelbench_problem);
+  str("kernelbench_solution", o.kernelbench_solution);
+  str("python", o.python);
+  str("workdir", o.workdir);
+  if (d.contains("gates") && !d["gates"].is_none()) o.gates = d["gates"].cast<std::vector<std::string>>();
+  if (d.contains("seed") && !d["seed"].is_none()) o.seed = d["seed"].cast<uint64_t>();
+  if (d.contains("timeout") && !d["timeout"].is_none()) o.timeout_s = d["timeout"].cast<double>();
+  if (d.contains("compile_grace") && !d["compile_grace"].is_none()) o.compile_grace_s = d["compile_grace"].cast<double>();
+  if (d.contains("max_time") && !d["max_time"].is_none()) o.max_time_s = d["max_time"].cast<double>();
+  if (d.contains("baseline")) o.baseline = d["baseline"].cast<bool>();
+  if (d.contains("sandbox")) o.sandbox = d["sandbox"].cast<bool>();
+  return o;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_kcv, m) {
+  m.doc() = "kcv's engine; use the kcv package (kcv.verify, kcv.verify_kernelbench), not this module";
+  // NOTES: a setup error (bad usage, a candidate that does not build, a reference that cannot
+  // load) is kcv.SetupError in Python with kcv's one-line message, as exit 2 is on the CLI.
+  py::register_exception<kcv::SetupError>(m, "SetupError", PyExc_RuntimeError);
+  m.def(
+      "verify_json",
+      [](const py::dict& d) {
+        const kcv::VerifyOptions o = options_from(d);
+        nlohmann::json j;
+        {
+          py::gil_scoped_release release;  // minutes of workers: other Python threads run meanwhile
+          j = kcv::report_to_json(kcv::verify(o));
+        }
+        return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      },
+      py::arg("options"), "Runs the gates; the kcv.report/1 document as JSON text. Raises SetupError.");
+  m.def("version", [] { return std::string(kcv::kcv_version()); }, "kcv's version (CMake KCV_VERSION)");
+  m.def("commit", [] { return std::string(kcv::kcv_commit()); }, "the commit kcv was built from");
+}
