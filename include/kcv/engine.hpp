@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -110,6 +111,32 @@ using GateCallback = std::function<void(const GateReport&)>;
 
 /// Runs the verification. Throws SetupError for usage/setup problems.
 Report verify(const VerifyOptions& options, const GateCallback& on_gate = {});
+
+/// One KernelBench problem kept warm across candidates (issue 22, docs/python-api.md): its reference
+/// server starts once, and its answers are kept by case under one session seed, so the N-th
+/// candidate costs its own build and calls. Candidates run in workers as in verify(); one
+/// verification at a time (verify is serialized). Throws SetupError as verify does.
+class KernelBenchSession {
+ public:
+  /// seed: the session's (every candidate's) run seed; empty: drawn fresh. cache_bytes: reference
+  /// answers kept (0: KCV_REFERENCE_CACHE_BYTES, default a quarter of physical memory).
+  KernelBenchSession(const std::string& problem, const std::string& backend, const std::string& python = "",
+                     std::optional<uint64_t> seed = std::nullopt, std::size_t cache_bytes = 0);
+  ~KernelBenchSession();
+  KernelBenchSession(const KernelBenchSession&) = delete;
+  KernelBenchSession& operator=(const KernelBenchSession&) = delete;
+  /// The gates on `solution` against the session's problem; the options' problem, backend, python
+  /// and seed are the session's (set there; others as given).
+  Report verify(const std::string& solution, VerifyOptions options = {}, const GateCallback& on_gate = {});
+  uint64_t seed() const;
+  /// Reference answers served from the session's cache, and computed, so far; bytes kept.
+  int64_t reference_hits() const;
+  int64_t reference_misses() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 /// Reruns one case of one gate exactly (same seed → same inputs) and returns its judgement.
 struct ReplayResult {

@@ -99,6 +99,14 @@ class KernelBenchContract : public Contract {
   Bindings shape_within(int64_t max_elements) const override;
   /// Elements (inputs plus outputs) one call moves at b.
   int64_t elements_at(const Bindings& b) const;
+  /// Keep up to `bytes` of reference answers, by case (its shape and inputs), most recently used
+  /// first, instead of the last one only: a KernelBenchSession's candidates see the same cases.
+  void keep_references(std::size_t bytes);
+  struct ReferenceCacheStats {
+    int64_t hits = 0, misses = 0;
+    std::size_t bytes = 0;
+  };
+  ReferenceCacheStats reference_cache() const;
 
  private:
   KernelBenchContract() = default;

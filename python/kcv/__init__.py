@@ -31,7 +31,7 @@ if os.path.isdir(_DATA):
 
 from . import _kcv  # noqa: E402
 
-__all__ = ["verify", "verify_kernelbench", "Result", "GateResult", "SetupError", "__version__", "GATES"]
+__all__ = ["verify", "verify_kernelbench", "Session", "Result", "GateResult", "SetupError", "__version__", "GATES"]
 
 SetupError = _kcv.SetupError
 __version__ = _kcv.version()
@@ -187,3 +187,69 @@ def verify_kernelbench(problem: Source, solution: Source, backend: str = "cuda",
                 "gates": _gates(gates), "seed": seed, "timeout": timeout, "python": python,
                 "baseline": baseline, "sandbox": sandbox, "max_time": max_time}
         return _result(_kcv.verify_json(opts))
+
+
+class Session:
+    """One KernelBench problem, many candidates (docs/python-api.md): the reference server starts
+    once and its answers are kept by case under one session seed, so the 2nd..Nth candidate costs
+    its own build and calls. Candidates still run in kcv's workers, never in this process.
+
+        with kcv.Session(problem_src, backend="cuda") as s:
+            results = s.verify_many([sol1, sol2, ...])
+
+    seed: every candidate's run seed (same cases for all; drawn fresh when None). cache_bytes: the
+    reference answers kept (0: $KCV_REFERENCE_CACHE_BYTES, default a quarter of physical memory).
+    """
+
+    def __init__(self, problem: Source, backend: str = "cuda", python: Optional[str] = None,
+                 seed: Optional[int] = None, cache_bytes: int = 0):
+        self._files = _Files()
+        try:
+            path = self._files.path("problem", problem, "problem.py")
+            self._s = _kcv.KernelBenchSession(path, backend, python or "", seed, cache_bytes)
+        except BaseException:
+            self._files.__exit__(None, None, None)
+            raise
+        self.backend = backend
+
+    @property
+    def seed(self) -> int:
+        return self._s.seed
+
+    @property
+    def reference_hits(self) -> int:
+        """Reference answers the session's cache served so far (computed ones: reference_misses)."""
+        return self._s.reference_hits
+
+    @property
+    def reference_misses(self) -> int:
+        return self._s.reference_misses
+
+    def verify(self, solution: Source, gates: Optional[Iterable[str]] = None, timeout: Optional[float] = None,
+               baseline: bool = False, sandbox: bool = True, max_time: Optional[float] = None) -> Result:
+        with _Files() as files:
+            opts = {"gates": _gates(gates), "timeout": timeout, "baseline": baseline, "sandbox": sandbox,
+                    "max_time": max_time}
+            return _result(self._s.verify_json(files.path("solution", solution, "solution.py"), opts))
+
+    def verify_many(self, solutions: Iterable[Source], **kwargs) -> list:
+        """verify() on each solution in turn; a solution with a setup error (it does not build, say)
+        gives its SetupError in the list instead of a Result, and the others still run."""
+        out = []
+        for sol in solutions:
+            try:
+                out.append(self.verify(sol, **kwargs))
+            except SetupError as e:
+                out.append(e)
+        return out
+
+    def close(self):
+        if self._s is not None:
+            self._s = None  # ends the reference server
+            self._files.__exit__(None, None, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -6,8 +6,9 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -261,19 +262,24 @@ namespace {
 
 /// A KernelBench candidate's contract, candidate and runner options (docs/kernelbench.md).
 struct KernelBenchParts {
-  std::unique_ptr<KernelBenchContract> contract;
+  std::unique_ptr<KernelBenchContract> owned;   // this verification's own, or
+  KernelBenchContract* contract = nullptr;      // a session's (prepared), kept across verifications
   Candidate candidate;
 };
 
 KernelBenchParts kernelbench_parts(const std::string& problem, const std::string& solution, const std::string& python,
-                                   const std::string& backend, const std::string& workdir, RunnerOptions& ro) {
+                                   const std::string& backend, const std::string& workdir, RunnerOptions& ro,
+                                   KernelBenchContract* prepared = nullptr) {
   KernelBenchSetup setup;
   setup.problem = fs::absolute(problem).string();
   setup.python = resolve_python(python);
   setup.backend = backend;
   setup.workdir = workdir;
-  KernelBenchParts parts{nullptr, Candidate::kernelbench(problem, solution, setup.python, workdir)};
-  parts.contract = KernelBenchContract::create(setup);
+  KernelBenchParts parts{nullptr, prepared, Candidate::kernelbench(problem, solution, setup.python, workdir)};
+  if (!prepared) {
+    parts.owned = KernelBenchContract::create(setup);
+    parts.contract = parts.owned.get();
+  }
   ro.kernelbench = parts.contract->worker_plan();
   // NOTES: the first worker imports the solution, and load_inline compiles there: minutes, not
   // the per-call timeout. A torch.compile'd Model compiles again at each new shape.
@@ -284,11 +290,20 @@ KernelBenchParts kernelbench_parts(const std::string& problem, const std::string
 
 /// verify's work once the options are checked, in workdir.
 Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Contract* builtin, bool kernelbench,
-                 const std::string& workdir, std::chrono::steady_clock::time_point deadline);
+                 const std::string& workdir, std::chrono::steady_clock::time_point deadline,
+                 KernelBenchContract* prepared = nullptr);
+
+/// verify's checks of the options and the work in a workdir of their own; `prepared`: a session's
+/// KernelBench contract (its reference server kept), else none.
+Report verify_checked(const VerifyOptions& o, const GateCallback& on_gate, KernelBenchContract* prepared);
 
 }  // namespace
 
-Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
+Report verify(const VerifyOptions& o, const GateCallback& on_gate) { return verify_checked(o, on_gate, nullptr); }
+
+namespace {
+
+Report verify_checked(const VerifyOptions& o, const GateCallback& on_gate, KernelBenchContract* prepared) {
   const auto t_start = std::chrono::steady_clock::now();
   const bool kernelbench = !o.kernelbench_problem.empty() || !o.kernelbench_solution.empty();
   if (kernelbench && (o.kernelbench_problem.empty() || o.kernelbench_solution.empty()))
@@ -313,17 +328,16 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) {
   if (o.compile_grace_s && !(*o.compile_grace_s >= 0)) throw SetupError("--compile-grace must not be negative");
   Workdir wd(o.workdir);
   try {
-    return verify_in(o, on_gate, builtin, kernelbench, wd.path(), deadline);
+    return verify_in(o, on_gate, builtin, kernelbench, wd.path(), deadline, prepared);
   } catch (const BuildError&) {
     wd.keep();  // the error names the build log in it
     throw;
   }
 }
 
-namespace {
-
 Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Contract* builtin, bool kernelbench,
-                 const std::string& workdir, std::chrono::steady_clock::time_point deadline) {
+                 const std::string& workdir, std::chrono::steady_clock::time_point deadline,
+                 KernelBenchContract* prepared) {
   Report report;
   report.op = o.op;
   report.candidate = o.candidate;
@@ -349,7 +363,7 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
     compile.seconds = std::max(0.001, std::min(compile.seconds, std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count()));
   KernelBenchParts kb;
   if (kernelbench) {
-    kb = kernelbench_parts(o.kernelbench_problem, o.kernelbench_solution, o.python, o.backend, workdir, ro);
+    kb = kernelbench_parts(o.kernelbench_problem, o.kernelbench_solution, o.python, o.backend, workdir, ro, prepared);
     report.op = kb.contract->name;
     report.candidate = kb.candidate.path();
   }
@@ -450,6 +464,59 @@ ReplayResult replay(const std::string& op, const std::string& candidate_path, co
     throw;
   }
 }
+
+struct KernelBenchSession::State {
+  std::string problem, backend, python;
+  uint64_t seed = 0;
+  Workdir wd{""};  // the reference server's log; removed with the session
+  std::unique_ptr<KernelBenchContract> contract;
+  std::mutex mu;   // one verification at a time: the runner and the gates are not shared
+};
+
+KernelBenchSession::KernelBenchSession(const std::string& problem, const std::string& backend,
+                                       const std::string& python, std::optional<uint64_t> seed,
+                                       std::size_t cache_bytes)
+    : s_(std::make_unique<State>()) {
+  if (problem.empty() || !fs::is_regular_file(problem))
+    throw SetupError(fmt::format("kernelbench session: no problem file '{}'", problem));
+  require_backend(backend);
+  s_->problem = fs::absolute(problem).string();
+  s_->backend = backend;
+  s_->python = resolve_python(python);
+  s_->seed = seed ? *seed : fresh_seed();
+  KernelBenchSetup setup;
+  setup.problem = s_->problem;
+  setup.python = s_->python;
+  setup.backend = backend;
+  setup.workdir = s_->wd.path();
+  s_->contract = KernelBenchContract::create(setup);
+  if (cache_bytes == 0) {
+    // NOTES: a quarter of physical memory unless KCV_REFERENCE_CACHE_BYTES says otherwise: the
+    // answers are float64 copies of every case's outputs, both orders (docs/python-api.md).
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const int64_t quarter = pages > 0 && page > 0 ? int64_t(pages) * page / 4 : int64_t(1) << 30;
+    cache_bytes = static_cast<std::size_t>(positive_integer_env("KCV_REFERENCE_CACHE_BYTES", quarter, int64_t(1) << 50));
+  }
+  s_->contract->keep_references(cache_bytes);
+}
+
+KernelBenchSession::~KernelBenchSession() = default;
+
+Report KernelBenchSession::verify(const std::string& solution, VerifyOptions o, const GateCallback& on_gate) {
+  o.op.clear();
+  o.candidate.clear();
+  o.kernelbench_problem = s_->problem;
+  o.kernelbench_solution = solution;
+  o.backend = s_->backend;
+  o.python = s_->python;
+  o.seed = s_->seed;
+  std::lock_guard<std::mutex> lock(s_->mu);
+  return verify_checked(o, on_gate, s_->contract.get());
+}
+
+uint64_t KernelBenchSession::seed() const { return s_->seed; }
+int64_t KernelBenchSession::reference_hits() const { return s_->contract->reference_cache().hits; }
+int64_t KernelBenchSession::reference_misses() const { return s_->contract->reference_cache().misses; }
 
 ReplayResult replay_kernelbench(const std::string& problem, const std::string& solution, const std::string& python,
                                 const std::string& backend, const std::string& gate_id, uint64_t seed,

@@ -59,6 +59,29 @@ PYBIND11_MODULE(_kcv, m) {
         return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       },
       py::arg("options"), "Runs the gates; the kcv.report/1 document as JSON text. Raises SetupError.");
+  // A KernelBench problem kept warm (kcv.Session): options as verify_json's, problem/backend/
+  // python/seed the session's.
+  py::class_<kcv::KernelBenchSession>(m, "KernelBenchSession")
+      .def(py::init([](const std::string& problem, const std::string& backend, const std::string& python,
+                       std::optional<uint64_t> seed, std::size_t cache_bytes) {
+             py::gil_scoped_release release;  // starts the reference server
+             return std::make_unique<kcv::KernelBenchSession>(problem, backend, python, seed, cache_bytes);
+           }),
+           py::arg("problem"), py::arg("backend"), py::arg("python") = "", py::arg("seed") = std::nullopt,
+           py::arg("cache_bytes") = 0)
+      .def("verify_json",
+           [](kcv::KernelBenchSession& s, const std::string& solution, const py::dict& d) {
+             const kcv::VerifyOptions o = options_from(d);
+             nlohmann::json j;
+             {
+               py::gil_scoped_release release;
+               j = kcv::report_to_json(s.verify(solution, o));
+             }
+             return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+           })
+      .def_property_readonly("seed", &kcv::KernelBenchSession::seed)
+      .def_property_readonly("reference_hits", &kcv::KernelBenchSession::reference_hits)
+      .def_property_readonly("reference_misses", &kcv::KernelBenchSession::reference_misses);
   m.def("version", [] { return std::string(kcv::kcv_version()); }, "kcv's version (CMake KCV_VERSION)");
   m.def("commit", [] { return std::string(kcv::kcv_commit()); }, "the commit kcv was built from");
 }

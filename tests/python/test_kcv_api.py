@@ -109,6 +109,35 @@ class KernelBench(unittest.TestCase):
         self.assertEqual(r.verdict, "FAIL")
         self.assertEqual(r.failing, ["layout"])
 
+    def test_session_serves_the_next_candidates_references_from_its_cache(self):
+        problem = os.path.join(ROWSUM, "problem.py")
+        with kcv.Session(problem, backend="cpu", python=kcv_python(), seed=9) as s:
+            self.assertEqual(s.seed, 9)
+            first = s.verify(os.path.join(ROWSUM, "solution_ok.py"), gates=["numerics", "layout"])
+            computed = s.reference_misses
+            self.assertGreater(computed, 0)
+            rest = s.verify_many([os.path.join(ROWSUM, "solution_assumes_contiguous.py"),
+                                  "this is not python(\n", os.path.join(ROWSUM, "solution_ok.py")],
+                                 gates=["numerics", "layout"])
+            # Same seed, same cases: nothing computed again, every answer from the cache.
+            self.assertEqual(s.reference_misses, computed)
+            self.assertGreater(s.reference_hits, 0)
+        self.assertEqual(first.verdict, "PASS", first.to_json())
+        self.assertEqual(rest[0].verdict, "FAIL")
+        self.assertEqual(rest[0].failing, ["layout"])
+        self.assertIsInstance(rest[1], (kcv.SetupError, kcv.Result))
+        if isinstance(rest[1], kcv.Result):  # a solution that does not import fails, it cannot pass
+            self.assertNotEqual(rest[1].verdict, "PASS")
+        self.assertEqual(rest[2].verdict, "PASS")
+        # The same verdicts as separate verifications with that seed.
+        alone = kcv.verify_kernelbench(problem, os.path.join(ROWSUM, "solution_assumes_contiguous.py"), backend="cpu",
+                                       gates=["numerics", "layout"], seed=9, python=kcv_python())
+        self.assertEqual((alone.verdict, alone.failing), (rest[0].verdict, rest[0].failing))
+
+    def test_session_without_a_problem_is_a_setup_error(self):
+        with self.assertRaisesRegex(kcv.SetupError, "no such file"):
+            kcv.Session("no_problem_here.py", backend="cpu")
+
 
 if __name__ == "__main__":
     if not has_torch():  # the ABI half still runs: the test is not reported skipped

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,10 +50,38 @@ struct KernelBenchContract::Server {
   FILE* from = nullptr;
   std::string log;
   std::mutex mu;
-  // Caches (under cache_mu): descriptions by shape, and the last reference answer (both orders).
+  // Caches (under cache_mu): descriptions by shape, and reference answers (both orders) by case:
+  // the last one, or up to reference_cache_bytes of them, most recently used first (a session).
   std::mutex cache_mu;
   std::map<std::string, Described> described;
-  std::pair<std::string, std::shared_ptr<const std::vector<std::string>>> last_reference;
+  using Answer = std::shared_ptr<const std::vector<std::string>>;
+  std::list<std::pair<std::string, Answer>> references;
+  std::size_t reference_bytes = 0, reference_cache_bytes = 0;
+  int64_t reference_hits = 0, reference_misses = 0;
+  static std::size_t bytes_of(const std::vector<std::string>& blobs) {
+    std::size_t n = 0;
+    for (const auto& b : blobs) n += b.size();
+    return n;
+  }
+  Answer find_reference(const std::string& key) {
+    for (auto it = references.begin(); it != references.end(); ++it)
+      if (it->first == key) {
+        references.splice(references.begin(), references, it);
+        ++reference_hits;
+        return it->second;
+      }
+    ++reference_misses;
+    return nullptr;
+  }
+  void keep_reference(const std::string& key, Answer answer) {
+    reference_bytes += bytes_of(*answer);
+    references.emplace_front(key, std::move(answer));
+    // The newest answer always stays (both orders read it); older ones go past the budget.
+    while (references.size() > 1 && reference_bytes > reference_cache_bytes) {
+      reference_bytes -= bytes_of(*references.back().second);
+      references.pop_back();
+    }
+  }
   json runtime = json::object();   // the server's hello: torch, torch_cuda, gpu (provenance)
 
   ~Server() {
@@ -485,15 +514,15 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
   // One round trip answers both orders (float64 and float32 eager): the last answer is kept.
   std::string key = key_of(shape);
   for (const auto& t : in) key += '|' + fingerprint(t);
-  std::shared_ptr<const std::vector<std::string>> answer;
+  Server::Answer answer;
   {
     std::lock_guard<std::mutex> lock(server_->cache_mu);
-    if (server_->last_reference.first == key) answer = server_->last_reference.second;
+    answer = server_->find_reference(key);
   }
   if (!answer) {
     answer = std::make_shared<const std::vector<std::string>>(run_model("reference", "the reference", in, shape));
     std::lock_guard<std::mutex> lock(server_->cache_mu);
-    server_->last_reference = {key, answer};
+    server_->keep_reference(key, answer);
   }
   const std::vector<std::string>& blobs = *answer;
   if (blobs.size() != 2 * outputs.size()) throw std::runtime_error("kcv: the reference returned another number of outputs");
@@ -561,6 +590,16 @@ std::vector<std::string> KernelBenchContract::eager(const std::vector<HostTensor
   std::vector<std::string> blobs = run_model("eager", "the float32 Model", in, shape);
   if (blobs.size() != outputs.size()) throw std::runtime_error("kcv: the reference returned another number of outputs");
   return blobs;
+}
+
+void KernelBenchContract::keep_references(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(server_->cache_mu);
+  server_->reference_cache_bytes = bytes;
+}
+
+KernelBenchContract::ReferenceCacheStats KernelBenchContract::reference_cache() const {
+  std::lock_guard<std::mutex> lock(server_->cache_mu);
+  return {server_->reference_hits, server_->reference_misses, server_->reference_bytes};
 }
 
 json KernelBenchContract::worker_plan() const {

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Session against separate verifications (issue 22 target): the 2nd..Nth candidate of one
+KernelBench problem through kcv.Session, against the same candidates through separate
+`kcv verify --kernelbench` calls, same gates, same seed, same machine; prints the ratio.
+
+    PYTHONPATH=build/python python3 bench/kernelbench/session_speed.py PROBLEM.py [SOLUTION.py ...]
+        [--kcv build/kcv] [--backend cpu] [--python /usr/bin/python3] [--copies N] [--gates G,G]
+
+Without solutions the problem itself is the candidate (its own reference control), offered
+--copies times (default 4). Per candidate: the wall time, and the reference answers the session
+computed versus served from its cache. A markdown table and the ratio
+separate / session over candidates 2..N (the first pays the session's start).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import kcv
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("problem")
+    ap.add_argument("solutions", nargs="*")
+    ap.add_argument("--kcv", default=os.path.join("build", "kcv"))
+    ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--python", default=os.environ.get("KCV_PYTHON") or "/usr/bin/python3")
+    ap.add_argument("--copies", type=int, default=4)
+    ap.add_argument("--gates", default="")
+    ap.add_argument("--seed", type=int, default=12345)
+    a = ap.parse_args()
+    sols = a.solutions or [a.problem] * a.copies
+    if len(sols) < 2:
+        sys.exit("session_speed: give at least two candidates (or --copies >= 2)")
+    gates = [g for g in a.gates.split(",") if g] or None
+
+    separate = []
+    for sol in sols:
+        cmd = [a.kcv, "verify", "--kernelbench", a.problem, sol, "--backend", a.backend, "--python", a.python,
+               "--seed", str(a.seed), "--quiet"] + (["--gates", ",".join(gates)] if gates else [])
+        t = time.monotonic()
+        rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+        separate.append((time.monotonic() - t, {0: "PASS", 1: "FAIL"}.get(rc, f"rc {rc}")))
+
+    session = []
+    t0 = time.monotonic()
+    with kcv.Session(a.problem, backend=a.backend, python=a.python, seed=a.seed) as s:
+        start = time.monotonic() - t0
+        for sol in sols:
+            misses, hits = s.reference_misses, s.reference_hits
+            t = time.monotonic()
+            r = s.verify(sol, gates=gates)
+            session.append((time.monotonic() - t, r.verdict, s.reference_misses - misses, s.reference_hits - hits))
+
+    print(f"problem {a.problem}, backend {a.backend}, gates {','.join(gates) if gates else 'all 12'}, seed {a.seed}; "
+          f"session start (reference server, description) {start:.2f} s")
+    print("| # | candidate | separate kcv verify s | verdict | session s | verdict | references computed | served from cache |")
+    print("|---|---|---|---|---|---|---|---|")
+    for i, (sol, (ts, vs), (tn, vn, miss, hit)) in enumerate(zip(sols, separate, session), 1):
+        print(f"| {i} | {os.path.basename(sol)} | {ts:.2f} | {vs} | {tn:.2f} | {vn} | {miss} | {hit} |")
+    sep = sum(t for t, _ in separate[1:])
+    ses = sum(t for t, *_ in session[1:])
+    print(f"\ncandidates 2..{len(sols)}: separate {sep:.2f} s, session {ses:.2f} s: ratio {sep / ses:.2f}x (target >= 3x)")
+    same = all(vs == vn for (_, vs), (_, vn, _, _) in zip(separate, session))
+    print("verdicts agree" if same else "VERDICTS DIFFER")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
