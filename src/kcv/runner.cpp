@@ -98,7 +98,8 @@ std::string default_worker_path() {
   return KCV_BUILD_WORKER_PATH;
 }
 
-Runner::Runner(const Candidate& candidate, RunnerOptions options) : candidate_(candidate), opt_(std::move(options)) {}
+Runner::Runner(const Candidate& candidate, RunnerOptions options)
+    : candidate_(candidate), opt_(std::move(options)), backend_(backend_named(opt_.backend)) {}
 
 Runner::~Runner() {
   for (auto& s : sessions_) end_worker(s, 1);  // end of file on fd 5: a session worker exits by itself
@@ -134,17 +135,6 @@ int64_t align64(int64_t x) { return (x + 63) / 64 * 64; }
 std::string signal_text(int sig) {
   const char* name = sigabbrev_np(sig);
   return fmt::format("signal {} (SIG{})", sig, name ? name : "?");
-}
-
-/// The sanitizer runtime to preload into the worker for a candidate built with -fsanitize.
-std::string asan_runtime() {
-  static const std::string path = [] {
-    std::string out;
-    if (run_capture({"cc", "-print-file-name=libasan.so"}, out) != 0) return std::string();
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-    return out;
-  }();
-  return path;
 }
 
 struct Staged {
@@ -262,7 +252,7 @@ std::vector<CaseRun> Runner::run(const std::vector<Case>& cases) {
 }
 
 std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, const WorkerOptions& wopts) {
-  const bool torch = candidate_.kind() == "kernelbench";
+  const bool torch = candidate_.runs_in_torch_worker();
   // NOTES: a torch worker costs seconds to start (import torch, the CUDA context, the solution's
   // extension); it is kept between batches of the same options. Sanitized workers never are:
   // their tools report at exit.
@@ -346,7 +336,9 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     }
   }
   const bool sanitized = wopts.sanitized;
-  const std::string library = sanitized && opt_.backend == "cpu" && candidate_.has_source()
+  const SanitizedRun srun =
+      sanitized ? backend_.sanitized_run(wopts.sanitizer_tool, candidate_.has_source(), torch) : SanitizedRun{};
+  const std::string library = srun.instrumented_build
                                   ? candidate_.sanitized_library() : candidate_.library();  // "" = backend probe
   // NOTES: a torch worker imports the private copies Candidate::kernelbench made (with their
   // directories, read-only, readable by uid 65534); python_search_path() puts the copies' own
@@ -359,7 +351,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   // A plain kcv-worker on cpu keeps its fault handlers: the candidate may not replace them (its
   // own SIGSEGV handler would swallow an over-read into the PROT_NONE page). Not under ASan or
   // valgrind, which own those signals.
-  if (!torch && !sanitized && opt_.backend == "cpu") plan["lock_fault_signals"] = true;
+  if (!torch && !sanitized && backend_.locks_fault_signals()) plan["lock_fault_signals"] = true;
   if (torch) {
     plan["kernelbench"] = opt_.kernelbench;
     plan["kernelbench"]["sanitize"] = sanitized;
@@ -407,8 +399,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
         std::memcpy(shm + out_at[ci][k][a].src, call.outputs[a].storage.data(), call.outputs[a].span_bytes());
     }
 
-  double timeout = opt_.timeout_s;
-  if (sanitized) timeout *= opt_.backend == "cuda" || !candidate_.has_source() ? 30 : 4;
+  const double timeout = opt_.timeout_s * srun.timeout_factor;
 
   // ---- hand the batch to the waiting session worker, or start a worker ----
   Session w;
@@ -442,27 +433,17 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     w.cwd = (fs::path(opt_.workdir) / fmt::format("worker-{}", serial)).string();
     w.log = (fs::path(opt_.workdir) / fmt::format("worker-{}.log", serial)).string();
     fs::create_directories(w.cwd);
-    std::vector<std::string> argv;
-    const bool valgrind = sanitized && opt_.backend == "cpu" && !candidate_.has_source();
-    if (valgrind) {
-      argv = {"valgrind", "--tool=memcheck", "--error-exitcode=86", "--quiet", "--trace-children=no"};
-    } else if (sanitized && opt_.backend == "cuda") {
-      argv = {"compute-sanitizer", "--tool", wopts.sanitizer_tool.empty() ? "memcheck" : wopts.sanitizer_tool,
-              "--error-exitcode", "86"};
+    std::vector<std::string> argv = srun.wrapper;
+    if (srun.uses_ports) {
       // In a network namespace of its own the default ports are its own; elsewhere a range kcv
       // holds. KCV_SANITIZER_PORT_RANGES=0 (diagnosis, docs/security.md): the default range.
       const bool own_network = opt_.sandbox && !(opt_.sandbox_off & sandbox::kNet) && sandbox::network_namespace_available();
       const char* ranges = std::getenv("KCV_SANITIZER_PORT_RANGES");
       if (!own_network && !(ranges && std::string(ranges) == "0"))
         if (const int port = sanitizer_port_range(&w.port_lock_fd); port > 0)
-          argv.insert(argv.end(), {"--port", std::to_string(port), "--max-connections", "10"});
-      // NOTES: memcheck, racecheck and synccheck check a torch solution's own kernels; torch's,
-      // cuDNN's and cuBLAS's run uninstrumented (kLibraryKernels). Not initcheck: it learns what
-      // is initialized from the writes it sees, so memory an excluded kernel wrote reads as
-      // uninitialized (the rowsum reference control on an H200: 26 false reports).
-      if (torch && wopts.sanitizer_tool != "initcheck")
-        argv.insert(argv.end(), {"--kernel-name-exclude", std::string("regex=") + kLibraryKernels});
+          for (std::string& flag : backend_.port_flags(port)) argv.push_back(std::move(flag));
     }
+    argv.insert(argv.end(), srun.wrapper_tail.begin(), srun.wrapper_tail.end());
     if (torch) {
       // The torch worker speaks kcv-worker's protocol (adapters/torch/kcv_torch_worker.py).
       argv.insert(argv.end(), {candidate_.python(), "-u", (fs::path(kcv_adapters_dir()) / "torch" / "kcv_torch_worker.py").string()});
@@ -492,18 +473,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
       env.push_back("MALLOC_MMAP_THRESHOLD_=4294967296");
       env.push_back("MALLOC_TRIM_THRESHOLD_=17179869184");
     }
-    // NOTES: under memcheck, torch's caching allocator is off (PYTORCH_NO_CUDA_MEMORY_CACHING): each
-    // tensor the solution allocates is a cudaMalloc of its own size, so a write past the end of an
-    // output is a memcheck report instead of a write into the allocator's next block.
-    if (torch && sanitized && opt_.backend == "cuda" && (wopts.sanitizer_tool.empty() || wopts.sanitizer_tool == "memcheck"))
-      env.push_back("PYTORCH_NO_CUDA_MEMORY_CACHING=1");
-    if (sanitized && opt_.backend == "cpu" && !valgrind) {
-      env.push_back("LD_PRELOAD=" + asan_runtime());
-      env.push_back(std::string("ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:exitcode=86:allocator_may_return_null=1:"
-                                "detect_odr_violation=0:verify_asan_link_order=0") +
-                    (torch ? ":alloc_dealloc_mismatch=0:detect_container_overflow=0" : ""));
-      env.push_back("UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=87");
-    }
+    env.insert(env.end(), srun.env.begin(), srun.env.end());
 
     // NOTES: a socket, not a pipe: kcv answers each `done` (protocol::kGo) once it has looked at
     // what the call left behind, so the worker cannot run on (and its namespace end) unseen.
@@ -525,7 +495,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
     // NOTES: below the machine's memory, so a runaway candidate meets its own limit before the
     // host's out-of-memory killer. Not on cuda (the driver reserves address space far beyond
     // use) nor under the sanitizers (shadow memory).
-    if (opt_.backend == "cpu" && !sanitized) req.address_space_bytes = default_address_space_limit();
+    if (backend_.caps_address_space() && !sanitized) req.address_space_bytes = default_address_space_limit();
     req.keep_dirs = {fs::absolute(opt_.workdir).string(), fs::path(fs::absolute(opt_.worker)).parent_path().string()};
     if (!library.empty()) req.keep_dirs.push_back(fs::path(library).parent_path().string());
     if (torch) {
@@ -612,10 +582,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   //             could write into a returned output the second snapshot sees.
   // Files outside the working directory fail in every case.
   enum class Leftovers { none, baseline, any };
-  const Leftovers leftovers = torch ? Leftovers::any
-                              : (sanitized && opt_.backend == "cuda") || (sanitized && !candidate_.has_source())
-                                  ? Leftovers::baseline
-                                  : Leftovers::none;
+  const Leftovers leftovers = torch ? Leftovers::any : !srun.wrapper.empty() ? Leftovers::baseline : Leftovers::none;
   auto look_for_side_effects = [&](int call) {
     if (!opt_.sandbox) return;
     std::vector<std::string> found;
@@ -684,7 +651,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
           if (opt_.sandbox) {
             // NOTES: files a wrapper or the CUDA driver made in /tmp or /dev/shm before the
             // candidate ran (compute-sanitizer, torch, the context) are theirs, not side effects.
-            if (leftovers != Leftovers::none || opt_.backend == "cuda")
+            if (leftovers != Leftovers::none || backend_.runtime_makes_files())
               for (auto& f : sandbox::stray_files(w.proc)) w.file_baseline.insert(f);
             if (leftovers == Leftovers::none) look_for_side_effects(-1);
             else if (leftovers == Leftovers::baseline) sandbox::extra_processes(w.proc, {}, &w.baseline);
@@ -819,7 +786,7 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   }
 
   bool unsent_sigkill =
-      !timed_out && !outstayed && killed_by_sigkill(status, sanitized && opt_.backend == "cuda", log_text);
+      !timed_out && !outstayed && killed_by_sigkill(status, srun.exit_is_signal, log_text);
   // NOTES: a SIGKILL kcv did not send is the host's out-of-memory killer only if the host counted
   // an OOM kill meanwhile (/proc/vmstat oom_kill); otherwise it came from inside the sandbox
   // (the candidate's kill(0, SIGKILL)), and is named so.

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/candidate.hpp"
 #include "kcv/gate.hpp"
 #include "kcv/sandbox.hpp"
@@ -72,15 +73,6 @@ int default_threads();
 /// RLIMIT_AS of an unsanitized cpu worker: 32 GiB or three quarters of the machine's memory,
 /// whichever is less (a runaway candidate meets its own limit before the host's OOM killer).
 int64_t default_address_space_limit();
-
-/// Kernels of the libraries a torch solution runs on (ATen, cuDNN, cuBLAS/cuBLASLt), as a regular
-/// expression over kernel names, mangled or not: compute-sanitizer's memcheck, racecheck and
-/// synccheck leave them uninstrumented for torch candidates (initcheck sees every kernel).
-/// cuDNN's RNN kernels (RNN_blockPersist_*, elemWiseRNNcell) carry no "cudnn" in their names;
-/// instrumented by racecheck, two KernelBench LSTM workers held 32-34 GB of host memory each.
-inline constexpr const char* kLibraryKernels =
-    "at::native|at6native|cudnn|xmma|nvjet|cutlass_[0-9]+_|implicit_convolve|explicit_convolve|fft2d_|winograd|"
-    "RNN_blockPersist|elemWiseRNNcell";
 
 /// How a worker's (or verifier's) death by a SIGKILL that kcv did not send is worded. On Linux
 /// that signal comes from the kernel's out-of-memory killer (or an operator); kcv sends SIGKILL
@@ -167,6 +159,8 @@ class Runner {
   int end_worker(const Session& w, double grace_s, bool* outstayed = nullptr);
   const Candidate& candidate_;
   RunnerOptions opt_;
+  /// How opt_.backend's workers run.
+  const Backend& backend_;
   int serial_ = 0;
   int data_files_made_ = 0;
   std::optional<sandbox::InForce> in_force_;
