@@ -93,52 +93,74 @@ void Exchange::follow() {
   }
 }
 
+Record parse_record(const std::string& text) {
+  Record rec;
+  std::istringstream line(text);
+  line >> rec.kind;
+  std::string h;
+  bool ok = true;
+  if (rec.kind == "fatal" || rec.kind == "build_log") {
+    line >> h;
+  } else if (rec.kind == "start" || rec.kind == "recheck") {
+    ok = static_cast<bool>(line >> rec.call);
+  } else if (rec.kind == "tamper") {
+    ok = static_cast<bool>(line >> rec.call >> h);
+  } else if (rec.kind == "done") {
+    ok = static_cast<bool>(line >> rec.call >> rec.rc >> rec.seconds >> h);
+  } else if (rec.kind == "fault") {
+    line >> rec.where;
+    if (rec.where == "device") line >> h;
+    else if (rec.where == "in" || rec.where == "out") ok = static_cast<bool>(line >> rec.call >> rec.arg >> rec.offset);
+  }
+  // NOTES: a record whose fields do not parse keeps its kind and nothing else: it names no call,
+  // so kcv ignores it (std::istream would have read "done x" as call 0).
+  if (!ok) {
+    Record bad;
+    bad.kind = rec.kind;
+    return bad;
+  }
+  rec.text = proto::hex_decode(h);
+  return rec;
+}
+
 bool Exchange::take(const std::string& text) {
   Records& r = records;
-  const int calls = static_cast<int>(r.done.size());
-  std::istringstream line(text);
-  std::string kind;
-  line >> kind;
+  const Record rec = parse_record(text);
+  const int i = rec.call;
+  const bool in_range = i >= 0 && i < static_cast<int>(r.done.size());
+  const auto u = static_cast<std::size_t>(in_range ? i : 0);
   // NOTES: the deadline moves on only with progress: ready once, each call's first start and
   // first done. A line the candidate writes (a heartbeat, a repeated start or done) extends
   // nothing; forged records of calls not yet run move it at most twice per call.
   const auto now = Clock::now();
-  if (kind == "ready") on_ready();
-  else if (kind == "loading") r.loading = true;
-  else if (kind == "bye") r.bye = true;
-  else if (kind == "idle") r.idle = true;
-  else if (kind == "fatal") {
-    std::string h;
-    line >> h;
-    (r.loading || r.ready ? r.untrusted_fatal : r.fatal) = proto::hex_decode(h);
+  if (rec.kind == "ready") on_ready();
+  else if (rec.kind == "loading") r.loading = true;
+  else if (rec.kind == "bye") r.bye = true;
+  else if (rec.kind == "idle") r.idle = true;
+  else if (rec.kind == "fatal") {
+    (r.loading || r.ready ? r.untrusted_fatal : r.fatal) = rec.text;
     if (!r.loading && !r.ready) return false;
   }
-  else if (kind == "recheck") {
-    int i = -1;
-    line >> i;
-    if (i >= 0 && i < calls && r.done[static_cast<std::size_t>(i)]) r.recheck_seen[static_cast<std::size_t>(i)] = true;
+  else if (rec.kind == "recheck") {
+    if (in_range && r.done[u]) r.recheck_seen[u] = true;
   }
-  else if (kind == "tamper") {
+  else if (rec.kind == "tamper") {
     // kcv-worker's own look after a call: a fault handler replaced, a PROT_NONE page opened.
-    int i = -1; std::string h;
-    line >> i >> h;
-    if (i >= 0 && i < calls && r.side_effect.empty()) {
-      r.side_effect = clean_text(proto::hex_decode(h));
+    if (in_range && r.side_effect.empty()) {
+      r.side_effect = clean_text(rec.text);
       r.side_effect_call = i;
     }
   }
-  else if (kind == "build_log") { std::string h; line >> h; r.build_log = proto::hex_decode(h); }
-  else if (kind == "start") {
-    int i = -1;
-    line >> i;
-    if (i >= 0 && i < calls && !r.started[static_cast<std::size_t>(i)]) {
-      r.started[static_cast<std::size_t>(i)] = true;
+  else if (rec.kind == "build_log") r.build_log = rec.text;
+  else if (rec.kind == "start") {
+    if (in_range && !r.started[u]) {
+      r.started[u] = true;
       r.current = i;
       progress();
     }
   }
-  else if (kind == "fault") on_fault(line);
-  else if (kind == "done") on_done(line, now);
+  else if (rec.kind == "fault") on_fault(rec);
+  else if (rec.kind == "done") on_done(rec, now);
   move_deadline(now);
   return true;
 }
@@ -162,37 +184,34 @@ void Exchange::on_ready() {
   r.ready = true;
 }
 
-void Exchange::on_fault(std::istream& line) {
+void Exchange::on_fault(const Record& rec) {
   Records& r = records;
-  std::string where;
-  line >> where;
-  if (where == "device") {
-    std::string h;
-    line >> h;
-    r.device_error = clean_text(proto::hex_decode(h));
-  } else if (where == "in" || where == "out") {
+  if (rec.where == "device") {
+    r.device_error = clean_text(rec.text);
+  } else if (rec.where == "in" || rec.where == "out") {
     r.fault.known = true;
-    r.fault.input = where == "in";
-    line >> r.fault.call >> r.fault.arg >> r.fault.offset;
+    r.fault.input = rec.where == "in";
+    r.fault.call = rec.call;
+    r.fault.arg = rec.arg;
+    r.fault.offset = rec.offset;
   }
 }
 
-void Exchange::on_done(std::istream& line, Clock::time_point now) {
+void Exchange::on_done(const Record& rec, Clock::time_point now) {
   Records& r = records;
-  const int calls = static_cast<int>(r.done.size());
-  int i = -1;
-  std::string h;
-  line >> i;
+  const int i = rec.call;
+  const bool in_range = i >= 0 && i < static_cast<int>(r.done.size());
   // The worker waits for this after each `done`; sent after the look below. A duplicate
   // (forged) `done` gets one too, so a worker is never left waiting for kcv.
   struct Go {
     int fd; bool send;
     ~Go() { if (send) (void)::send(fd, &proto::kGo, 1, MSG_NOSIGNAL | MSG_DONTWAIT); }
-  } go{w_.result_fd, i >= 0 && i < calls};
-  if (i < 0 || i >= calls || r.done[static_cast<std::size_t>(i)]) return;
+  } go{w_.result_fd, in_range};
+  if (!in_range || r.done[static_cast<std::size_t>(i)]) return;
   const auto u = static_cast<std::size_t>(i);
-  line >> r.rc[u] >> r.secs[u] >> h;
-  r.msg[u] = proto::hex_decode(h);
+  r.rc[u] = rec.rc;
+  r.secs[u] = rec.seconds;
+  r.msg[u] = rec.text;
   r.done[u] = true;
   progress();
   look_for_side_effects(i);

@@ -146,6 +146,20 @@ int end_worker(Session& w, double grace_s, bool* outstayed = nullptr);
 
 // ---- exchange.cpp ----
 
+/// One record of a worker's (fd 4), parsed as kcv reads it (docs/protocol.md). Fields a record
+/// lacks or that do not parse stay as below; kind is the first word, whatever it is.
+struct Record {
+  std::string kind;    // loading ready fatal build_log start done recheck tamper fault bye idle
+  int call = -1;       // start, done, recheck, tamper, fault in|out
+  int rc = 0;          // done
+  double seconds = 0;  // done
+  std::string text;    // decoded: fatal, build_log, tamper, fault device, done (the message)
+  std::string where;   // fault: in, out, device, unknown
+  int arg = 0;         // fault in|out
+  int64_t offset = 0;  // fault in|out: bytes from the buffer's first data byte
+};
+Record parse_record(const std::string& line);
+
 /// What the worker's records said (fd 4, docs/protocol.md); per-call vectors by global index.
 struct Records {
   explicit Records(int calls);
@@ -190,8 +204,8 @@ class Exchange {
   /// One record; false: take no more of what was read (a trusted `fatal`).
   bool take(const std::string& line);
   void on_ready();
-  void on_done(std::istream& line, Clock::time_point now);
-  void on_fault(std::istream& line);
+  void on_done(const Record& rec, Clock::time_point now);
+  void on_fault(const Record& rec);
   void progress();
   void move_deadline(Clock::time_point now);
   void look_for_side_effects(int call);
