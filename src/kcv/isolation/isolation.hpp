@@ -1,5 +1,5 @@
 // The isolation core's pieces, private to src/kcv/isolation/ and runner.cpp (included by relative
-// path; not under include/). Runner::run_batch strings them together for one batch of cases:
+// path; not under include/, not installed; tests reach it as "kcv/isolation/isolation.hpp"). Runner::run_batch strings them together for one batch of cases:
 //   stage.cpp      lay the batch out in a data file (a memfd), write the plan and the input bytes
 //   spawn.cpp      hand the data file to a waiting session worker, or start one in its sandbox
 //   exchange.cpp   follow the worker's records: deadlines, side-effect checks after every call
@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
