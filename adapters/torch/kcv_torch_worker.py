@@ -1,6 +1,6 @@
 """kcv torch worker: runs a KernelBench solution's ModelNew for the kcv engine, in an isolated
 process that kcv's Runner starts exactly like kcv-worker and that speaks the same protocol
-(src/kcv/protocol.hpp):
+(docs/protocol.md; tests/python/test_protocol_golden.py checks this side against its golden files):
 
   fd 3  a memfd: [0, 8) plan offset, [8, 16) plan length; the JSON plan; input bytes and output
         poison staged by the parent; snapshot slots this worker fills ([guard][span][guard])
@@ -61,6 +61,11 @@ def await_go():
 def hexs(s):
     b = s.encode("utf-8", "replace")
     return b.hex() if b else "-"
+
+
+def done_record(i, rc, seconds, msg):
+    """The `done` record of call i (docs/protocol.md): rc, seconds with 6 decimals, the message in hex."""
+    return f"done {i} {rc} {seconds:.6f} {hexs(msg)}"
 
 
 def fatal(why):
@@ -435,7 +440,7 @@ def main():
             else:
                 o = o.detach().cpu()
                 view_of(slot, a).copy_(o.view(torch.uint8) if o.dtype == torch.bool else o)
-        emit(f"done {i} {rc} {st['seconds']:.6f} {hexs(msg)}")
+        emit(done_record(i, rc, st['seconds'], msg))
         await_go()
         state[i] = {"in_buf": st["in_buf"], "g": st["g"]}  # later calls may reuse the buffers
 

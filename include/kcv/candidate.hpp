@@ -81,6 +81,8 @@ class Candidate {
   const std::string& library() const { return library_; }    // the .so to load
   bool has_source() const { return kind_ != "so"; }
   const std::string& kind() const { return kind_; }          // c, cpp, cu, so, kernelbench
+  /// A KernelBench candidate: Python, run by the torch worker instead of kcv-worker.
+  bool runs_in_torch_worker() const { return kind_ == "kernelbench"; }
   const std::string& problem() const { return problem_; }    // kernelbench: the problem file, as given
   const std::string& problem_copy() const { return problem_copy_; }  // kernelbench: what the worker imports
   const std::string& python() const { return python_; }      // kernelbench: the interpreter

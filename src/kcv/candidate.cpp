@@ -5,8 +5,6 @@
 #include <sys/stat.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +20,7 @@
 #include "kcv/build_config.hpp"
 #include "kcv/core/sha256.hpp"
 #include "kcv/runner.hpp"
+#include "kcv/subprocess.hpp"
 #include "kcv/text.hpp"
 
 namespace fs = std::filesystem;
@@ -105,31 +104,19 @@ CaptureLimits default_compile_limits() {
 int run_capture(const std::vector<std::string>& argv, std::string& output, const CaptureLimits& limits) {
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) return -1;
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) { close(pipefd[0]); close(pipefd[1]); return -1; }
-  if (pid == 0) {
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    dup2(pipefd[1], 1);
-    dup2(pipefd[1], 2);
-    if (limits.address_space > 0) {
-      const rlimit as{static_cast<rlim_t>(limits.address_space), static_cast<rlim_t>(limits.address_space)};
-      setrlimit(RLIMIT_AS, &as);
-    }
-    if (limits.seconds > 0) {  // CPU seconds too: a compiler that forks still meets the wall clock below
-      const auto cpu = static_cast<rlim_t>(limits.seconds) + 1;
-      const rlimit c{cpu, cpu + 1};
-      setrlimit(RLIMIT_CPU, &c);
-    }
-    const rlimit core{0, 0};
-    setrlimit(RLIMIT_CORE, &core);
-    execvp(args[0], args.data());
-    _exit(127);
+  SubprocessSpec spec;
+  spec.argv = argv;
+  spec.out = spec.err = Redirect::to_fd(pipefd[1]);
+  spec.address_space = limits.address_space;
+  spec.cpu_seconds = limits.seconds;
+  pid_t pid = -1;
+  try {
+    pid = spawn_subprocess(spec);
+  } catch (const SetupError&) {
+    close(pipefd[0]);
+    close(pipefd[1]);
+    return -1;
   }
-  setpgid(pid, pid);
   close(pipefd[1]);
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limits.seconds > 0 ? limits.seconds : 1e9);
   int result = 0;

@@ -1,13 +1,15 @@
-// The parent <-> worker protocol. Shared by the runner (parent) and kcv-worker; contains no
-// reference code. See docs/architecture.md.
+// The parent <-> worker protocol, specified in docs/protocol.md (the golden records and plan in
+// tests/protocol/ are checked on both sides). Shared by kcv's isolation core (src/kcv/isolation/)
+// and kcv-worker; contains no reference code. In short:
 //
 // fd 3 (both ways): a memfd. Bytes [0, 8) hold the plan's offset, [8, 16) its length; the plan
-//   (JSON) sits after the staging area: input bytes and output poison the worker uploads before a
-//   call, and snapshot slots the worker fills after it (offsets in the plan are absolute).
-// fd 4 (worker -> parent): text records, one per line:
-//   ready | fatal <hex message> | start <call> | done <call> <rc> <seconds> <hex message> | bye |
-//   idle | build_log <hex path> (before a fatal: the candidate's build failed, its whole output is
-//   there; the torch worker's load_inline builds)
+//   (JSON) sits after the staging area (from kHeaderBytes on): input bytes and output poison the
+//   worker uploads before a call, and snapshot slots the worker fills after it (offsets in the
+//   plan are absolute).
+// fd 4 (worker -> parent): text records, one per line: loading | ready | fatal <hex> |
+//   build_log <hex path> | start <call> | done <call> <rc> <seconds> <hex message> | recheck <call> |
+//   tamper <call> <hex> | fault in|out <call> <arg> <offset> | fault unknown | fault device <hex> |
+//   bye | idle. After each `done` the worker waits for one byte from kcv (kGo).
 // fd 5 (parent -> worker, only when the plan says "session": true): a unix socket. After its last
 //   call such a worker says `idle` (not `bye`) and waits there for the next batch: one byte
 //   carrying the next memfd (SCM_RIGHTS), after which it maps that plan and says `ready` again.

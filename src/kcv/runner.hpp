@@ -15,11 +15,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/candidate.hpp"
 #include "kcv/gate.hpp"
 #include "kcv/sandbox.hpp"
 
 namespace kcv {
+
+namespace isolation {
+struct Context;
+class DataFile;
+struct Session;
+}  // namespace isolation
 
 struct RunnerOptions {
   std::string backend = "cpu";
@@ -72,15 +79,6 @@ int default_threads();
 /// RLIMIT_AS of an unsanitized cpu worker: 32 GiB or three quarters of the machine's memory,
 /// whichever is less (a runaway candidate meets its own limit before the host's OOM killer).
 int64_t default_address_space_limit();
-
-/// Kernels of the libraries a torch solution runs on (ATen, cuDNN, cuBLAS/cuBLASLt), as a regular
-/// expression over kernel names, mangled or not: compute-sanitizer's memcheck, racecheck and
-/// synccheck leave them uninstrumented for torch candidates (initcheck sees every kernel).
-/// cuDNN's RNN kernels (RNN_blockPersist_*, elemWiseRNNcell) carry no "cudnn" in their names;
-/// instrumented by racecheck, two KernelBench LSTM workers held 32-34 GB of host memory each.
-inline constexpr const char* kLibraryKernels =
-    "at::native|at6native|cudnn|xmma|nvjet|cutlass_[0-9]+_|implicit_convolve|explicit_convolve|fft2d_|winograd|"
-    "RNN_blockPersist|elemWiseRNNcell";
 
 /// How a worker's (or verifier's) death by a SIGKILL that kcv did not send is worded. On Linux
 /// that signal comes from the kernel's out-of-memory killer (or an operator); kcv sends SIGKILL
@@ -135,45 +133,25 @@ class Runner {
   const RunnerOptions& options() const { return opt_; }
 
  private:
-  /// A worker kept between batches (torch candidates, unsanitized; one per worker options): it
-  /// said `idle` and waits on its session socket for the next memfd. Ended by the destructor or
-  /// by any abnormal batch.
-  struct Session {
-    sandbox::Process proc;
-    /// Processes allowed beside the worker: those alive when it said ready (a sanitizer's
-    /// target, torch's helpers), for wrappers and torch only; none for kcv-worker itself.
-    std::set<pid_t> baseline;
-    /// Files in the private tmp dirs when it said ready, for wrappers and cuda (the driver's).
-    std::set<std::string> file_baseline;
-    int64_t oom_kills_at_start = -1;
-    int result_fd = -1, ctl_fd = -1;
-    /// compute-sanitizer outside a network namespace of its own: the lock on its port range.
-    int port_lock_fd = -1;
-    WorkerOptions options;
-    std::string cwd, log;
-    /// Shape signatures it has been called at (compile grace: only the first call at each gets it).
-    std::set<std::string> signatures;
-    int64_t log_offset = 0;
-    /// Its last batch's data memfd, still mapped here: the next batch that fits reuses it, so its
-    /// pages are not faulted in and zeroed again (kcv's host time on large problems).
-    int data_fd = -1;
-    unsigned char* data = nullptr;
-    int64_t data_bytes = 0;
-  };
+  /// One batch of cases with the same worker options in one worker (src/kcv/isolation/).
   std::vector<CaseRun> run_batch(const std::vector<const Case*>& batch, const WorkerOptions& opts);
-  /// Closes a worker's pipes, gives it grace_s to exit by itself, kills its whole group and
-  /// removes its cwd. Returns its wait status; *outstayed: it had not exited by itself within
-  /// grace_s (so a SIGKILL in the status may be kcv's).
-  int end_worker(const Session& w, double grace_s, bool* outstayed = nullptr);
+  /// The waiting session worker of ctx's options, handed the data file, or a fresh worker on it
+  /// (*reused: the former).
+  isolation::Session worker_for(const isolation::Context& ctx, const isolation::DataFile& data, bool* reused);
   const Candidate& candidate_;
   RunnerOptions opt_;
+  /// How opt_.backend's workers run.
+  const Backend& backend_;
   int serial_ = 0;
   int data_files_made_ = 0;
   std::optional<sandbox::InForce> in_force_;
   /// A call hung through its compile grace: no later call of this runner gets one (a compile that
   /// never ends is a hang; each further hang costs the per-call timeout, not the grace).
   bool grace_spent_ = false;
-  std::vector<Session> sessions_;
+  /// Workers kept between batches (torch candidates, unsanitized; one per worker options): each
+  /// said `idle` and waits on its session socket for the next data file. Ended by the destructor
+  /// or by any abnormal batch.
+  std::vector<isolation::Session> sessions_;
 };
 
 }  // namespace kcv

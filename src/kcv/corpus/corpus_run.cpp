@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +27,7 @@
 #include "kcv/report.hpp"
 #include "kcv/runner.hpp"
 #include "kcv/stats.hpp"
+#include "kcv/subprocess.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -255,22 +255,12 @@ struct Child {
   std::string tmp_dir;
 };
 
-/// Sets NAME=value in an environment list, dropping any earlier NAME; an empty value only drops.
-void set_env(std::vector<std::string>& env, const std::string& name, const std::string& value) {
-  const std::string prefix = name + "=";
-  std::erase_if(env, [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
-  if (!value.empty()) env.push_back(prefix + value);
-}
-
 /// This process's environment with KCV_THREADS set to each verifier's share of the cores
 /// (runner.hpp, default_threads), unless the caller set it.
 std::vector<std::string> verifier_environment(int jobs) {
-  std::vector<std::string> env;
-  bool set = false;
-  for (char** e = environ; *e; ++e) {
-    env.emplace_back(*e);
-    set = set || (env.back().rfind("KCV_THREADS=", 0) == 0 && env.back().size() > 12);
-  }
+  std::vector<std::string> env = own_environment();
+  const bool set = std::any_of(env.begin(), env.end(),
+                               [](const std::string& e) { return e.rfind("KCV_THREADS=", 0) == 0 && e.size() > 12; });
   if (set) {
     default_threads();  // a bad value is the caller's error, said once here
   } else {
@@ -282,35 +272,17 @@ std::vector<std::string> verifier_environment(int jobs) {
 
 /// Starts the verifier on a pair: own process group, stdin and stdout /dev/null, stderr to a file,
 /// killed when this process dies (PR_SET_PDEATHSIG), so a killed run leaves no verifier behind.
+/// No descriptor above 2 reaches it: the journal's fd (and its flock) stays with the run.
 pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
             const std::string& err_path, const std::string& out_path = "") {
-  std::vector<char*> args, envp;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  for (const auto& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) throw SetupError(fmt::format("fork failed: {}", std::strerror(errno)));
-  if (pid == 0) {
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);   // the run died before prctl took effect
-    const int in = open("/dev/null", O_RDONLY);
-    const int out = out_path.empty() ? open("/dev/null", O_WRONLY) : open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (in < 0 || out < 0 || err < 0) _exit(127);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
-    close_range(3, ~0U, 0);   // the journal's fd (and its flock) stays with the run
-    execve(args[0], args.data(), envp.data());
-    const std::string msg = fmt::format("kcv corpus: cannot execute '{}': {}\n", argv[0], std::strerror(errno));
-    (void)!write(2, msg.data(), msg.size());
-    _exit(127);
-  }
-  setpgid(pid, pid);   // also from the parent: the group exists before any kill(-pid)
-  return pid;
+  SubprocessSpec spec;
+  spec.argv = argv;
+  spec.env = environment;
+  spec.in = Redirect::dev_null();
+  spec.out = out_path.empty() ? Redirect::dev_null() : Redirect::to_file(out_path);
+  spec.err = Redirect::to_file(err_path);
+  spec.exec_failure_prefix = fmt::format("kcv corpus: cannot execute '{}': ", argv[0]);
+  return spawn_subprocess(spec);
 }
 
 /// The precompiled-header helper (CorpusOptions::torch_pch, adapters/torch/kcv_torch_pch.py):

@@ -5,7 +5,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +29,7 @@
 #include "kcv/engine.hpp"
 #include "kcv/gates/common.hpp"
 #include "kcv/runner.hpp"
+#include "kcv/subprocess.hpp"
 #include "kcv/text.hpp"
 
 namespace fs = std::filesystem;
@@ -104,25 +104,27 @@ struct KernelBenchContract::Server {
     const std::string threads = std::to_string(default_threads());
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw SetupError("pipe failed");
-    pid = fork();
-    if (pid < 0) throw SetupError("fork failed");
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);  // dies with kcv (docs/security.md)
-      dup2(in[0], 0);
-      dup2(out[1], 1);
-      int logfd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      if (logfd >= 0) dup2(logfd, 2);
-      const std::string device = s.backend == "cuda" ? "cuda" : "cpu", seed = std::to_string(s.init_seed);
-      const char* argv[] = {s.python.c_str(), "-u", script.c_str(), s.problem.c_str(), device.c_str(), seed.c_str(), nullptr};
-      setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
-      setenv("OMP_NUM_THREADS", threads.c_str(), 1);  // the candidate's share (default_threads)
-      // NOTES: large tensors come and go every case: keep their memory in the heap instead of
-      // mapping (and zeroing) fresh pages each time.
-      setenv("MALLOC_MMAP_THRESHOLD_", "4294967296", 1);
-      setenv("MALLOC_TRIM_THRESHOLD_", "17179869184", 1);
-      execvp(argv[0], const_cast<char* const*>(argv));
-      std::fprintf(stderr, "cannot run %s: %s\n", argv[0], std::strerror(errno));
-      _exit(127);
+    const std::string device = s.backend == "cuda" ? "cuda" : "cpu", seed = std::to_string(s.init_seed);
+    SubprocessSpec spec;
+    spec.argv = {s.python, "-u", script, s.problem, device, seed};
+    std::vector<std::string> env = own_environment();
+    set_env(env, "PYTHONDONTWRITEBYTECODE", "1");
+    set_env(env, "OMP_NUM_THREADS", threads);  // the candidate's share (default_threads)
+    // NOTES: large tensors come and go every case: keep their memory in the heap instead of
+    // mapping (and zeroing) fresh pages each time.
+    set_env(env, "MALLOC_MMAP_THRESHOLD_", "4294967296");
+    set_env(env, "MALLOC_TRIM_THRESHOLD_", "17179869184");
+    spec.env = std::move(env);
+    spec.in = Redirect::to_fd(in[0]);
+    spec.out = Redirect::to_fd(out[1]);
+    spec.err = Redirect::to_file(log);
+    spec.own_process_group = false;  // killed by pid; it dies with kcv (PR_SET_PDEATHSIG, docs/security.md)
+    spec.exec_failure_prefix = fmt::format("cannot run {}: ", s.python);
+    try {
+      pid = spawn_subprocess(spec);
+    } catch (...) {
+      for (int fd : {in[0], in[1], out[0], out[1]}) close(fd);
+      throw;
     }
     close(in[0]);
     close(out[1]);
