@@ -185,6 +185,17 @@ class BoundMode(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = func.overloadpacket.__name__
+        if name.endswith("_") and not name.startswith("_"):
+            return self.dispatch(func, name, args, kwargs)  # mutates: not run twice
+        try:
+            return self.dispatch(func, name, args, kwargs)
+        except Exception as e:  # noqa: BLE001 - a rule that cannot take these arguments
+            # NOTES: a rule's failure must not become the reference's: the op is then unruled
+            # (its outputs and what follows judged by the calibrated floor), and named.
+            self.unruled[f"{func} (its rule failed: {type(e).__name__}: {str(e).splitlines()[0][:120]})"] += 1
+            return self.unruled_op(func, name, args, kwargs, count=False)
+
+    def dispatch(self, func, name, args, kwargs):
         if name.endswith("_") and not name.startswith("_") and name not in ("copy_",):
             return self.inplace(func, name, args, kwargs)
         if name == "copy_":
@@ -315,9 +326,10 @@ class BoundMode(TorchDispatchMode):
                 self.finish(t, E, E, None)
         return y
 
-    def unruled_op(self, func, name, args, kwargs):
+    def unruled_op(self, func, name, args, kwargs, count=True):
         y = func(*args, **kwargs)
-        self.unruled[str(func)] += 1
+        if count:
+            self.unruled[str(func)] += 1
         for t in _tensors(y):
             if _is_float(t):
                 self.finish(t, torch.zeros((), dtype=torch.float64, device=t.device),
@@ -740,11 +752,22 @@ class BoundMode(TorchDispatchMode):
 
 
 def run(model64, args64):
-    """Runs model64 on args64 under BoundMode. Returns (outputs, [Track per output], unruled)."""
+    """Runs model64 on args64 under BoundMode. Returns (outputs, [Track per output], unruled).
+    Where the run itself fails, every output is calibrated and the reason is the one unruled."""
     mode = BoundMode()
-    with torch.no_grad():
-        with mode:
+    try:
+        with torch.no_grad():
+            with mode:
+                outs = model64(*args64)
+    except Exception as e:  # noqa: BLE001
+        with torch.no_grad():
             outs = model64(*args64)
+        outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+        why = f"the bound's run failed: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+        tracks = [None if not (isinstance(o, torch.Tensor) and o.is_floating_point()) else
+                  Track(torch.zeros(o.shape, dtype=torch.float64), torch.zeros(o.shape, dtype=torch.float64),
+                        torch.ones(o.shape, dtype=torch.uint8)) for o in outs]
+        return outs, tracks, {why: 1}
     outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
     tracks = []
     for o in outs:
