@@ -783,6 +783,9 @@ def run(model64, args64):
         # non-finite input, say): calibrated floor.
         bad = torch.isfinite(o) & ~(torch.isfinite(E) & torch.isfinite(W)) & (S < 2)
         S = torch.where(bad, torch.ones_like(S), S)
+        # Free matters where the float64 value is finite: a non-finite one is judged in class by
+        # the two orders (float64, fp32 eager) as before.
+        S = torch.where(~torch.isfinite(o) & (S == 2), torch.zeros_like(S), S)
         E = torch.where(torch.isfinite(E), E, torch.zeros_like(E))
         W = torch.where(torch.isfinite(W), W, torch.zeros_like(W))
         tracks.append(Track(E.contiguous(), W.contiguous(), S.contiguous()))

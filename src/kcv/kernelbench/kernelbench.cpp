@@ -581,7 +581,7 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
         // spread the population test judges random cases by (docs/population-test.md).
         const double eager = std::isfinite(r64) && std::isfinite(r32) ? 2 * std::abs(r32 - r64) / u : 0;
         const double E = double_at(bE, i), W = double_at(bW, i);
-        if (eager > E + std::abs(r64)) ++counts[o][3];
+        if (eager / 2 > E + std::abs(r64)) ++counts[o][3];
         t.depth[i] = 1;
         t.mag[i] = std::max(E, eager);
         t.walk[i] = std::max(W, eager);
