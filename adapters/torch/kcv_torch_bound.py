@@ -102,10 +102,22 @@ STRUCTURAL = set(("view _unsafe_view reshape _reshape_alias permute transpose t 
                   "permute_copy expand_copy squeeze_copy transpose_copy t_copy _unsafe_index broadcast_in_dim "
                   "collapse_view split_dim squeeze reshape "
                   "constant_pad_nd masked_select index_put").split())
+NONNEG_ALWAYS = set("abs exp exp2 sqrt rsqrt relu relu6 sigmoid square hardsigmoid softplus".split())
 SELECTION = set("amax amin max min sort topk kthvalue median cummax cummin max_pool1d max_pool2d "
                 "max_pool2d_with_indices max_pool3d_with_indices adaptive_max_pool2d adaptive_max_pool1d".split())
 SOURCES_OK = set("zeros ones full empty empty_like zeros_like ones_like full_like new_zeros new_ones new_full "
                  "new_empty empty_strided arange linspace scalar_tensor eye tensor _tensor_constant".split())
+
+
+def _lower(t):
+    """The smallest element of an exact (or once-rounded) tensor, rounded down: a lower bound in
+    every fp32 order; None where unknown."""
+    if not (isinstance(t, torch.Tensor) and t.is_floating_point()) or t.numel() == 0:
+        return False
+    m = float(t.min())
+    if not math.isfinite(m):
+        return False
+    return m * (1 - 2 * U) if m > 0 else m * (1 + 2 * U)
 
 
 def _is_float(t):
@@ -140,11 +152,30 @@ def _inexact_float(s):
 
 
 class Track:
-    """E, W (float64, broadcastable to the value) and S (uint8 or None: all derived)."""
-    __slots__ = ("E", "W", "S")
+    """E, W (float64, broadcastable to the value), S (uint8 or None: all derived) and O (uint8 or
+    None: 1 where the float64 value is finite but beyond fp32's range)."""
+    __slots__ = ("E", "W", "S", "O", "L")
 
-    def __init__(self, E, W, S=None):
-        self.E, self.W, self.S = E, W, S
+    def __init__(self, E, W, S=None, O=None, P=False):
+        # L: a lower bound of every element in every fp32 order, or None. A square, an exp, a sum
+        # of such is >= 0 (rounding keeps signs), var + eps >= eps: the lower end of the error
+        # interval is clipped there where an op evaluates its corners (rsqrt(var + eps) stays
+        # finite however large var's error). P=True means L = 0; a float, that bound.
+        self.E, self.W, self.S, self.O = E, W, S, O
+        self.L = (0.0 if P is True else None if P is False else float(P))
+
+    @property
+    def P(self):
+        return self.L is not None and self.L >= 0
+
+    def status_in(self):
+        """S as an input of a later op: an element beyond fp32's range overflows there in every
+        fp32 order, and what an op makes of it (Inf - Inf, Inf * 0) depends on the order: free.
+        The element itself is not free (its class is +-Inf, as the reference rounds it)."""
+        if self.O is None:
+            return self.S
+        over = self.O * 2
+        return over if self.S is None else torch.maximum(torch.broadcast_to(self.S, over.shape), over)
 
 
 class BoundMode(TorchDispatchMode):
@@ -172,7 +203,7 @@ class BoundMode(TorchDispatchMode):
             E = torch.where(torch.isfinite(E), E, torch.zeros_like(E))
         else:
             E = torch.zeros((), dtype=torch.float64, device=t.device)
-        track = Track(E, E)
+        track = Track(E, E, P=_lower(t))
         self.put(t, track)
         return track
 
@@ -204,7 +235,7 @@ class BoundMode(TorchDispatchMode):
             t = self.get(src) if isinstance(src, torch.Tensor) else Track(torch.zeros(()), torch.zeros(()))
             self.put(dst, Track(t.E.expand(dst.shape).clone() if t.E.dim() else t.E,
                                 t.W.expand(dst.shape).clone() if t.W.dim() else t.W,
-                                None if t.S is None else t.S.expand(dst.shape).clone()))
+                                None if t.status_in() is None else t.status_in().expand(dst.shape).clone()))
             self.mark_base(dst, "copy_")
             return dst
         manual = (MANUAL_PRIMS if str(func).startswith("prims.") else MANUAL).get(name)
@@ -266,7 +297,12 @@ class BoundMode(TorchDispatchMode):
             self.put(base, Track(t.E, t.W, torch.ones(base.shape, dtype=torch.uint8, device=base.device)))
             self.unruled[f"{why} into a view"] += 1
 
-    def finish(self, y, E, W, S):
+    def nonneg(self, *ts):
+        """Every floating tensor among ts is non-negative in every fp32 order."""
+        fl = [t for t in _tensors(ts) if _is_float(t)]
+        return bool(fl) and all(self.get(t).P for t in fl)
+
+    def finish(self, y, E, W, S, P=False):
         """Stores E, W, S for y (a float tensor), with the overflow check every rule shares."""
         if not isinstance(y, torch.Tensor):
             return
@@ -277,18 +313,16 @@ class BoundMode(TorchDispatchMode):
             return
         E = torch.broadcast_to(E, y.shape) if isinstance(E, torch.Tensor) else torch.full_like(y, E)
         W = torch.broadcast_to(W, y.shape) if isinstance(W, torch.Tensor) else torch.full_like(y, W)
-        # An intermediate finite in float64 but beyond fp32's range overflows in every fp32 order:
-        # what follows from it depends on the order (Inf - Inf, Inf * 0).
+        # A value finite in float64 but beyond fp32's range overflows in every fp32 order: kept as
+        # O, which makes it free as the input of a later op (Track.status_in).
         over = torch.isfinite(y) & (y.abs() > F32_MAX)
-        if bool(over.any()):
-            S = torch.maximum(S if S is not None else torch.zeros(y.shape, dtype=torch.uint8, device=y.device),
-                              over.to(torch.uint8) * 2)
+        O = over.to(torch.uint8) if bool(over.any()) else None
         if S is not None and S.shape != y.shape:
             S = torch.broadcast_to(S, y.shape)
-        self.put(y, Track(E, W, S))
+        self.put(y, Track(E, W, S, O, P))
 
     def status_of(self, args, kwargs):
-        return [(t, self.get(t).S) for t in _tensors((args, kwargs)) if self.get(t).S is not None]
+        return [(t, self.get(t).status_in()) for t in _tensors((args, kwargs)) if self.get(t).status_in() is not None]
 
     def propagate_status(self, func, args, kwargs, outs):
         """S of the outputs of a non-elementwise op: where a NaN put at the inputs' marked
@@ -323,7 +357,7 @@ class BoundMode(TorchDispatchMode):
             if _is_float(t) and t.dtype == torch.float64:
                 E = (t - t.float().double()).abs() / U
                 E = torch.where(torch.isfinite(E), E, torch.zeros_like(E))
-                self.finish(t, E, E, None)
+                self.finish(t, E, E, None, P=_lower(t))
         return y
 
     def unruled_op(self, func, name, args, kwargs, count=True):
@@ -384,7 +418,8 @@ class BoundMode(TorchDispatchMode):
             if not (_is_float(o) or (isinstance(o, torch.Tensor) and o.dtype == torch.bool)):
                 continue
             S = res["S"][k]
-            self.finish(o, res["E"][k], res["W"][k], None if S is None else S.round().to(torch.uint8))
+            self.finish(o, res["E"][k], res["W"][k], None if S is None else S.round().to(torch.uint8),
+                        P=self.nonneg(args, kwargs))
         return y
 
     def elementwise(self, func, name, args, kwargs):
@@ -407,7 +442,7 @@ class BoundMode(TorchDispatchMode):
                 if bool((tr.E > 0).any()):
                     d = U * tr.E
                     ratio = torch.where(tr.E > 0, tr.W / tr.E.clamp_min(1e-300), torch.zeros_like(tr.E))
-                    spots.append((i, [a - d, a + d], ratio))
+                    spots.append((i, [(a - d).clamp_min(tr.L) if tr.L is not None else a - d, a + d], ratio))
             elif _inexact_float(a):
                 spots.append((i, [a * (1 - U), a * (1 + U)], None))
 
@@ -472,7 +507,7 @@ class BoundMode(TorchDispatchMode):
                         results[k]["free"] |= free
         S_in = None
         for t in _tensors((args, kwargs)):
-            s = self.get(t).S
+            s = self.get(t).status_in()
             if s is not None:
                 s = torch.broadcast_to(s, outs[0].shape) if s.shape != outs[0].shape else s
                 S_in = s if S_in is None else torch.maximum(S_in, s)
@@ -490,8 +525,38 @@ class BoundMode(TorchDispatchMode):
             if bool(r["free"].any()):
                 f = r["free"].to(torch.uint8) * 2
                 S = f if S is None else torch.maximum(S.expand(f.shape), f)
-            self.finish(o, E, W, S)
+            self.finish(o, E, W, S, P=self.elementwise_nonneg(name, args))
         return y
+
+    def elementwise_nonneg(self, name, args):
+        """A lower bound of the op's result in every fp32 order (rounding keeps signs; True: 0;
+        False: none known)."""
+        if name == "add" and len(args) >= 2:
+            lows = []
+            for a in args[:2]:
+                if isinstance(a, torch.Tensor) and a.is_floating_point():
+                    lows.append(self.get(a).L)
+                elif isinstance(a, (int, float)) and not isinstance(a, bool):
+                    lows.append(float(a))
+                else:
+                    lows.append(None)
+            if len(args) < 3 and all(lo is not None and lo >= 0 for lo in lows):
+                return sum(lows) * (1 - 4 * U)  # (the roundings of the constant and the sum: down)
+        if name in NONNEG_ALWAYS:
+            return True
+        tens = [a for a in args if isinstance(a, torch.Tensor)]
+        scal = [a for a in args if isinstance(a, (int, float)) and not isinstance(a, bool)]
+        if name == "mul" and len(tens) == 2 and tens[0] is tens[1]:
+            return True
+        if name == "pow" and len(args) > 1 and isinstance(args[1], (int, float)) and float(args[1]) % 2 == 0:
+            return True
+        if name in ("clamp", "clamp_min") and len(args) > 1 and isinstance(args[1], (int, float)) and args[1] >= 0:
+            return True
+        if name in ("add", "mul", "div", "maximum", "true_divide", "_to_copy", "to", "convert_element_type",
+                    "clone", "where", "masked_fill"):
+            fl = [t for t in tens if t.is_floating_point()]
+            return bool(fl) and all(self.get(t).P for t in fl) and all(x >= 0 for x in scal)
+        return False
 
     def multilinear(self, func, name, args, kwargs):
         y = func(*args, **kwargs)
@@ -552,10 +617,14 @@ class BoundMode(TorchDispatchMode):
         E, W, AB = sa * E, sa * W, sa * AB
         if c is not None:
             tc = self.get(c)
+            Ec, Wc = torch.broadcast_to(tc.E, c.shape), torch.broadcast_to(tc.W, c.shape)
+            if name == "convolution":  # the bias is per output channel: [1, C_out, 1, ...]
+                to_channels = (1, -1) + (1,) * (y.dim() - 2)
+                c, Ec, Wc = c.reshape(to_channels), Ec.reshape(to_channels), Wc.reshape(to_channels)
             C = c.abs()
             # A bias adds one term (one more addition in any tree) and its own error.
-            E = E + sb * torch.broadcast_to(tc.E, c.shape) + (sb * C + AB)
-            W = W + sb * torch.broadcast_to(tc.W, c.shape) + (sb * C + AB)
+            E = E + sb * Ec + (sb * C + AB)
+            W = W + sb * Wc + (sb * C + AB)
             if _inexact_float(alpha) or _inexact_float(beta) or sa != 1 or sb != 1:
                 E = E + (sb * C + AB)
                 W = W + (sb * C + AB)
@@ -564,7 +633,7 @@ class BoundMode(TorchDispatchMode):
             W = W + AB
         E = E + ETA * (n + 1)
         (S,) = self.propagate_status(func, args, kwargs, [y])
-        self.finish(y, E, W, S)
+        self.finish(y, E, W, S, P=self.nonneg(args[:3] if name != 'convolution' else args[:3]))
         return y
 
     def reduce_sum(self, func, name, args, kwargs):
@@ -590,7 +659,7 @@ class BoundMode(TorchDispatchMode):
             W = func(Wx, *rest, **kwargs) + walk
         E = E + ETA * n
         (S,) = self.propagate_status(func, args, kwargs, [y])
-        self.finish(y, E, W, S)
+        self.finish(y, E, W, S, P=self.nonneg(x))
         return y
 
     def selection(self, func, name, args, kwargs):
@@ -641,7 +710,7 @@ class BoundMode(TorchDispatchMode):
             else:
                 E, W = torch.broadcast_to(E.squeeze(dim[0]), vals.shape), torch.broadcast_to(W.squeeze(dim[0]), vals.shape)
         S = self.propagate_status(func, args, kwargs, outs)
-        self.finish(vals, E, W, S[0])
+        self.finish(vals, E, W, S[0], P=self.nonneg(x))
         return y
 
     def cumsum(self, func, args, kwargs):
@@ -661,7 +730,7 @@ class BoundMode(TorchDispatchMode):
         q = torch.cumsum(x * x, dim)
         W = torch.cumsum(torch.broadcast_to(tr.W, x.shape), dim) + torch.sqrt((pos + 1) * (2 * y * y + q) / 6 + q)
         (S,) = self.propagate_status(func, args, kwargs, [y])
-        self.finish(y, E, W, S)
+        self.finish(y, E, W, S, P=self.nonneg(x))
         return y
 
     def product(self, func, name, args, kwargs):
@@ -717,7 +786,11 @@ class BoundMode(TorchDispatchMode):
         # A segment that underflows while the whole does not: that order loses the element's
         # relative precision (0 where the reference is not): up to 2|y|.
         E = E + under.to(torch.float64) * 2 * ay / U
-        S = torch.where(over, torch.full_like(ay, 2), torch.where(loose, torch.ones_like(ay), torch.zeros_like(ay)))
+        # Free: a segment overflows while the product is within fp32's range (that order gives
+        # Inf), or one overflows and another underflows (Inf * 0 = NaN). A product beyond the range
+        # with nothing underflowing is +-Inf in every order: not free (the reference rounds to it).
+        free = over & (under | (ay <= F32_MAX))
+        S = torch.where(free, torch.full_like(ay, 2), torch.where(loose, torch.ones_like(ay), torch.zeros_like(ay)))
         if not keep and not scan and dim is not None:
             E, S = E.squeeze(d), S.squeeze(d)
         E, S = E.reshape(shape_y), S.reshape(shape_y)
@@ -725,7 +798,7 @@ class BoundMode(TorchDispatchMode):
         S = S.to(torch.uint8)
         if S_in is not None:
             S = torch.maximum(S, S_in)
-        self.finish(y, E, E, S if bool(S.any()) else None)
+        self.finish(y, E, E, S if bool(S.any()) else None, P=self.nonneg(x))
         return y
 
     def positive_linear(self, func, name, args, kwargs):
@@ -747,7 +820,7 @@ class BoundMode(TorchDispatchMode):
         E = func(Ex, *args[1:], **kwargs) + (n + 1) * Lx + ETA * n
         W = func(Wx, *args[1:], **kwargs) + (n + 1) * Lx
         (S,) = self.propagate_status(func, args, kwargs, [y])
-        self.finish(y, E, W, S)
+        self.finish(y, E, W, S, P=self.nonneg(x))
         return y
 
 
@@ -781,7 +854,8 @@ def run(model64, args64):
             torch.broadcast_to(t.S, o.shape).to(torch.uint8)
         # A bound that is not a number where the value is finite: not derived (a masked
         # non-finite input, say): calibrated floor.
-        bad = torch.isfinite(o) & ~(torch.isfinite(E) & torch.isfinite(W)) & (S < 2)
+        # (beyond fp32's range the class is +-Inf, as the reference rounds it: E does not matter)
+        bad = torch.isfinite(o) & (o.abs() <= F32_MAX) & ~(torch.isfinite(E) & torch.isfinite(W)) & (S < 2)
         S = torch.where(bad, torch.ones_like(S), S)
         # Free matters where the float64 value is finite: a non-finite one is judged in class by
         # the two orders (float64, fp32 eager) as before.
