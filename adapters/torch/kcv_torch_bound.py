@@ -52,6 +52,7 @@ except Exception:  # noqa: BLE001 - no decompositions: those ops are unruled
     _DECOMP = {}
 
 U = 2.0 ** -24
+DBL_MAX = float(torch.finfo(torch.float64).max)
 F32_MAX = float(torch.finfo(torch.float32).max)
 LOG_F32_MAX = math.log(F32_MAX)                 # a product beyond this overflows fp32
 LOG_F32_TINY = math.log(2.0 ** -126)           # below this, fp32 loses relative precision
@@ -440,7 +441,8 @@ class BoundMode(TorchDispatchMode):
             elif _is_float(a):
                 tr = self.get(a)
                 if bool((tr.E > 0).any()):
-                    d = U * tr.E
+                    # (a non-finite value is that value in every order: no interval around it)
+                    d = torch.where(torch.isfinite(a), U * tr.E, torch.zeros_like(tr.E))
                     ratio = torch.where(tr.E > 0, tr.W / tr.E.clamp_min(1e-300), torch.zeros_like(tr.E))
                     spots.append((i, [(a - d).clamp_min(tr.L) if tr.L is not None else a - d, a + d], ratio))
             elif _inexact_float(a):
@@ -462,49 +464,55 @@ class BoundMode(TorchDispatchMode):
                             "wdev": torch.zeros(o.shape, dtype=torch.float64, device=o.device),
                             "free": torch.zeros(o.shape, dtype=torch.bool, device=o.device)})
 
-        def deviation(o, g):
+        finite_out = {}
+
+        def deviation(k, o, g):
             if o.dtype == torch.bool:
                 return (o != g).to(torch.float64) / U, torch.zeros(o.shape, dtype=torch.bool, device=o.device)
-            g = g.to(torch.float64)
-            od = o.to(torch.float64)
-            dev = (g - od).abs()
+            if k not in finite_out:
+                finite_out[k] = torch.isfinite(o)
+            dev = (g.to(torch.float64) - o).abs()
             # Finite here, not finite at a corner: an fp32 order can leave the domain (sqrt of a
             # cancelled tiny negative, log of a zero, 1/0) or overflow: the class is order-dependent.
-            free = torch.isfinite(od) & ~torch.isfinite(g)
-            return torch.where(free | ~torch.isfinite(dev), torch.zeros_like(dev), dev) / U, free
+            bad = ~(dev <= DBL_MAX)  # NaN or Inf
+            return torch.where(bad, torch.zeros_like(dev), dev) / U, bad & finite_out[k]
 
-        for i, alts, ratio in spots:
-            for alt in alts:
-                got = at([(i, alt)])
-                for k, o in enumerate(outs):
-                    if results[k] is None:
-                        continue
-                    dev, free = deviation(o, got[k])
-                    r = results[k]
-                    r.setdefault("per", {}).setdefault(i, torch.zeros_like(dev))
-                    r["per"][i] = torch.maximum(r["per"][i], dev)
-                    r["free"] |= free
-        for k, o in enumerate(outs):
-            r = results[k]
-            if r is None:
-                continue
-            per = r.get("per", {})
-            for i, alts, ratio in spots:
-                if i in per:
-                    r["dev"] = r["dev"] + per[i]
-                    r["wdev"] = r["wdev"] + per[i] * (torch.broadcast_to(ratio, o.shape) if ratio is not None else 1.0)
-        # Two perturbed inputs: also their joint corners (the cross term of a product, x*y's dx*dy).
+        def unit(ratio, o):
+            return torch.broadcast_to(ratio, o.shape) if ratio is not None else 1.0
+
         if len(spots) == 2:
-            (i, ai, _), (j, aj, _) = spots
+            # NOTES: two perturbed inputs: their four joint corners (the cross term of a product,
+            # x*y's dx*dy, included). The spread scales with the larger of the two W/E ratios.
+            (i, ai, ri), (j, aj, rj) = spots
             for x in ai:
                 for z in aj:
                     got = at([(i, x), (j, z)])
                     for k, o in enumerate(outs):
-                        if results[k] is None:
-                            continue
-                        dev, free = deviation(o, got[k])
-                        results[k]["dev"] = torch.maximum(results[k]["dev"], dev)
-                        results[k]["free"] |= free
+                        if results[k] is not None:
+                            dev, free = deviation(k, o, got[k])
+                            results[k]["dev"] = torch.maximum(results[k]["dev"], dev)
+                            results[k]["free"] |= free
+            ratio = ri if rj is None else rj if ri is None else torch.maximum(ri, rj)
+            if ri is None or rj is None:
+                ratio = None if (ri is None and rj is None) else (torch.clamp_min(ratio, 1.0))
+            for k, o in enumerate(outs):
+                if results[k] is not None:
+                    results[k]["wdev"] = results[k]["dev"] * unit(ratio, o)
+        else:
+            # One, or three and more: each input's interval alone (its two ends), summed.
+            for i, alts, ratio in spots:
+                per = [None] * len(outs)
+                for alt in alts:
+                    got = at([(i, alt)])
+                    for k, o in enumerate(outs):
+                        if results[k] is not None:
+                            dev, free = deviation(k, o, got[k])
+                            per[k] = dev if per[k] is None else torch.maximum(per[k], dev)
+                            results[k]["free"] |= free
+                for k, o in enumerate(outs):
+                    if results[k] is not None and per[k] is not None:
+                        results[k]["dev"] = results[k]["dev"] + per[k]
+                        results[k]["wdev"] = results[k]["wdev"] + per[k] * unit(ratio, o)
         S_in = None
         for t in _tensors((args, kwargs)):
             s = self.get(t).status_in()
@@ -760,9 +768,11 @@ class BoundMode(TorchDispatchMode):
         # NOTES: the segment products of fp32 partial orders, in logs. L the prefix sums of
         # log|x| (a zero as -1e300, finite); the largest and smallest product of a contiguous
         # segment within the first i terms: max_{b<=i} (L_b - min_{a<b} L_a) and the like.
+        # (an infinite term as +1e300: it overflows every segment that holds it; NaN: 0, the
+        # element is NaN in every order anyway)
         z = torch.where(ax > 0, torch.log(ax.clamp_min(1e-300)), torch.full_like(ax, -1e300))
-        fin = torch.isfinite(xs)
-        z = torch.where(fin, z, torch.zeros_like(z))
+        z = torch.where(torch.isinf(xs), torch.full_like(z, 1e300), z)
+        z = torch.where(torch.isnan(xs), torch.zeros_like(z), z)
         L = torch.cumsum(z, d)
         zero_front = torch.zeros_like(L.narrow(d, 0, 1))
         Lprev = torch.cat([zero_front, L.narrow(d, 0, L.shape[d] - 1)], d)
@@ -857,9 +867,6 @@ def run(model64, args64):
         # (beyond fp32's range the class is +-Inf, as the reference rounds it: E does not matter)
         bad = torch.isfinite(o) & (o.abs() <= F32_MAX) & ~(torch.isfinite(E) & torch.isfinite(W)) & (S < 2)
         S = torch.where(bad, torch.ones_like(S), S)
-        # Free matters where the float64 value is finite: a non-finite one is judged in class by
-        # the two orders (float64, fp32 eager) as before.
-        S = torch.where(~torch.isfinite(o) & (S == 2), torch.zeros_like(S), S)
         E = torch.where(torch.isfinite(E), E, torch.zeros_like(E))
         W = torch.where(torch.isfinite(W), W, torch.zeros_like(W))
         tracks.append(Track(E.contiguous(), W.contiguous(), S.contiguous()))

@@ -32,6 +32,7 @@
 #include "kcv/engine.hpp"
 #include "kcv/gates/common.hpp"
 #include "kcv/runner.hpp"
+#include "kcv/terms.hpp"
 #include "kcv/text.hpp"
 
 namespace fs = std::filesystem;
@@ -569,10 +570,20 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
     t.mag.resize(n);
     t.depth.resize(n);
     t.walk.resize(n);
+    // NOTES: the classes of the expansion (docs/nonfinite-classes.md), from what is known of it:
+    // float64's class and fp32 eager's (the two orders the calibrated bound compared), and every
+    // class where the bound found the element free (a legitimate fp32 order's partial result
+    // overflows or underflows: a parallel scan's Inf * 0 where the sequential order stays Inf).
+    t.classes.resize(n);
+    auto class_bit = [](double x) {
+      return std::isnan(x) ? kClassNaN : std::isinf(x) ? (x > 0 ? kClassPosInf : kClassNegInf) : kClassFinite;
+    };
     for (std::size_t i = 0; i < n; ++i) {
       const double r64 = double_at(b64, i), r32 = double_at(b32, i);
       t.value[i] = double_at(v, i);
       const auto status = static_cast<uint8_t>(bS[i]);
+      t.classes[i] = static_cast<uint8_t>(class_bit(r64) | class_bit(r32) |
+                                          (status == 2 ? kClassAny : 0));
       if (status == 0) {
         // NOTES: derived. allowed = c·(u·(depth·mag + amp) + depth·η) + u_out·|r| with c = 1,
         // depth 1 and mag = E: u·E + u·|r|. fp32 eager is one legitimate order: where it erred
