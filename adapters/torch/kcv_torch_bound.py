@@ -766,13 +766,14 @@ class BoundMode(TorchDispatchMode):
         loose_zero = ((ax == 0) & (Ex > 0)).to(torch.float64)
         pos = torch.ones_like(xs)
         # NOTES: the segment products of fp32 partial orders, in logs. L the prefix sums of
-        # log|x| (a zero as -1e300, finite); the largest and smallest product of a contiguous
-        # segment within the first i terms: max_{b<=i} (L_b - min_{a<b} L_a) and the like.
-        # (an infinite term as +1e300: it overflows every segment that holds it; NaN: 0, the
-        # element is NaN in every order anyway)
-        z = torch.where(ax > 0, torch.log(ax.clamp_min(1e-300)), torch.full_like(ax, -1e300))
-        z = torch.where(torch.isinf(xs), torch.full_like(z, 1e300), z)
-        z = torch.where(torch.isnan(xs), torch.zeros_like(z), z)
+        # log|x| over the finite non-zero terms; the largest and smallest product of a contiguous
+        # segment within the first i terms: max_{b<=i} (L_b - min_{a<b} L_a) and the like. An
+        # infinite term overflows, a zero underflows, every segment that holds it: counted apart
+        # (as +-1e300 they would swamp the other terms' logs). NaN: the element is NaN anyway.
+        regular = torch.isfinite(xs) & (ax > 0)
+        z = torch.where(regular, torch.log(torch.where(regular, ax, torch.ones_like(ax))), torch.zeros_like(ax))
+        inf_term = torch.isinf(xs).to(torch.float64)
+        zero_term = (xs == 0).to(torch.float64)
         L = torch.cumsum(z, d)
         zero_front = torch.zeros_like(L.narrow(d, 0, 1))
         Lprev = torch.cat([zero_front, L.narrow(d, 0, L.shape[d] - 1)], d)
@@ -782,13 +783,14 @@ class BoundMode(TorchDispatchMode):
             cnt = torch.cumsum(pos, d)
             R = torch.cumsum(rel, d)
             loose = torch.cumsum(loose_zero, d) > 0
-            over, under = seg_hi > LOG_F32_MAX, seg_lo < LOG_F32_TINY
+            over = (seg_hi > LOG_F32_MAX) | (torch.cumsum(inf_term, d) > 0)
+            under = (seg_lo < LOG_F32_TINY) | (torch.cumsum(zero_term, d) > 0)
         else:
             cnt = pos.sum(d, keepdim=True)
             R = rel.sum(d, keepdim=True)
             loose = loose_zero.sum(d, keepdim=True) > 0
-            over = seg_hi.narrow(d, seg_hi.shape[d] - 1, 1) > LOG_F32_MAX
-            under = seg_lo.narrow(d, seg_lo.shape[d] - 1, 1) < LOG_F32_TINY
+            over = (seg_hi.narrow(d, seg_hi.shape[d] - 1, 1) > LOG_F32_MAX) | (inf_term.sum(d, keepdim=True) > 0)
+            under = (seg_lo.narrow(d, seg_lo.shape[d] - 1, 1) < LOG_F32_TINY) | (zero_term.sum(d, keepdim=True) > 0)
         shape_y = y.shape
         ay = y.abs().reshape(R.shape) if y.numel() == R.numel() else y.abs().reshape(-1)
         # relative errors add: each of the n terms' own error and n - 1 roundings.
