@@ -5,15 +5,22 @@ import torch
 
 
 def split_sum(x, dim, parts=64, acc=torch.float32, keepdim=False):
-    """Inductor's split reduction: `parts` partial sums, then their pairwise sum, each addition in
-    `acc` (bf16: every partial and every addition rounded to bf16)."""
+    """Inductor's split reduction: `parts` partial sums, then their pairwise sum. acc bf16: every
+    partial a running bf16 sum and every addition rounded to bf16 (a bf16 accumulator)."""
     x = x.movedim(dim, -1)  # [..., n]
     n = x.shape[-1]
     per = max(1, -(-n // parts))
     pad = per * parts - n
     if pad:
         x = torch.cat([x, x.new_zeros(x.shape[:-1] + (pad,))], -1)
-    part = x.reshape(x.shape[:-1] + (parts, per)).sum(-1).to(acc)  # [..., parts]
+    x = x.reshape(x.shape[:-1] + (parts, per))  # [..., parts, per]
+    if acc == torch.float32:
+        part = x.sum(-1)
+    else:
+        # each partial a running sum in acc, one term at a time (a thread's accumulator)
+        part = x[..., 0].to(acc)
+        for k in range(1, per):
+            part = part + x[..., k].to(acc)
     while part.shape[-1] > 1:
         if part.shape[-1] % 2:
             part = torch.cat([part, part.new_zeros(part.shape[:-1] + (1,))], -1)
@@ -54,6 +61,7 @@ def chunked_cumsum(x, dim, chunk=64):
         x = torch.cat([x, x.new_zeros(x.shape[:-1] + (pad,))], -1)
     c = x.reshape(x.shape[:-1] + (-1, chunk))
     inner = torch.cumsum(c, -1)
-    carry = torch.cumsum(inner[..., -1], -1) - inner[..., -1]
+    totals = torch.cumsum(inner[..., -1], -1)  # exclusive: the chunks before this one
+    carry = torch.cat([torch.zeros_like(totals[..., :1]), totals[..., :-1]], -1)
     out = (inner + carry.unsqueeze(-1)).reshape(x.shape)[..., :n]
     return out.movedim(-1, dim)

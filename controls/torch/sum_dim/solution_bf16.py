@@ -1,4 +1,4 @@
-# Negative control (numerics): the split reduction with its 64 partials and their sums in bf16. The
+# Negative control (numerics): the split reduction with its 64 partials as running sums in bf16 and their sums in bf16. The
 # derived bound must reject it.
 import os
 import sys
