@@ -1,5 +1,5 @@
-# Negative control (numerics): the split reduction's partials as running sums in bf16 and their sums in bf16. The derived
-# bound must reject it.
+# Negative control (numerics): the split reduction's partials as running sums in bf16 and their sums
+# in bf16. The derived bound must reject it.
 import os
 import sys
 
