@@ -12,7 +12,9 @@ error bound, derived"), tested as kcv's gates use it:
   K = 16384, where the worst case cannot see them) exceed the population test;
 - classes: the Hillis-Steele cumprod's NaN (Inf * 0) and Inf on wide-range values fall only on
   elements the bound marks free in class (DESIGN section 4 (c));
-- every op used here has a rule (no element judged by the calibrated floor).
+- every op used here has a rule (no element judged by the calibrated floor);
+- on a GPU (the H200): fp32 eager and torch.compile'd versions of the controls' Models within
+  the bound on every value kind (said so, and skipped, where there is no GPU or torch.compile).
 
 Run by $KCV_PYTHON (ctest torch_bound.python); prints "SKIP: <why>" and exits 0 without torch.
 """
@@ -289,6 +291,42 @@ def main():
             m = block64 if v.dtype == torch.float64 else block
             return torch.relu(m(v) + v)
         judge(f"resnet block eager fp32 | {kind}", ref, [x], ref(x), "pass")
+
+    # On a GPU: fp32 eager (cuBLAS, cuDNN, torch's CUDA kernels) and, with torch >= 2, the same
+    # Models under torch.compile (Inductor's Triton kernels: split reductions, parallel scans)
+    # within the derived bound, on every value kind. TF32 stays off (an fp32 contract).
+    if torch.cuda.is_available():
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        compile_ok = hasattr(torch, "compile")
+        if not compile_ok:
+            print(f"note: torch {torch.__version__} has no torch.compile: the GPU checks run eager only")
+        models = {
+            "cumsum": (lambda v: torch.cumsum(v, 1), [(8, 2048)]),
+            "cumprod": (lambda v: torch.cumprod(v, 1), [(8, 1024)]),
+            "sum_dim": (lambda v: torch.sum(v, 1, keepdim=True), [(16, 4096)]),
+            "softmax": (lambda v: torch.softmax(v, 1), [(16, 4096)]),
+            "mse_loss": (lambda p_, t_: torch.mean((p_ - t_) ** 2), [(128, 4096), (128, 4096)]),
+            "kl_div": (lambda p_, t_: F.kl_div(torch.log(p_.softmax(-1)), t_.softmax(-1), reduction="batchmean"),
+                       [(128, 4096), (128, 4096)]),
+            "triplet_margin": (lambda a_, p_, n_: F.triplet_margin_loss(a_, p_, n_, margin=1.0),
+                               [(128, 2048)] * 3),
+            "l2_norm": (lambda v: v / torch.norm(v, p=2, dim=1, keepdim=True), [(16, 4096)]),
+            "linear_gelu": (lambda v: F.gelu(F.linear(v, w.to(v.device, v.dtype), bias.to(v.device, v.dtype))),
+                            [(64, 256)]),
+        }
+        for mname, (fn, shapes) in models.items():
+            per_kind = [kinds(sh, gen=gen) for sh in shapes]
+            compiled_fn = torch.compile(fn, dynamic=False) if compile_ok else None
+            for kind in per_kind[0]:
+                xs = [pk[kind] for pk in per_kind]
+                ref = lambda *v, fn=fn: fn(*v)  # noqa: E731
+                cuda_in = [x.cuda() for x in xs]
+                judge(f"{mname} cuda eager | {kind}", ref, xs, fn(*cuda_in).cpu(), "pass")
+                if compiled_fn is not None:
+                    judge(f"{mname} cuda torch.compile | {kind}", ref, xs, compiled_fn(*cuda_in).cpu(), "pass")
+    else:
+        print("note: no CUDA device: the GPU checks (fp32 eager and torch.compile on cuda) did not run")
 
     # The case the issue found: the parallel scan's Inf * 0 where float64 gives a finite value.
     # It must occur here (or the test shows nothing), and only on elements marked free.
