@@ -10,3 +10,9 @@ kcv_torch_control(NAME mse_loss.split PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solut
 kcv_torch_control(NAME mse_loss.torch_compile PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_torch_compile.py EXPECT PASS
                   BASELINE pass BACKEND cuda REQUIRES torch_compile ARGS --timeout 10 --gates
                   numerics,shapes,values,nonfinite,bounds,inputs_intact,coverage,determinism,layout,stateless,concurrency)
+# The calibrated bound (KCV_TORCH_BOUND=calibrated, the switch back) hangs on eager's luck: on
+# "all equal" inputs it rejects the sequential order the derived bound accepts (issue 27).
+kcv_torch_control(NAME mse_loss.sequential PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_sequential.py EXPECT PASS
+                  BASELINE pass)
+kcv_torch_control(NAME mse_loss.sequential_calibrated PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_sequential.py
+                  EXPECT FAIL FAILS values ENV KCV_TORCH_BOUND=calibrated ARGS --gates values)
