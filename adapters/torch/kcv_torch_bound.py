@@ -208,11 +208,6 @@ class BoundMode(TorchDispatchMode):
         self.put(t, track)
         return track
 
-    def E(self, t):
-        if t.dtype == torch.bool:
-            return self.get(t).E
-        return self.get(t).E
-
     # ---- dispatch --------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -380,8 +375,7 @@ class BoundMode(TorchDispatchMode):
         y = self.__torch_dispatch__(outplace, (), args, kwargs)
         dst = args[0]
         t = self.get(y) if isinstance(y, torch.Tensor) else None
-        with torch.no_grad():
-            torch.Tensor.copy_(dst, y) if False else dst.copy_(y)  # inside the handler: not re-dispatched
+        dst.copy_(y)  # inside the handler: not dispatched to the mode again
         if t is not None:
             self.put(dst, t)
         self.mark_base(dst, name)
@@ -608,7 +602,7 @@ class BoundMode(TorchDispatchMode):
         A, B = a.abs(), b.abs()
         AB = op(A, B)
         E = n * AB
-        W = (n + 1) * 0.0 + torch.zeros_like(AB)
+        W = torch.zeros_like(AB)
         if bool((tb.E > 0).any()):
             E = E + op(A, torch.broadcast_to(tb.E, b.shape).contiguous())
             W = W + op(A, torch.broadcast_to(tb.W, b.shape).contiguous())
