@@ -260,8 +260,7 @@ class BoundMode(TorchDispatchMode):
                     "_adaptive_avg_pool2d", "adaptive_avg_pool3d", "_adaptive_avg_pool3d", "upsample_bilinear2d",
                     "upsample_linear1d", "upsample_trilinear3d"):
             return self.positive_linear(func, name, args, kwargs)
-        floats_in = [t for t in _tensors((args, kwargs)) if _is_float(t)]
-        if not floats_in and (name in SOURCES_OK or not list(_tensors((args, kwargs)))):
+        if name in SOURCES_OK or not list(_tensors((args, kwargs))):
             return self.source(func, args, kwargs)
         if func in _DECOMP and func not in self.decomposing:
             self.decomposing.add(func)
@@ -358,7 +357,9 @@ class BoundMode(TorchDispatchMode):
 
     def unruled_op(self, func, name, args, kwargs, count=True):
         y = func(*args, **kwargs)
-        if count:
+        if count and any(_is_float(t) for t in _tensors(y)):
+            # (an op whose outputs are all integer or bool, argmax say, makes nothing to bound:
+            # its outputs are judged exactly; that its input's error may flip them is a limit)
             self.unruled[str(func)] += 1
         for t in _tensors(y):
             if _is_float(t):
@@ -816,6 +817,14 @@ class BoundMode(TorchDispatchMode):
         # NOTES: averages and interpolations with non-negative weights summing to 1: n terms (at
         # most the largest window), their products with the weights and the division: n + 1.
         n = max(1, x.numel() // max(1, y.numel()))
+        if name.startswith("avg_pool") and len(args) > 1:
+            k = args[1]
+            k = list(k) if isinstance(k, (list, tuple)) else [k]
+            n = 1
+            for v in k:
+                n *= int(v)
+            if len(k) == 1 and name != "avg_pool1d":  # a single size for every spatial dim
+                n = int(k[0]) ** (x.dim() - 2)
         if name.startswith("adaptive") or name.startswith("_adaptive"):
             n = 1
             for s_in, s_out in zip(x.shape[2:], y.shape[2:]):
