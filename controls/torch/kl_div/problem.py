@@ -17,7 +17,7 @@ def get_inputs():
     return [torch.randn(batch_size, length).softmax(dim=-1), torch.randn(batch_size, length).softmax(dim=-1)]
 
 
-batch_size = 128
+batch_size = 64
 length = 4096
 
 

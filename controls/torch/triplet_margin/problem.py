@@ -14,7 +14,7 @@ class Model(nn.Module):
         return self.loss_fn(anchor, positive, negative)
 
 
-batch_size = 128
+batch_size = 64
 length = 2048
 
 
