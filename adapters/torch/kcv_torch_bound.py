@@ -121,6 +121,11 @@ def _lower(t):
     return m * (1 - 2 * U) if m > 0 else m * (1 + 2 * U)
 
 
+def _finite(t):
+    """torch.isfinite for a floating tensor in one pass (torch 1.13's takes four)."""
+    return t.abs() <= torch.finfo(t.dtype).max
+
+
 def _is_float(t):
     return isinstance(t, torch.Tensor) and t.is_floating_point()
 
@@ -201,7 +206,7 @@ class BoundMode(TorchDispatchMode):
         # float64 constant the Model holds: its rounding to fp32.
         if t.is_floating_point() and t.dtype == torch.float64:
             E = (t - t.float().double()).abs() / U
-            E = torch.where(torch.isfinite(E), E, torch.zeros_like(E))
+            E = E.masked_fill_(~(E <= DBL_MAX), 0.0)
         else:
             E = torch.zeros((), dtype=torch.float64, device=t.device)
         track = Track(E, E, P=_lower(t))
@@ -310,8 +315,11 @@ class BoundMode(TorchDispatchMode):
         W = torch.broadcast_to(W, y.shape) if isinstance(W, torch.Tensor) else torch.full_like(y, W)
         # A value finite in float64 but beyond fp32's range overflows in every fp32 order: kept as
         # O, which makes it free as the input of a later op (Track.status_in).
-        over = torch.isfinite(y) & (y.abs() > F32_MAX)
-        O = over.to(torch.uint8) if bool(over.any()) else None
+        O = None
+        if y.dtype == torch.float64:
+            a = y.abs()
+            over = (a > F32_MAX) & (a <= DBL_MAX)
+            O = over.to(torch.uint8) if bool(over.any()) else None
         if S is not None and S.shape != y.shape:
             S = torch.broadcast_to(S, y.shape)
         self.put(y, Track(E, W, S, O, P))
@@ -351,7 +359,7 @@ class BoundMode(TorchDispatchMode):
         for t in ([y] if isinstance(y, torch.Tensor) else list(_tensors(y))):
             if _is_float(t) and t.dtype == torch.float64:
                 E = (t - t.float().double()).abs() / U
-                E = torch.where(torch.isfinite(E), E, torch.zeros_like(E))
+                E = E.masked_fill_(~(E <= DBL_MAX), 0.0)
                 self.finish(t, E, E, None, P=_lower(t))
         return y
 
@@ -437,7 +445,8 @@ class BoundMode(TorchDispatchMode):
                 tr = self.get(a)
                 if bool((tr.E > 0).any()):
                     # (a non-finite value is that value in every order: no interval around it)
-                    d = torch.where(torch.isfinite(a), U * tr.E, torch.zeros_like(tr.E))
+                    d = (U * tr.E).masked_fill_(~_finite(a), 0.0) if tr.E.shape == a.shape else \
+                        torch.where(_finite(a), U * tr.E, torch.zeros_like(tr.E))
                     ratio = torch.where(tr.E > 0, tr.W / tr.E.clamp_min(1e-300), torch.zeros_like(tr.E))
                     spots.append((i, [(a - d).clamp_min(tr.L) if tr.L is not None else a - d, a + d], ratio))
             elif _inexact_float(a):
@@ -465,12 +474,12 @@ class BoundMode(TorchDispatchMode):
             if o.dtype == torch.bool:
                 return (o != g).to(torch.float64) / U, torch.zeros(o.shape, dtype=torch.bool, device=o.device)
             if k not in finite_out:
-                finite_out[k] = torch.isfinite(o)
-            dev = (g.to(torch.float64) - o).abs()
+                finite_out[k] = _finite(o)
+            dev = (g.to(torch.float64) - o).abs_()
             # Finite here, not finite at a corner: an fp32 order can leave the domain (sqrt of a
             # cancelled tiny negative, log of a zero, 1/0) or overflow: the class is order-dependent.
             bad = ~(dev <= DBL_MAX)  # NaN or Inf
-            return torch.where(bad, torch.zeros_like(dev), dev) / U, bad & finite_out[k]
+            return dev.masked_fill_(bad, 0.0).div_(U), bad.logical_and_(finite_out[k])
 
         def unit(ratio, o):
             return torch.broadcast_to(ratio, o.shape) if ratio is not None else 1.0
