@@ -397,9 +397,12 @@ class BoundMode(TorchDispatchMode):
             return y
         name = func.overloadpacket.__name__
 
+        # A bool tensor is data where the op moves bools (a view of a mask), else an index (x[mask]).
+        bool_data = any(isinstance(o, torch.Tensor) and o.dtype == torch.bool for o in outs)
+
         def with_(attr, dtype):
             def f(t):
-                if not (t.is_floating_point() or t.dtype == torch.bool):
+                if not (t.is_floating_point() or (bool_data and t.dtype == torch.bool)):
                     return t  # an index
                 tr = self.get(t)
                 v = getattr(tr, attr)
