@@ -996,5 +996,4 @@ def _smooth_l1(x, y, reduction=1, beta=1.0):
 
 MANUAL = {"var": _var, "std": _std, "var_mean": _var_mean_op, "std_mean": _std_mean_op,
           "linalg_vector_norm": _linalg_vector_norm, "norm": _norm, "smooth_l1_loss": _smooth_l1}
-_PRIMS_VAR = getattr(getattr(torch.ops, "prims", None), "var", None)
 MANUAL_PRIMS = {"var": _prims_var}
