@@ -51,10 +51,12 @@ endfunction()
 #   kcv_torch_control(NAME <test name> PROBLEM <file> SOLUTION <file> EXPECT PASS|FAIL
 #                     [FAILS <gate> ...] [PASSES <gate> ...] [TIMEOUTS <gate> ...] [OWN <gate> ...]
 #                     [LIBRARY <gate> ...] [BASELINE pass|fail]
-#                     [BACKEND cpu|cuda] [ARGS ...])
-# TIMEOUTS names gates that must report TIMEOUT (not only not pass).
+#                     [BACKEND cpu|cuda] [REQUIRES torch_compile] [ENV VAR=VALUE ...] [ARGS ...])
+# TIMEOUTS names gates that must report TIMEOUT (not only not pass). REQUIRES torch_compile: the test
+# says "SKIP: <why>" (and reports skipped) where kcv's torch ($KCV_PYTHON, else /usr/bin/python3) has
+# no torch.compile. ENV sets variables for kcv (KCV_TORCH_BOUND=calibrated: the calibrated bound).
 function(kcv_torch_control)
-  cmake_parse_arguments(C "" "NAME;PROBLEM;SOLUTION;EXPECT;BACKEND;BASELINE" "FAILS;PASSES;TIMEOUTS;OWN;LIBRARY;ARGS"
+  cmake_parse_arguments(C "" "NAME;PROBLEM;SOLUTION;EXPECT;BACKEND;BASELINE;REQUIRES" "FAILS;PASSES;TIMEOUTS;OWN;LIBRARY;ARGS;ENV"
                         ${ARGN})
   if(NOT C_BACKEND)
     set(C_BACKEND cpu)
@@ -69,7 +71,13 @@ function(kcv_torch_control)
                        torch.${C_BACKEND}.${C_NAME}
                        -DKB_PROBLEM=${C_PROBLEM} -DCANDIDATE=${C_SOLUTION} -DEXPECT=${C_EXPECT} -DFAILS=${fails}
                        -DPASSES=${passes} -DTIMEOUTS=${timeouts} -DOWN=${own} -DLIBRARY=${library}
-                       -DEXTRA=${extra} -DBASELINE=${C_BASELINE})
+                       -DEXTRA=${extra} -DBASELINE=${C_BASELINE} -DREQUIRES=${C_REQUIRES})
+  if(C_REQUIRES)
+    set_tests_properties(control.torch.${C_BACKEND}.${C_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIP: ")
+  endif()
+  if(C_ENV)
+    set_tests_properties(control.torch.${C_BACKEND}.${C_NAME} PROPERTIES ENVIRONMENT "${C_ENV}")
+  endif()
 endfunction()
 
 file(GLOB_RECURSE KCV_CONTROL_LISTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/controls/*/controls.cmake

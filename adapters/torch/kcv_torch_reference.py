@@ -10,7 +10,12 @@ each blob its "blobs" list gives the length of.
                                    at nominal also the module sizes and which of them shape an input
   inputs    {bindings, seed}    -> get_inputs() under torch.manual_seed(seed), one blob per tensor
   reference {bindings} + blobs  -> per output: Model in float64 and Model in float32 (eager), both
-                                   as float64 blobs, on the same inputs and weights
+                                   as float64 blobs, on the same inputs and weights; with the derived
+                                   bound (the default; KCV_TORCH_BOUND=calibrated turns it off) also
+                                   E and W (float64, units of u = 2^-24) and S (uint8: 0 derived,
+                                   1 calibrated, 2 free) from the float64 Model run once more under
+                                   kcv_torch_bound.BoundMode; the answer's "bound" says which, and
+                                   names the ops without a rule
   eager     {bindings} + blobs  -> per output: Model in float32 (eager) alone, as a float64 blob
                                    (KernelBench's own check)
   quit
@@ -25,6 +30,13 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kcv_torch_common as common  # noqa: E402
+import kcv_torch_bound  # noqa: E402
+
+
+def bound_mode():
+    """'derived' (the default) or 'calibrated' (env KCV_TORCH_BOUND=calibrated: the bound of
+    kcv before issue 27, 32 x fp32 eager's worst error)."""
+    return "calibrated" if os.environ.get("KCV_TORCH_BOUND", "").strip().lower() == "calibrated" else "derived"
 
 
 class NotAFunction(Exception):
@@ -173,17 +185,35 @@ class Server:
         return [tensors[a["tensor"]] if "tensor" in a else a["const"] for a in d["args"]]
 
     def reference(self, bindings, blobs):
+        """The blobs of the answer and what it says about the bound."""
         args32 = self.args_from(bindings, blobs)
         args64 = [x.double() if isinstance(x, torch.Tensor) and x.dtype.is_floating_point else x for x in args32]
         m32, m64 = self.models_at(bindings)
         with torch.no_grad():
             o64 = common.as_tuple(m64(*args64))
             o32 = common.as_tuple(m32(*args32))
+        mode = bound_mode()
+        tracks, unruled = [None] * len(o64), {}
+        if mode == "derived":
+            # NOTES: once more, under the mode: a fresh Model where the Model keeps state (the
+            # plain run above took its step). The values are the plain run's; the mode's run
+            # gives only the bound.
+            _, mb = self.models_at(bindings) if self.fresh_model else (m32, m64)
+            _, tracks, unruled = kcv_torch_bound.run(mb, args64)
         out = []
-        for a, b in zip(o64, o32):
+        for k, (a, b) in enumerate(zip(o64, o32)):
             out.append(common.tensor_bytes(a.double()))
             out.append(common.tensor_bytes(b.double()))
-        return out
+            if mode == "derived":
+                t = tracks[k] if k < len(tracks) else None
+                if t is None:  # an integer or bool output: exact, judged bitwise
+                    z = torch.zeros(a.shape, dtype=torch.float64)
+                    out += [common.tensor_bytes(z), common.tensor_bytes(z),
+                            common.tensor_bytes(torch.zeros(a.shape, dtype=torch.uint8))]
+                else:
+                    out += [common.tensor_bytes(t.E.cpu()), common.tensor_bytes(t.W.cpu()),
+                            common.tensor_bytes(t.S.cpu())]
+        return out, {"mode": mode, "unruled": sorted(unruled)}
 
     def eager(self, bindings, blobs):
         """The fp32 Model alone: the reference of KernelBench's own check."""
@@ -234,7 +264,7 @@ def main():
     except Exception as e:  # noqa: BLE001
         write_message(proto_out, {"ok": False, "error": f"cannot load problem: {type(e).__name__}: {e}"})
         return 1
-    hello = {"ok": True, "torch": str(torch.__version__)}
+    hello = {"ok": True, "torch": str(torch.__version__), "bound": bound_mode()}
     if torch.version.cuda:
         hello["torch_cuda"] = str(torch.version.cuda)
     if server.device.type == "cuda":
@@ -251,7 +281,8 @@ def main():
             elif msg["op"] == "inputs":
                 write_message(proto_out, {"ok": True}, server.inputs(bindings, int(msg["seed"])))
             elif msg["op"] == "reference":
-                write_message(proto_out, {"ok": True}, server.reference(bindings, blobs))
+                got, bound = server.reference(bindings, blobs)
+                write_message(proto_out, {"ok": True, "bound": bound}, got)
             elif msg["op"] == "eager":
                 write_message(proto_out, {"ok": True}, server.eager(bindings, blobs))
             else:

@@ -24,8 +24,9 @@ struct KernelBenchSetup {
   uint64_t init_seed = 42;    // torch.manual_seed before building Model / ModelNew
 };
 
-/// The error bound's constant: allowed_i = K·max(max_j e_j, u·max_j |r_j|) + 2u·|r_i| where e is
-/// fp32 eager's own error against float64 (docs/kernelbench.md).
+/// The calibrated bound's constant: allowed_i = K·max(max_j e_j, u·max_j |r_j|) + 2u·|r_i| where e
+/// is fp32 eager's own error against float64 (docs/kernelbench.md): the whole bound under
+/// KCV_TORCH_BOUND=calibrated, else the floor of the elements no derived rule covers.
 inline constexpr double kKernelBenchK = 32;
 
 /// The most elements (inputs plus outputs, at the problem's own sizes) one call may move: env
@@ -88,6 +89,12 @@ class KernelBenchContract : public Contract {
   /// What the reference server runs on (provenance, issue 21 item 8): "torch" (torch.__version__),
   /// "torch_cuda" (torch.version.cuda), "gpu" (the device's name on cuda); absent when unknown.
   const nlohmann::json& runtime() const;
+  /// The bound so far (report key kernelbench.bound): {"mode": "derived"|"calibrated"}, and with
+  /// the derived bound the references answered, per output how many elements were judged by the
+  /// derived bound, by the calibrated floor (an op without a rule made or fed them) and free in
+  /// class (DESIGN §4 (c)), where fp32 eager erred beyond the derived bound ("eager_over"), and
+  /// the ops without a rule ("unruled").
+  nlohmann::json bound_summary() const;
   /// Why the reference rejected b (empty when it did not).
   std::string rejection(const Bindings& b) const override;
   /// shape_within(kStructuralElements).
@@ -116,7 +123,7 @@ class KernelBenchContract : public Contract {
   /// The server's answer to `op` ("reference", "eager") on these inputs at shape: its blobs.
   /// Throws, naming `what` ran, when the Model failed.
   std::vector<std::string> run_model(const char* op, const char* what, const std::vector<HostTensor>& inputs,
-                                     const Bindings& shape) const;
+                                     const Bindings& shape, nlohmann::json* reply = nullptr) const;
   std::unique_ptr<Server> server_;
   KernelBenchSetup setup_;
   nlohmann::json args_;

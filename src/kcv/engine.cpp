@@ -410,6 +410,7 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
   }
   // NOTES: with --gates, the verdict covers the selected gates; the rest are SKIPPED, said so.
   report.verdict = all_pass ? Verdict::pass : Verdict::fail;
+  if (kernelbench) report.kernelbench["bound"] = kb.contract->bound_summary();
   if (const auto& f = runner.sandbox_in_force()) {
     report.sandbox = f->to_json();
     report.sandbox["summary"] = f->summary();

@@ -130,6 +130,21 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
   for (const auto& g : report.gates) failed += g.verdict != kcv::Verdict::pass && g.evidence != "not selected (--gates)";
   if (!report.kernelbench.is_null() && report.kernelbench.contains("reduced_sizes"))
     human << "kernelbench sizes: " << report.kernelbench["reduced_sizes"].get<std::string>() << "\n";
+  if (!report.kernelbench.is_null() && report.kernelbench.contains("bound")) {
+    // Which bound judged which output (docs/kernelbench.md, "The error bound, derived").
+    const auto& b = report.kernelbench["bound"];
+    std::string line = "kernelbench bound: " + b.value("mode", std::string("?"));
+    if (b.contains("outputs"))
+      for (const auto& o : b["outputs"])
+        line += fmt::format("; {} {} ({} derived, {} calibrated, {} free in class)", o.value("output", std::string()),
+                            o.value("judged_by", std::string()), o.value("derived", int64_t{0}),
+                            o.value("calibrated", int64_t{0}), o.value("free", int64_t{0}));
+    if (b.contains("unruled") && !b["unruled"].empty()) {
+      line += "; ops without a rule (calibrated floor):";
+      for (const auto& op : b["unruled"]) line += " " + op.get<std::string>();
+    }
+    human << line << "\n";
+  }
   if (!report.kernelbench.is_null() && report.kernelbench.contains("baseline")) {
     const auto& b = report.kernelbench["baseline"];
     human << fmt::format("kernelbench baseline (5 trials, allclose atol=rtol=1e-2): {}{}{}\n",

@@ -1,0 +1,16 @@
+# Positive control (cuda, torch >= 2; issue 27): the problem's own product scan under torch.compile:
+# Inductor's Triton kernels (split reductions, parallel scans, other fusions) are legitimate fp32
+# orders and must pass every gate but sanitizer (Triton under compute-sanitizer is a run of its own)
+# on the derived bound. Skipped, saying so, where torch has no torch.compile (Debian's 1.13).
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+        self.f = torch.compile(lambda x: torch.cumprod(x, dim=dim), dynamic=False)
+
+    def forward(self, x):
+        return self.f(x)

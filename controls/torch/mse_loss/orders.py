@@ -1,0 +1,67 @@
+"""fp32 evaluation orders for kcv's torch controls of the derived bound (issue 27; the same as
+tests/python/test_torch_bound.py): a reduction or scan rewritten in another legitimate order, and
+the same with a bf16 accumulator, which kcv must reject. Imported by the solutions beside it."""
+import torch
+
+
+def split_sum(x, dim, parts=64, acc=torch.float32, keepdim=False):
+    """Inductor's split reduction: `parts` partial sums, then their pairwise sum. acc bf16: every
+    partial a running bf16 sum and every addition rounded to bf16 (a bf16 accumulator)."""
+    x = x.movedim(dim, -1)  # [..., n]
+    n = x.shape[-1]
+    per = max(1, -(-n // parts))
+    pad = per * parts - n
+    if pad:
+        x = torch.cat([x, x.new_zeros(x.shape[:-1] + (pad,))], -1)
+    x = x.reshape(x.shape[:-1] + (parts, per))  # [..., parts, per]
+    if acc == torch.float32:
+        part = x.sum(-1)
+    else:
+        # each partial a running sum in acc, one term at a time (a thread's accumulator)
+        part = x[..., 0].to(acc)
+        for k in range(1, per):
+            part = part + x[..., k].to(acc)
+    while part.shape[-1] > 1:
+        if part.shape[-1] % 2:
+            part = torch.cat([part, part.new_zeros(part.shape[:-1] + (1,))], -1)
+        part = part[..., 0::2] + part[..., 1::2]
+    out = part[..., 0].float()
+    return out.unsqueeze(dim) if keepdim else out
+
+
+def pairwise_sum(x, dim, keepdim=False):
+    x = x.movedim(dim, -1)
+    if x.shape[-1] == 0:
+        out = x.sum(-1)
+    else:
+        while x.shape[-1] > 1:
+            if x.shape[-1] % 2:
+                x = torch.cat([x, x.new_zeros(x.shape[:-1] + (1,))], -1)
+            x = x[..., 0::2] + x[..., 1::2]
+        out = x[..., 0]
+    return out.unsqueeze(dim) if keepdim else out
+
+
+def hillis_steele(x, dim, op, acc=torch.float32):
+    """A parallel inclusive scan: log2(n) steps, each combining with the element `off` back."""
+    x = x.movedim(dim, -1).to(acc)
+    off = 1
+    while off < x.shape[-1]:
+        x = torch.cat([x[..., :off], op(x[..., off:], x[..., :-off])], -1)
+        off *= 2
+    return x.movedim(-1, dim).float()
+
+
+def chunked_cumsum(x, dim, chunk=64):
+    """A split scan: each chunk's own scan, plus the running total of the chunks before it."""
+    x = x.movedim(dim, -1)
+    n = x.shape[-1]
+    pad = (-n) % chunk
+    if pad:
+        x = torch.cat([x, x.new_zeros(x.shape[:-1] + (pad,))], -1)
+    c = x.reshape(x.shape[:-1] + (-1, chunk))
+    inner = torch.cumsum(c, -1)
+    totals = torch.cumsum(inner[..., -1], -1)  # exclusive: the chunks before this one
+    carry = torch.cat([torch.zeros_like(totals[..., :1]), totals[..., :-1]], -1)
+    out = (inner + carry.unsqueeze(-1)).reshape(x.shape)[..., :n]
+    return out.movedim(-1, dim)

@@ -1,0 +1,16 @@
+# Positive control (issue 27): max-subtracted exponentials, their denominator as a split reduction
+# (64 partials, pairwise). Must pass every gate.
+import os
+import sys
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import orders  # noqa: E402
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        e = torch.exp(x - x.amax(1, keepdim=True))
+        return e / orders.split_sum(e, 1, 64, keepdim=True)

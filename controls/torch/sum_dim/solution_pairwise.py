@@ -1,0 +1,18 @@
+# Positive control (issue 27): a pairwise (tree) sum in fp32. Must pass every gate.
+import os
+import sys
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import orders  # noqa: E402
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return orders.pairwise_sum(x, self.dim, keepdim=True)
