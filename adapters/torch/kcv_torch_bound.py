@@ -101,7 +101,7 @@ STRUCTURAL = set(("view _unsafe_view reshape _reshape_alias permute transpose t 
                   "_upsample_nearest_exact2d embedding diagonal tril triu movedim unfold im2col col2im_ "
                   "view_as_real slice_scatter select_scatter diagonal_scatter unsqueeze_copy view_copy "
                   "permute_copy expand_copy squeeze_copy transpose_copy t_copy _unsafe_index broadcast_in_dim "
-                  "collapse_view split_dim squeeze reshape "
+                  "collapse_view split_dim squeeze reshape flatten unflatten ravel "
                   "constant_pad_nd masked_select index_put").split())
 NONNEG_ALWAYS = set("abs exp exp2 sqrt rsqrt relu relu6 sigmoid square hardsigmoid softplus".split())
 SELECTION = set("amax amin max min sort topk kthvalue median cummax cummin max_pool1d max_pool2d "
