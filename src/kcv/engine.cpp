@@ -316,9 +316,11 @@ Report verify_checked(const VerifyOptions& o, const GateCallback& on_gate, Kerne
   const Contract* builtin = kernelbench ? nullptr : &require_contract(o.op);
   require_backend(o.backend);
   for (const auto& g : o.gates)
-    if (!find_gate(g)) throw SetupError(fmt::format("unknown gate '{}' (gates: numerics, shapes, values, nonfinite, "
-                                                    "bounds, inputs_intact, coverage, determinism, layout, stateless, "
-                                                    "concurrency, sanitizer)", g));
+    if (!find_gate(g)) {
+      std::string ids;
+      for (const auto& gate : all_gates()) ids += (ids.empty() ? "" : ", ") + std::string(gate->id());
+      throw SetupError(fmt::format("unknown gate '{}' (gates: {})", g, ids));
+    }
   if (o.timeout_s <= 0) throw SetupError("--timeout must be positive");
   if (o.max_time_s < 0) throw SetupError("--max-time must be positive");
   if (o.compile_timeout_s <= 0) throw SetupError("--compile-timeout must be positive");

@@ -10,6 +10,7 @@
 
 #include "kcv/candidate.hpp"
 #include "kcv/engine.hpp"
+#include "kcv/gate.hpp"
 #include "kcv/provenance.hpp"
 #include "kcv/report.hpp"
 
@@ -82,6 +83,11 @@ PYBIND11_MODULE(_kcv, m) {
       .def_property_readonly("seed", &kcv::KernelBenchSession::seed)
       .def_property_readonly("reference_hits", &kcv::KernelBenchSession::reference_hits)
       .def_property_readonly("reference_misses", &kcv::KernelBenchSession::reference_misses);
+  m.def("gate_ids", [] {
+    std::vector<std::string> ids;
+    for (const auto& g : kcv::all_gates()) ids.emplace_back(g->id());
+    return ids;
+  }, "the gate ids, in the order kcv runs and reports them");
   m.def("version", [] { return std::string(kcv::kcv_version()); }, "kcv's version (CMake KCV_VERSION)");
   m.def("commit", [] { return std::string(kcv::kcv_commit()); }, "the commit kcv was built from");
 }
