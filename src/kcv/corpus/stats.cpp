@@ -7,6 +7,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "kcv/gate.hpp"
+
 namespace kcv {
 
 McNemar mcnemar_exact(int64_t b, int64_t c) {
@@ -33,9 +35,16 @@ McNemar mcnemar_exact(int64_t b, int64_t c) {
 }
 
 const std::array<const char*, 12>& corpus_gate_ids() {
-  static const std::array<const char*, 12> ids = {"numerics", "shapes",        "values",      "nonfinite",
-                                                  "bounds",   "inputs_intact", "coverage",    "determinism",
-                                                  "layout",   "stateless",     "concurrency", "sanitizer"};
+  // The registry's ids (gate.hpp all_gates()), in its order: the list exists once. A gate's id()
+  // views a string literal, so its data() is a terminated C string for the program's life.
+  static const std::array<const char*, 12> ids = [] {
+    std::array<const char*, 12> out{};
+    const auto& gates = all_gates();
+    if (gates.size() != out.size())
+      throw std::logic_error("kcv: corpus_gate_ids: the registry holds another number of gates than 12");
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = gates[i]->id().data();
+    return out;
+  }();
   return ids;
 }
 
