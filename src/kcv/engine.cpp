@@ -267,14 +267,21 @@ struct KernelBenchParts {
   Candidate candidate;
 };
 
-KernelBenchParts kernelbench_parts(const std::string& problem, const std::string& solution, const std::string& python,
-                                   const std::string& backend, const std::string& workdir, RunnerOptions& ro,
-                                   KernelBenchContract* prepared = nullptr) {
+/// The reference server's setup: the problem by absolute path, the interpreter resolved.
+KernelBenchSetup kernelbench_setup(const std::string& problem, const std::string& python, const std::string& backend,
+                                   const std::string& workdir) {
   KernelBenchSetup setup;
   setup.problem = fs::absolute(problem).string();
   setup.python = resolve_python(python);
   setup.backend = backend;
   setup.workdir = workdir;
+  return setup;
+}
+
+KernelBenchParts kernelbench_parts(const std::string& problem, const std::string& solution, const std::string& python,
+                                   const std::string& backend, const std::string& workdir, RunnerOptions& ro,
+                                   KernelBenchContract* prepared = nullptr) {
+  const KernelBenchSetup setup = kernelbench_setup(problem, python, backend, workdir);
   KernelBenchParts parts{nullptr, prepared, Candidate::kernelbench(problem, solution, setup.python, workdir)};
   if (!prepared) {
     parts.owned = KernelBenchContract::create(setup);
@@ -483,15 +490,11 @@ KernelBenchSession::KernelBenchSession(const std::string& problem, const std::st
   if (problem.empty() || !fs::is_regular_file(problem))
     throw SetupError(fmt::format("kernelbench session: no problem file '{}'", problem));
   require_backend(backend);
-  s_->problem = fs::absolute(problem).string();
+  const KernelBenchSetup setup = kernelbench_setup(problem, python, backend, s_->wd.path());
+  s_->problem = setup.problem;
   s_->backend = backend;
-  s_->python = resolve_python(python);
+  s_->python = setup.python;
   s_->seed = seed ? *seed : fresh_seed();
-  KernelBenchSetup setup;
-  setup.problem = s_->problem;
-  setup.python = s_->python;
-  setup.backend = backend;
-  setup.workdir = s_->wd.path();
   s_->contract = KernelBenchContract::create(setup);
   if (cache_bytes == 0) {
     // NOTES: a quarter of physical memory unless KCV_REFERENCE_CACHE_BYTES says otherwise: the

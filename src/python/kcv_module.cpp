@@ -41,6 +41,11 @@ kcv::VerifyOptions options_from(const py::dict& d) {
   return o;
 }
 
+/// The kcv.report/1 document as the JSON text the Python side parses.
+std::string report_text(const kcv::Report& r) {
+  return kcv::report_to_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_kcv, m) {
@@ -52,12 +57,8 @@ PYBIND11_MODULE(_kcv, m) {
       "verify_json",
       [](const py::dict& d) {
         const kcv::VerifyOptions o = options_from(d);
-        nlohmann::json j;
-        {
-          py::gil_scoped_release release;  // minutes of workers: other Python threads run meanwhile
-          j = kcv::report_to_json(kcv::verify(o));
-        }
-        return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        py::gil_scoped_release release;  // minutes of workers: other Python threads run meanwhile
+        return report_text(kcv::verify(o));
       },
       py::arg("options"), "Runs the gates; the kcv.report/1 document as JSON text. Raises SetupError.");
   // A KernelBench problem kept warm (kcv.Session): options as verify_json's, problem/backend/
@@ -73,12 +74,8 @@ PYBIND11_MODULE(_kcv, m) {
       .def("verify_json",
            [](kcv::KernelBenchSession& s, const std::string& solution, const py::dict& d) {
              const kcv::VerifyOptions o = options_from(d);
-             nlohmann::json j;
-             {
-               py::gil_scoped_release release;
-               j = kcv::report_to_json(s.verify(solution, o));
-             }
-             return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+             py::gil_scoped_release release;
+             return report_text(s.verify(solution, o));
            })
       .def_property_readonly("seed", &kcv::KernelBenchSession::seed)
       .def_property_readonly("reference_hits", &kcv::KernelBenchSession::reference_hits)

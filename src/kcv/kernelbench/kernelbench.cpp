@@ -30,6 +30,7 @@
 #include "kcv/candidate.hpp"
 #include "kcv/core/sha256.hpp"
 #include "kcv/engine.hpp"
+#include "kcv/error_model.hpp"
 #include "kcv/gates/common.hpp"
 #include "kcv/runner.hpp"
 #include "kcv/subprocess.hpp"
@@ -587,11 +588,12 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
     t.value.resize(n);
     t.amp.resize(n);
     const std::string& v = order == SumOrder::forward ? b64 : b32;
+    // allowed = c·u·amp + u_out·|r| with c = 1: amp carries the calibrated term and one more |r|.
+    auto calibrated_amp = [&](double r) { return scale / u + (std::isfinite(r) ? std::abs(r) : 0); };
     if (per == 2) {
       for (std::size_t i = 0; i < n; ++i) {
         t.value[i] = double_at(v, i);
-        // allowed = c·u·amp + u_out·|r| with c = 1: amp carries the calibrated term and one more |r|.
-        t.amp[i] = scale / u + (std::isfinite(t.value[i]) ? std::abs(t.value[i]) : 0);
+        t.amp[i] = calibrated_amp(t.value[i]);
       }
       refs.push_back(std::move(t));
       continue;
@@ -607,9 +609,7 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
     // class where the bound found the element free (a legitimate fp32 order's partial result
     // overflows or underflows: a parallel scan's Inf * 0 where the sequential order stays Inf).
     t.classes.resize(n);
-    auto class_bit = [](double x) {
-      return std::isnan(x) ? kClassNaN : std::isinf(x) ? (x > 0 ? kClassPosInf : kClassNegInf) : kClassFinite;
-    };
+    auto class_bit = [](double x) { return static_cast<uint8_t>(1u << static_cast<int>(classify(x))); };
     for (std::size_t i = 0; i < n; ++i) {
       const double r64 = double_at(b64, i), r32 = double_at(b32, i);
       t.value[i] = double_at(v, i);
@@ -631,7 +631,7 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
         ++counts[o][0];
       } else if (status == 1) {
         // Calibrated floor: an op without a rule made or fed this element (depth 0: no population test).
-        t.amp[i] = std::max(double_at(bE, i), scale / u + (std::isfinite(t.value[i]) ? std::abs(t.value[i]) : 0));
+        t.amp[i] = std::max(double_at(bE, i), calibrated_amp(t.value[i]));
         ++counts[o][1];
       } else {
         // NOTES: free (DESIGN §4 (c)): some legitimate fp32 order overflows or underflows a
