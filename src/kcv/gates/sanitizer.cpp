@@ -112,8 +112,7 @@ class SanitizerGate final : public Gate {
         // cpu (kcv-worker): exact buffers too, each a malloc of its own size, so that ASan's and
         // valgrind's allocators bound it: a write past an output that the candidate restores
         // before returning leaves kcv's canaries intact, but not their redzones (issue 25 class 4).
-        if (kcv_worker_cpu)
-          for (CallSpec& call : c.calls) call.exact_buffers = true;
+        if (kcv_worker_cpu) call_as(c, Calling::exact_buffers);
         out.push_back(std::move(c));
       }
     return out;
