@@ -171,6 +171,24 @@ TEST(KernelBenchCli, ABareInterpreterNameIsOneInterpreterForTheReferenceAndTheWo
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
 }
 
+TEST(KernelBenchCli, AVenvUnderTmpIsTheWorkersInterpreterToo) {
+  // The worker's private /tmp kept the interpreter's bin/ but not the venv around it: a venv made
+  // under /tmp (apart from the problem's directory) ran the workers in the base interpreter,
+  // without the venv's packages. The Model tells the two apart: it doubles outside a venv.
+  TempDir env_dir, tmp;
+  const std::string venv = env_dir / "venv";
+  const int made = std::system(fmt::format("{} -m venv --system-site-packages --without-pip {} >/dev/null 2>&1",
+                                           torch_python(), venv).c_str());
+  if (made != 0) GTEST_SKIP() << torch_python() << " -m venv failed (python3-venv not installed?)";
+  std::system(fmt::format("chmod -R a+rX {} {}", env_dir.path(), tmp.path()).c_str());  // uid 65534 as root
+  write_file(tmp / "problem.py", problem_file("import sys\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+                                              "        return x * (1.0 if sys.prefix != sys.base_prefix else 2.0)\n",
+                                              "", "[torch.randn(2, 3)]"));
+  const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py", "--gates",
+                               "numerics", "--python", venv + "/bin/python3"}, "", tmp.path());
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+}
+
 TEST(KernelBenchCli, AnInterpreterThatIsNotThereIsASetupError) {
   TempDir tmp;
   const std::string p = kRowsum + "/problem.py";
