@@ -729,6 +729,16 @@ std::vector<std::string> KernelBenchContract::cached_model(const char* op, const
                                                           const std::vector<HostTensor>& in, const Bindings& shape,
                                                           json* reply) const {
   if (!disk_) return run_model(op, what, in, shape, reply);
+  // NOTES: an answer holds 33 bytes per output element (r64, r32, E, W: float64; S: one byte), 8
+  // for eager: a 2^26-element output is 2.2 GB a case. Past the entry cap, neither hashed nor
+  // kept: its disk and hashing would cost more than the Model (KCV_REFERENCE_CACHE_ENTRY_BYTES).
+  int64_t answer_bytes = 0;
+  for (std::size_t o = 0; o < outputs.size(); ++o)
+    answer_bytes += numel(output_shape(o, shape)) * (std::string_view(op) == "eager" ? 8 : 33);
+  if (answer_bytes > disk_->entry_cap()) {
+    disk_->count_too_large();
+    return run_model(op, what, in, shape, reply);
+  }
   std::vector<std::string> contiguous;
   for (const auto& t : in) contiguous.push_back(contiguous_bytes(t));
   const std::string key = disk_->key(op, shape, contiguous, in);

@@ -71,6 +71,7 @@ ReferenceDiskCache::ReferenceDiskCache(const std::string& dir, json context) : d
                                  st.st_uid, geteuid()));
   if ((st.st_mode & 077) != 0 && chmod(dir_.c_str(), 0700) != 0)
     throw SetupError(fmt::format("reference cache '{}': cannot close it to others: {}", dir, std::strerror(errno)));
+  entry_cap_ = positive_integer_env("KCV_REFERENCE_CACHE_ENTRY_BYTES", int64_t{256} << 20);
   context["format"] = kFormat;
   context_hash_ = sha256_hex(context.dump());
 }
@@ -168,10 +169,15 @@ void ReferenceDiskCache::store(const std::string& key, const std::vector<std::st
   ++(ok ? written_ : write_failed_);
 }
 
+void ReferenceDiskCache::count_too_large() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++too_large_;
+}
+
 json ReferenceDiskCache::summary() const {
   std::lock_guard<std::mutex> lock(mu_);
   json s = {{"dir", dir_}, {"read", read_}, {"written", written_}, {"rejected", rejected_},
-            {"write_failed", write_failed_}};
+            {"write_failed", write_failed_}, {"too_large", too_large_}};
   if (!rejected_why_.empty()) s["rejected_why"] = rejected_why_;
   return s;
 }

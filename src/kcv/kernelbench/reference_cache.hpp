@@ -46,7 +46,12 @@ class ReferenceDiskCache {
   /// A failed write is counted, never an error of the verification.
   void store(const std::string& key, const std::vector<std::string>& blobs, const nlohmann::json& extra);
 
-  /// {"dir", "read", "written", "rejected", "write_failed"[, "rejected_why"]}.
+  /// The largest answer kept (bytes): env KCV_REFERENCE_CACHE_ENTRY_BYTES, default 256 MiB.
+  int64_t entry_cap() const { return entry_cap_; }
+  /// An answer over entry_cap(), computed and not kept.
+  void count_too_large();
+
+  /// {"dir", "read", "written", "rejected", "write_failed", "too_large"[, "rejected_why"]}.
   nlohmann::json summary() const;
   const std::string& dir() const { return dir_; }
 
@@ -55,7 +60,8 @@ class ReferenceDiskCache {
   std::string dir_;
   std::string context_hash_;
   mutable std::mutex mu_;
-  int64_t read_ = 0, written_ = 0, rejected_ = 0, write_failed_ = 0;
+  int64_t entry_cap_ = 0;
+  int64_t read_ = 0, written_ = 0, rejected_ = 0, write_failed_ = 0, too_large_ = 0;
   std::string rejected_why_;
 };
 

@@ -209,6 +209,17 @@ TEST(ReferenceCache, ADirectoryOthersOwnIsRefusedAndOneOthersCouldReadIsClosed) 
   struct stat st {};
   ASSERT_EQ(stat(open_dir.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
+  // An answer over KCV_REFERENCE_CACHE_ENTRY_BYTES is computed and not kept (nor hashed).
+  setenv("KCV_REFERENCE_CACHE_ENTRY_BYTES", "100", 1);
+  r = run_kcv({"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/solution_ok.py", "--gates", "numerics",
+               "--reference-cache", tmp / "small", "--python", "/usr/bin/python3", "--json", tmp / "small.json"},
+              "", tmp.path());
+  unsetenv("KCV_REFERENCE_CACHE_ENTRY_BYTES");
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  const auto small = nlohmann::json::parse(read_text(tmp / "small.json"))["kernelbench"]["reference_cache"];
+  EXPECT_EQ(small["written"], 0) << small.dump();   // rowsum 4x33: 132 outputs, 4356 bytes an answer
+  EXPECT_EQ(small["read"], 0) << small.dump();
+  EXPECT_GE(small["too_large"].get<int>(), 5) << small.dump();
   // Only for --kernelbench.
   r = run_kcv({"verify", "--op", "add", "--candidate", std::string(KCV_SOURCE_DIR) + "/controls/cpu/add/add_ok.c",
                "--reference-cache", open_dir},
