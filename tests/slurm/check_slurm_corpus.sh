@@ -31,7 +31,17 @@ tmp="$(mktemp -d /tmp/kcv-slurm-test-XXXXXX)"
 chmod 755 "$tmp"
 export KCV_SLURM_DIR="$tmp/cluster" KCV_SLURM_PORT="${KCV_SLURM_TEST_PORT:-6837}" KCV_SLURM_NO_INSTALL=1
 cleanup() {
+  local rc=$?
   "$src/scripts/slurm_local.sh" down >/dev/null 2>&1 || true
+  if [ "$rc" -ne 0 ] && [ -d "$tmp/out" ]; then
+    # Kept for diagnosis: the journals, the tasks' logs and the verifiers' event logs.
+    local kept="$build/slurm.corpus_array.failed"
+    rm -rf "$kept"
+    mkdir -p "$kept"
+    cp -r "$tmp/out" "$tmp/logs" "$kept/" 2>/dev/null || true
+    cp "$tmp"/events.* "$kept/" 2>/dev/null || true
+    echo "kept the journals and logs in $kept"
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
