@@ -197,7 +197,8 @@ class Clock:
 
 
 def _gpu_clocks(torch, device):
-    """The SM clock now and its maximum (NVML through pynvml where installed); {} otherwise."""
+    """The SM clock now and its maximum (NVML through pynvml, else nvidia-smi), read before the
+    candidate loads; {"sm_clock": "not read (why)"} otherwise."""
     try:
         import pynvml  # noqa: PLC0415
         pynvml.nvmlInit()
@@ -205,8 +206,22 @@ def _gpu_clocks(torch, device):
         h = pynvml.nvmlDeviceGetHandleByIndex(idx)
         return {"sm_clock_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
                 "sm_clock_max_mhz": pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)}
-    except Exception as e:  # noqa: BLE001 - no NVML here: say so
-        return {"sm_clock": f"not read ({type(e).__name__})"}
+    except Exception as e:  # noqa: BLE001 - no NVML here: nvidia-smi, else say so
+        why = f"no pynvml ({type(e).__name__})"
+    import shutil
+    import subprocess
+    smi = shutil.which("nvidia-smi") or next((p for p in ("/usr/bin/nvidia-smi", "/usr/local/bin/nvidia-smi")
+                                              if os.path.exists(p)), None)
+    if smi:
+        try:
+            idx = torch.cuda.current_device() if device.index is None else device.index
+            out = subprocess.run([smi, "-i", str(idx), "--query-gpu=clocks.sm,clocks.max.sm",
+                                  "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=10)
+            now, top = (int(x) for x in out.stdout.strip().split(","))
+            return {"sm_clock_mhz": now, "sm_clock_max_mhz": top}
+        except Exception as e:  # noqa: BLE001
+            why += f"; nvidia-smi: {type(e).__name__}"
+    return {"sm_clock": f"not read ({why})"}
 
 
 def _nbytes(args):
