@@ -6,7 +6,8 @@
 
 Pairs are given as PROBLEM SOLUTION, PROBLEM SOLUTION, ... For each pair it times Model and ModelNew
 with KernelBench's own timer (the checkout's time_execution_with_cuda_event: CUDA events on the
-current stream, the same inputs every trial, no L2 flush; imported from kernelbench/timing.py,
+current stream, the same inputs every trial; recent versions flush L2 (256 MB); imported from
+kernelbench/timing.py,
 kernelbench/eval.py or src/eval.py, whichever the checkout has) in this process, then runs
 `kcv time PROBLEM SOLUTION --backend cuda --json` and prints one markdown row per pair: both medians
 (KernelBench's mean too), both speedups and kcv's "returned" speedup. Agreement "within noise" means
@@ -56,8 +57,15 @@ def kb_times(timer, problem_path, solution_path, trials):
     for label, cls in (("reference", problem.Model), ("candidate", solution.ModelNew)):
         torch.manual_seed(42)
         model = cls(*problem.get_init_inputs()).to(dev)
+        # NOTES: two signatures: (kernel_fn, args: list, num_warmup, num_trials, ...) in
+        # kernelbench/timing.py, (kernel_fn, *args, num_trials, ...) in the older eval.py.
+        import inspect
+        params = inspect.signature(timer).parameters
         with torch.no_grad():
-            t = timer(model, *inputs, num_trials=trials, verbose=False, device=dev)
+            if "args" in params and params["args"].kind != inspect.Parameter.VAR_POSITIONAL:
+                t = timer(model, inputs, num_trials=trials, verbose=False, device=dev)
+            else:
+                t = timer(model, *inputs, num_trials=trials, verbose=False, device=dev)
         out[label] = t[0] if isinstance(t, tuple) else t  # newer versions return (times, profile)
     return out
 
