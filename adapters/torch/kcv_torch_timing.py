@@ -254,6 +254,16 @@ class Inputs:
         return self.pre[k] if self.pre else self._draw(k)
 
 
+def plain_outputs(torch, out):
+    """NOTES: a tensor subclass (or any other object) can compute its values when they are read,
+    after the timed region: the gates read them and find them right, and the timer sees nothing.
+    Only plain torch.Tensor outputs are timed (type(), which a __class__ property cannot fool)."""
+    for o in (out if isinstance(out, (tuple, list)) else (out,)):
+        if type(o) is not torch.Tensor:
+            raise TypeError(f"returned a {type(o).__module__}.{type(o).__qualname__}, not a plain torch.Tensor: "
+                            "its values could be computed when read, outside the timed region")
+
+
 def measure(clock, model, inputs, warmup, reps):
     torch = clock.torch
     device_ms, returned_ms = [], []
@@ -263,6 +273,7 @@ def measure(clock, model, inputs, warmup, reps):
             clock.flush()
             clock.idle()
             d, r, out = clock.time(lambda: model(*args))
+            plain_outputs(torch, out)
             del out
             if k >= warmup:
                 device_ms.append(d)

@@ -5,6 +5,8 @@ and kcv.Session, on the controls in controls/torch/timing/.
     near 1 against the same matmul, the clock and device noted);
   - a result-caching kernel never reaches timing: it fails stateless first, and the timing section
     says why it was not timed;
+  - an output that computes its values when read (a tensor subclass) passes numerics but is not
+    timed: only plain torch.Tensor outputs are;
   - cpu: a solution that returns before its work is done (a thread of its own, joined at the next
     call) looks many times faster timed to its return; kcv's timer waits for its threads, and the
     speedup vanishes;
@@ -96,6 +98,15 @@ class CpuTiming(unittest.TestCase, Sane):
         self.assertIn("stateless", r.timing["reason"])
         self.assertNotIn("candidate", r.timing)
         self.assertIsNone(r.speedup)
+
+    def test_a_lazy_output_that_computes_when_read_is_not_timed(self):
+        # It passes numerics (the gates read its outputs, which computes them); timed to its
+        # return it would cost nothing. Only plain torch.Tensor outputs are timed.
+        r = kcv.verify_kernelbench(PROBLEM, sol("lazy_output"), backend="cpu", gates=["numerics"], seed=11,
+                                   python=kcv_python(), timing=True, timing_reps=20)
+        self.assertEqual(r.verdict, "PASS", r.to_json())
+        self.assertFalse(r.timing["timed"], r.timing)
+        self.assertIn("not a plain torch.Tensor", r.timing["reason"])
 
     def test_work_left_on_a_thread_of_its_own_is_counted(self):
         r = kcv.verify_kernelbench(PROBLEM, sol("side_thread"), backend="cpu", gates=["inputs_intact"], seed=11,

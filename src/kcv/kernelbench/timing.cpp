@@ -87,7 +87,7 @@ json run_role(const KernelBenchContract& k, const Candidate& candidate, RunnerOp
 json model_stats(const json& result, const char* name, int reps, const std::string& who) {
   const json& m = result["models"][name];
   if (m.contains("error"))
-    throw SetupError(fmt::format("{} raised while timed: {}", who, clean_text(m["error"].get<std::string>())));
+    throw SetupError(fmt::format("{} was not timed: {}", who, clean_text(m["error"].get<std::string>())));
   json s = timing_stats(samples(m, "device_ms", reps, who));
   s["returned_median_ms"] = timing_stats(samples(m, "returned_ms", reps, who))["median_ms"];
   return s;
