@@ -34,6 +34,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--logs", help="directory for each test's output (NAME.txt)")
     ap.add_argument("--timeout", type=float, help="per-test limit in seconds (default: the test's own)")
+    ap.add_argument("--deadline", type=float,
+                    help="seconds after which no test starts (those left print as NotRun); a device "
+                         "command's own limit would otherwise kill the run before it prints anything")
     a = ap.parse_args()
     tests = json.loads(Path(a.dump).read_text()).get("tests", [])
     if not tests:
@@ -58,6 +61,8 @@ def main():
             word = word.replace(f"\0{i}\0", new)
         return word
 
+    start = time.time()
+
     def run(t):
         cmd = [move(w) for w in t["command"]]
         if cmd[0].endswith("cmake"):
@@ -69,6 +74,8 @@ def main():
         for kv in prop(t, "ENVIRONMENT", []) or []:
             name, _, value = kv.partition("=")
             env[name] = move(value)
+        if a.deadline and time.time() - start > a.deadline:
+            return t["name"], "NotRun", 0.0, ""
         t0 = time.time()
         try:
             p = subprocess.run(cmd, cwd=scratch, env=env, capture_output=True, text=True, timeout=limit)
@@ -81,18 +88,22 @@ def main():
             (Path(a.logs) / f"{t['name']}.txt").write_text(" ".join(cmd) + "\n\n" + out)
         return t["name"], verdict, time.time() - t0, out
 
-    t0 = time.time()
+    results = []
+    # Each line as its test ends (flushed), so a run cut short still says what it got.
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-        results = list(ex.map(run, tests))
-    for name, verdict, secs, out in results:
-        print(f"{verdict:8} {secs:7.1f} s  {name}")
-        if verdict in ("Failed", "Timeout"):
-            print("    " + "\n    ".join(out.strip().splitlines()[-6:]))
+        for future in concurrent.futures.as_completed([ex.submit(run, t) for t in tests]):
+            name, verdict, secs, out = future.result()
+            results.append((name, verdict, secs, out))
+            print(f"{verdict:8} {secs:7.1f} s  {name}", flush=True)
+            if verdict in ("Failed", "Timeout"):
+                print("    " + "\n    ".join(out.strip().splitlines()[-6:]), flush=True)
     bad = [r for r in results if r[1] in ("Failed", "Timeout")]
+    not_run = sum(r[1] == "NotRun" for r in results)
     n = len(results)
-    print(f"\n{100 * (n - len(bad)) // n}% tests passed, {len(bad)} tests failed out of {n} "
-          f"({sum(r[1] == 'Skipped' for r in results)} skipped), {time.time() - t0:.0f} s wall")
-    sys.exit(1 if bad else 0)
+    print(f"\n{100 * (n - len(bad) - not_run) // n}% tests passed, {len(bad)} tests failed out of {n} "
+          f"({sum(r[1] == 'Skipped' for r in results)} skipped, {not_run} not run: past --deadline), "
+          f"{time.time() - start:.0f} s wall")
+    sys.exit(1 if bad or not_run else 0)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,9 @@ set(p ${CONTROL_DIR}/problem.py)
 kcv_torch_control(NAME rowsum.reference PROBLEM ${p} SOLUTION ${p} EXPECT PASS BASELINE pass)
 kcv_torch_control(NAME rowsum.ok PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_ok.py EXPECT PASS BASELINE pass)
 kcv_torch_control(NAME rowsum.ext_ok PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_ext_ok.py EXPECT PASS BASELINE pass)
+# Catches a C++ exception torch throws: the sanitizer gate's preloaded ASan must let it through.
+kcv_torch_control(NAME rowsum.catches_torch_error PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_catches_torch_error.py
+                  EXPECT PASS BASELINE pass)
 # Split across modules, the solution's and the problem's: each imports a module beside it, which
 # kcv's private copies of their directories must carry (docs/security.md).
 # A helper process started by the first call and kept (as Inductor's compile workers): contained

@@ -116,7 +116,11 @@ std::vector<std::string> kept_dirs(const Context& ctx) {
                                    fs::path(fs::absolute(ctx.opt.worker)).parent_path().string()};
   if (!ctx.library.empty()) keep.push_back(fs::path(ctx.library).parent_path().string());
   if (ctx.mode.torch) {
-    keep.push_back(fs::path(ctx.candidate.python()).parent_path().string());
+    const fs::path bin = fs::path(ctx.candidate.python()).parent_path();
+    keep.push_back(bin.string());
+    // A venv's interpreter finds its packages through ../pyvenv.cfg: without the whole venv (one
+    // under /tmp is otherwise hidden by the private /tmp) the worker ran the base interpreter.
+    if (std::error_code ec; fs::exists(bin.parent_path() / "pyvenv.cfg", ec)) keep.push_back(bin.parent_path().string());
     keep.push_back(fs::path(ctx.candidate.problem()).parent_path().string());
     keep.push_back(fs::path(ctx.candidate.path()).parent_path().string());  // sys.path's last entries
     keep.push_back(kcv_adapters_dir());

@@ -41,6 +41,13 @@ class TempDir {
   std::string path_;
 };
 
+/// The interpreter that has torch: $KCV_PYTHON where it names one (the H200's host keeps torch in a
+/// venv, /opt/torch/.venv), else Debian's /usr/bin/python3 with python3-torch.
+inline std::string torch_python() {
+  const char* e = std::getenv("KCV_PYTHON");
+  return e && *e == '/' ? std::string(e) : std::string("/usr/bin/python3");
+}
+
 inline void write_file(const std::string& path, const std::string& text) {
   fs::create_directories(fs::path(path).parent_path());
   std::ofstream(path, std::ios::binary) << text;

@@ -135,8 +135,8 @@ TEST(KernelBenchCli, AProblemOverTheElementCapIsJudgedAtClippedSizesAndSaysSo) {
 std::string python_without_torch_for(const TempDir& tmp, const std::string& script) {
   const std::string python = tmp / "bin/python3";
   fs::create_directories(tmp / "bin");
-  write_file(python, fmt::format("#!/bin/sh\ncase \"$*\" in\n  *{}*) exec /usr/bin/python3 -S \"$@\" ;;\nesac\n"
-                                 "exec /usr/bin/python3 \"$@\"\n", script));
+  write_file(python, fmt::format("#!/bin/sh\ncase \"$*\" in\n  *{0}*) exec {1} -S \"$@\" ;;\nesac\n"
+                                 "exec {1} \"$@\"\n", script, torch_python()));
   // Runnable by the worker's uid too (65534 when kcv is root, docs/security.md).
   fs::permissions(python, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                               fs::perms::others_read | fs::perms::others_exec);
@@ -150,18 +150,42 @@ TEST(KernelBenchCli, ABareInterpreterNameIsOneInterpreterForTheReferenceAndTheWo
   // a FAIL for the problem's own Model. Here the venv holds the system's torch, and the Model
   // tells the two apart: it doubles outside the venv.
   TempDir tmp;
-  const std::string venv = tmp / "venv";
-  fs::create_directories(venv + "/bin");
-  fs::create_symlink("/usr/bin/python3", venv + "/bin/python3");
-  write_file(venv + "/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = true\n");
+  // Where torch's interpreter is itself a venv's (the H200's host), that venv; else one made here
+  // over Debian's python3, which holds torch.
+  std::string venv_bin = fs::path(torch_python()).parent_path();
+  if (!fs::exists(fs::path(venv_bin).parent_path() / "pyvenv.cfg")) {
+    const std::string venv = tmp / "venv";
+    fs::create_directories(venv + "/bin");
+    fs::create_symlink(torch_python(), venv + "/bin/python3");
+    write_file(venv + "/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = true\n");
+    venv_bin = venv + "/bin";
+  }
   write_file(tmp / "problem.py", problem_file("import sys\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
                                               "        return x * (1.0 if sys.prefix != sys.base_prefix else 2.0)\n",
                                               "", "[torch.randn(2, 3)]"));
   const std::string old_path = std::getenv("PATH");
-  setenv("PATH", (venv + "/bin:" + old_path).c_str(), 1);
+  setenv("PATH", (venv_bin + ":" + old_path).c_str(), 1);
   const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py", "--gates",
                                "numerics", "--python", "python3"}, "", tmp.path());
   setenv("PATH", old_path.c_str(), 1);
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+}
+
+TEST(KernelBenchCli, AVenvUnderTmpIsTheWorkersInterpreterToo) {
+  // The worker's private /tmp kept the interpreter's bin/ but not the venv around it: a venv made
+  // under /tmp (apart from the problem's directory) ran the workers in the base interpreter,
+  // without the venv's packages. The Model tells the two apart: it doubles outside a venv.
+  TempDir env_dir, tmp;
+  const std::string venv = env_dir / "venv";
+  const int made = std::system(fmt::format("{} -m venv --system-site-packages --without-pip {} >/dev/null 2>&1",
+                                           torch_python(), venv).c_str());
+  if (made != 0) GTEST_SKIP() << torch_python() << " -m venv failed (python3-venv not installed?)";
+  std::system(fmt::format("chmod -R a+rX {} {}", env_dir.path(), tmp.path()).c_str());  // uid 65534 as root
+  write_file(tmp / "problem.py", problem_file("import sys\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+                                              "        return x * (1.0 if sys.prefix != sys.base_prefix else 2.0)\n",
+                                              "", "[torch.randn(2, 3)]"));
+  const CliResult r = run_kcv({"verify", "--kernelbench", tmp / "problem.py", tmp / "problem.py", "--gates",
+                               "numerics", "--python", venv + "/bin/python3"}, "", tmp.path());
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
 }
 
@@ -185,7 +209,7 @@ TEST(KernelBenchCli, AWorkerWhoseInterpreterCannotImportTorchIsASetupErrorNotACr
   EXPECT_EQ(r.rc, 2) << r.out << r.err;
   EXPECT_TRUE(one_line(r.err)) << r.err;
   EXPECT_NE(r.err.find("cannot import torch"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("/usr/bin/python3"), std::string::npos) << r.err;  // the interpreter that ran
+  EXPECT_NE(r.err.find(torch_python()), std::string::npos) << r.err;  // the interpreter that ran
 }
 
 TEST(KernelBenchCli, TheReferenceAndTheWorkerRunOnKcvThreadsThreads) {

@@ -168,9 +168,9 @@ TEST(KernelBenchReal, ALoadInlineBuildUsesTheCheckedPchAndNeverATamperedOne) {
   // main.cpp command, replayed with -H, must show g++ taking the precompiled header (a line "! ...gch").
   TempDir t;
   int rc = 0;
-  const std::string manifest = shell(fmt::format("/usr/bin/python3 {}/adapters/torch/kcv_torch_pch.py {} --backend cpu "
+  const std::string manifest = shell(fmt::format("{} {}/adapters/torch/kcv_torch_pch.py {} --backend cpu "
                                                  "--variant '[]' 2>/dev/null",
-                                                 KCV_SOURCE_DIR, t / "pch"), &rc);
+                                                 torch_python(), KCV_SOURCE_DIR, t / "pch"), &rc);
   ASSERT_EQ(rc, 0) << manifest;
   const nlohmann::json m = nlohmann::json::parse(manifest);
   ASSERT_EQ(m["entries"].size(), 1u) << manifest;

@@ -178,7 +178,9 @@ sys.stderr.flush()
 // sys.path.insert of dirname(__file__), and plainly), load from kcv's copies in the worker that
 // kcv starts, sandboxed, with the interpreter's arguments and cwd as the torch worker has them.
 TEST(PrivateCopy, TorchWorkerImportsTheModulesBesideTheSolutionAndTheProblem) {
-  const char* real_python = "/usr/bin/python3";
+  // The interpreter with torch: $KCV_PYTHON where it names one (the H200's venv), else Debian's.
+  const char* env_python = std::getenv("KCV_PYTHON");
+  const char* real_python = env_python && *env_python == '/' ? env_python : "/usr/bin/python3";
   if (access(real_python, X_OK) != 0) GTEST_SKIP() << real_python << " is not there";
   TempDir tmp;
   chmod(tmp.path().c_str(), 0755);  // the worker is uid 65534 when kcv is root

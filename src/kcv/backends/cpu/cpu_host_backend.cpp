@@ -7,15 +7,27 @@ namespace kcv {
 
 namespace {
 
-/// The sanitizer runtime to preload into the worker for a candidate built with -fsanitize.
-std::string asan_runtime() {
-  static const std::string path = [] {
-    std::string out;
-    if (run_capture({"cc", "-print-file-name=libasan.so"}, out) != 0) return std::string();
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-    return out;
+/// Where the compiler keeps one of its runtime libraries ("" when it cannot say).
+std::string compiler_library(const char* name) {
+  std::string out;
+  if (run_capture({"cc", std::string("-print-file-name=") + name}, out) != 0) return std::string();
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+/// What to preload into the worker for a candidate built with -fsanitize: the ASan runtime, and
+/// libstdc++ beside it. ASan binds its __cxa_throw interceptor when it loads; in a worker that
+/// is not C++ (python3) libstdc++ is not there yet, and the first C++ exception anything throws
+/// (torch throws and catches its own, e.g. at import on a CUDA build without a visible GPU) ends
+/// in "CHECK failed ... real___cxa_throw" and exit 86: a correct candidate reported as a crash
+/// (control rowsum.catches_torch_error).
+std::string asan_preload() {
+  static const std::string preload = [] {
+    std::string asan = compiler_library("libasan.so"), cxx = compiler_library("libstdc++.so.6");
+    // An unknown name comes back as itself (no slash): leave it out rather than preload nothing.
+    return cxx.find('/') == std::string::npos ? asan : asan + ":" + cxx;
   }();
-  return path;
+  return preload;
 }
 
 class CpuBackend final : public Backend {
@@ -34,7 +46,7 @@ class CpuBackend final : public Backend {
     }
     r.instrumented_build = true;
     r.timeout_factor = 4;
-    r.env.push_back("LD_PRELOAD=" + asan_runtime());
+    r.env.push_back("LD_PRELOAD=" + asan_preload());
     r.env.push_back(std::string("ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:exitcode=86:allocator_may_return_null=1:"
                                 "detect_odr_violation=0:verify_asan_link_order=0") +
                     (torch_worker ? ":alloc_dealloc_mismatch=0:detect_container_overflow=0" : ""));
