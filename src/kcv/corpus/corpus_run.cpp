@@ -132,6 +132,7 @@ CorpusRunSummary summarize_results(const std::vector<json>& records, const std::
       mine.push_back(r);
   const CorpusSummary c = summarize_corpus(mine);
   CorpusRunSummary s;
+  s.timing = corpus_timing_summary(mine);
   s.pairs = wanted.empty() ? static_cast<int>(c.results) : static_cast<int>(wanted.size());
   for (const KernelRow& k : c.kernels) {
     if (!k.retried_alone.empty()) ++s.retried_alone;
@@ -496,7 +497,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   Journal journal((fs::path(o.out) / "journal.jsonl").string());
 
   // A resumed run must judge the same way as the run it continues.
-  const json asked = {{"backend", o.backend}, {"baseline", o.baseline}, {"self", o.self_check}};
+  const json asked = {{"backend", o.backend}, {"baseline", o.baseline}, {"self", o.self_check}, {"timing", o.timing}};
   for (const auto& r : journal.existing()) {
     if (r["kind"] != "run") continue;
     for (const auto& [field, value] : asked.items())
@@ -520,7 +521,8 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
 
   journal.append({{"kind", "run"}, {"started", corpus_detail::iso_now()},
                   {"corpus", fs::absolute(o.dir).lexically_normal().string()}, {"backend", o.backend},
-                  {"baseline", o.baseline}, {"shard", o.shard.text()}, {"jobs", o.jobs}, {"self", o.self_check}});
+                  {"baseline", o.baseline}, {"shard", o.shard.text()}, {"jobs", o.jobs}, {"self", o.self_check},
+                  {"timing", o.timing}});
 
   std::vector<json> records = journal.existing();
   std::vector<std::string> keys;
@@ -586,6 +588,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     std::vector<std::string> argv = {verifier, "verify", "--kernelbench", c.pair.problem, c.pair.solution,
                                      "--backend", o.backend, "--json", c.json_path};
     if (!o.baseline.empty()) argv.insert(argv.end(), {"--baseline", o.baseline});
+    if (o.timing) argv.push_back("--timing");
     if (o.timeout_s > 0) argv.insert(argv.end(), {"--timeout", fmt::format("{:g}", o.timeout_s)});
     if (o.compile_grace_s >= 0) argv.insert(argv.end(), {"--compile-grace", fmt::format("{:g}", o.compile_grace_s)});
     if (!python.empty()) argv.insert(argv.end(), {"--python", python});
