@@ -100,6 +100,8 @@ struct CorpusOptions {
   int jobs = 1;                      // pairs verified at once
   std::string backend = "cpu";       // passed to verify
   std::string baseline;              // "" or "kernelbench"
+  /// verify --timing for every pair (docs/timing.md): the summary adds speedup and fast_p.
+  bool timing = false;
   Shard shard;
   bool self_check = false;           // --self
   double timeout_s = 0;              // verify's per-call --timeout; 0: verify's default
@@ -167,7 +169,20 @@ struct CorpusRunSummary {
   SplitCounts split;
   int accepted = 0, accepted_fail_any = 0, accepted_fail_tolerance_independent = 0;
   SplitCounts accepted_split;
+  /// corpus_timing_summary over the results; null when no pair was asked to be timed.
+  nlohmann::json timing;
 };
+
+/// fast_p's thresholds p (KernelBench's fast_0, fast_1, ...).
+inline constexpr double kFastPThresholds[] = {0.0, 0.5, 0.8, 1.0, 1.5, 2.0};
+
+/// Speedup and fast_p over corpus result records (docs/timing.md): pairs (the first result of
+/// each key), correct (every one of the 12 gates passed), timed, correct but not timed, the
+/// speedup's geomean/median/min/max over the timed pairs, and fast_p = the share of ALL pairs that
+/// are correct and faster than p times the reference (KernelBench's definition; its "correct" is
+/// here all 12 gates); the same against torch.compile'd references. Null when no pair's report
+/// has a timing section.
+nlohmann::json corpus_timing_summary(const std::vector<nlohmann::json>& records);
 
 /// Summarizes the result records whose key is in keys (all results when keys is empty).
 CorpusRunSummary summarize_results(const std::vector<nlohmann::json>& records, const std::vector<std::string>& keys = {});

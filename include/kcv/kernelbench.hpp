@@ -16,6 +16,8 @@ namespace kcv {
 
 class Runner;
 class ReferenceDiskCache;
+class Candidate;
+struct RunnerOptions;
 
 struct KernelBenchSetup {
   std::string problem;        // the problem file (Model, get_inputs, get_init_inputs)
@@ -149,5 +151,31 @@ class KernelBenchContract : public Contract {
 /// under seeds 0..4, allclose(atol=rtol=1e-2) against Model in float32), run through the runner
 /// like any case. Returns {"verdict","trials","atol","rtol","max_abs_diff","detail"}.
 nlohmann::json kernelbench_baseline(const KernelBenchContract& contract, Runner& runner);
+
+/// How `kcv time` / timing=True times a candidate that passed its gates (docs/timing.md).
+struct TimingOptions {
+  int reps = 30;        // timed repetitions per model (at least kMinTimingReps)
+  int warmup = 5;       // untimed repetitions before them, each with its own inputs too
+  uint64_t seed = 0;    // repetition k draws get_inputs() under torch.manual_seed(seed + k)
+  double call_timeout_s = 10;  // one repetition's share of the job's deadline
+};
+inline constexpr int kMinTimingReps = 20;
+inline constexpr int kMaxTimingReps = 1000;
+
+/// The report's "timing" section for a candidate that was not timed: {"timed": false, "reason"}.
+nlohmann::json timing_not_run(const std::string& reason);
+
+/// Times the candidate's ModelNew and the problem's Model (eager, and torch.compile'd where it
+/// compiles) the same way, each role in a sandboxed torch worker of its own (the reference's
+/// never imports the solution), and returns the report's "timing" section: per model the median
+/// and spread (min, p10, p90, max) of the device-synchronized times, the time to return (what a
+/// timer on the caller's stream alone sees), the speedups, the device and its clock. A worker that
+/// fails gives {"timed": false, "reason"} naming it. `base`: the verification's runner options.
+nlohmann::json kernelbench_timing(const KernelBenchContract& contract, const Candidate& candidate,
+                                  const RunnerOptions& base, const TimingOptions& options);
+
+/// Order statistics of samples (linear interpolation between closest ranks, numpy's default):
+/// {"median_ms", "min_ms", "p10_ms", "p90_ms", "max_ms", "mean_ms", "reps"}.
+nlohmann::json timing_stats(std::vector<double> samples_ms);
 
 }  // namespace kcv

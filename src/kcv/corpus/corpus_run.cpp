@@ -133,6 +133,7 @@ CorpusRunSummary summarize_results(const std::vector<json>& records, const std::
       mine.push_back(r);
   const CorpusSummary c = summarize_corpus(mine);
   CorpusRunSummary s;
+  s.timing = corpus_timing_summary(mine);
   s.pairs = wanted.empty() ? static_cast<int>(c.results) : static_cast<int>(wanted.size());
   for (const KernelRow& k : c.kernels) {
     if (!k.retried_alone.empty()) ++s.retried_alone;
@@ -506,7 +507,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   Journal journal((fs::path(o.out) / "journal.jsonl").string());
 
   // A resumed run must judge the same way as the run it continues.
-  const json asked = {{"backend", o.backend}, {"baseline", o.baseline}, {"self", o.self_check}};
+  const json asked = {{"backend", o.backend}, {"baseline", o.baseline}, {"self", o.self_check}, {"timing", o.timing}};
   for (const auto& r : journal.existing()) {
     if (r["kind"] != "run") continue;
     for (const auto& [field, value] : asked.items())
@@ -556,7 +557,8 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   journal.append({{"kind", "run"}, {"started", corpus_detail::iso_now()},
                   {"corpus", fs::absolute(o.dir).lexically_normal().string()}, {"backend", o.backend},
                   {"baseline", o.baseline}, {"shard", o.shard.text()}, {"jobs", o.jobs}, {"self", o.self_check},
-                  {"seed", std::to_string(seed)}, {"reference_cache", cache_dir.empty() ? cache_off : cache_dir}});
+                  {"timing", o.timing}, {"seed", std::to_string(seed)},
+                  {"reference_cache", cache_dir.empty() ? cache_off : cache_dir}});
 
   std::vector<json> records = journal.existing();
   std::vector<std::string> keys;
@@ -624,6 +626,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
                                      "--backend", o.backend, "--json", c.json_path, "--seed", std::to_string(seed)};
     if (!cache_dir.empty()) argv.insert(argv.end(), {"--reference-cache", cache_dir});
     if (!o.baseline.empty()) argv.insert(argv.end(), {"--baseline", o.baseline});
+    if (o.timing) argv.push_back("--timing");
     if (o.timeout_s > 0) argv.insert(argv.end(), {"--timeout", fmt::format("{:g}", o.timeout_s)});
     if (o.compile_grace_s >= 0) argv.insert(argv.end(), {"--compile-grace", fmt::format("{:g}", o.compile_grace_s)});
     if (!python.empty()) argv.insert(argv.end(), {"--python", python});
