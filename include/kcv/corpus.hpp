@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,14 @@ struct CorpusOptions {
   /// ready (env KCV_TORCH_PCH): the .cpp half of a load_inline build then skips parsing torch's
   /// headers. Never with self_check (a problem as its own candidate builds nothing).
   bool torch_pch = false;
+  /// The run seed every pair is verified under (verify --seed), so that the solutions of one
+  /// problem see the same cases. Empty: the journal's (a resumed run), else drawn fresh; it is
+  /// journaled in the run record, and a resumed run given another one is refused.
+  std::optional<uint64_t> seed;
+  /// Where the pairs keep the reference's answers (verify --reference-cache): "" for
+  /// OUT/reference-cache, "off" for none. Used only where kcv is root (reference_cache_refusal);
+  /// otherwise off, and the summary says why.
+  std::string reference_cache;
 };
 
 /// The verifier executable: env KCV_CORPUS_VERIFIER, else the running executable (/proc/self/exe).
@@ -149,6 +158,10 @@ struct CorpusRunSummary {
   /// What became of CorpusOptions::torch_pch: "" (not asked), "ready after N s for F flag sets,
   /// P pairs started with it", or "not built: <why>".
   std::string torch_pch;
+  /// The run seed (CorpusOptions::seed) and the reference cache: "DIR: R answers read, W
+  /// computed and written, X rejected" over the pairs run now, or "off: <why>".
+  uint64_t seed = 0;
+  std::string reference_cache;
   std::vector<GateFailureCount> gates;   // in the reports' gate order
   /// Issue 21 item 4 (stats.hpp, verdict_split): the verified pairs that fail, split into own
   /// calling convention / library op only / crash in every gate / not said; and the same among

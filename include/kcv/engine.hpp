@@ -108,6 +108,10 @@ struct VerifyOptions {
   double max_time_s = 0;             // the whole verification, wall clock (0: no limit)
   double compile_timeout_s = 300;    // the candidate's compile (each build), wall clock
   bool sandbox = true;               // false: --no-sandbox (a PASS is then withheld)
+  /// KernelBench: a directory for the reference's answers, content-addressed, shared by every
+  /// verification of the problem under the same seed (a corpus run's solutions, a resumed or
+  /// sharded run; docs/kernelbench.md "Reference cache"). Empty: none. Needs kcv to run as root.
+  std::string reference_cache;
   /// KernelBench candidates: once every selected gate passed, time the candidate and the
   /// reference (`kcv time`, docs/timing.md) into Report::timing; otherwise the section says why not.
   bool timing = false;

@@ -15,6 +15,7 @@
 namespace kcv {
 
 class Runner;
+class ReferenceDiskCache;
 class Candidate;
 struct RunnerOptions;
 
@@ -24,6 +25,10 @@ struct KernelBenchSetup {
   std::string backend = "cpu";
   std::string workdir;        // the reference server's log goes here
   uint64_t init_seed = 42;    // torch.manual_seed before building Model / ModelNew
+  /// A directory: keep the reference's answers there, content-addressed, for every later
+  /// verification of the problem (a corpus run's other solutions, a resumed or sharded run;
+  /// docs/kernelbench.md "Reference cache"). Empty: none. Needs kcv to run as root.
+  std::string reference_cache;
 };
 
 /// The calibrated bound's constant: allowed_i = K·max(max_j e_j, u·max_j |r_j|) + 2u·|r_i| where e
@@ -116,6 +121,9 @@ class KernelBenchContract : public Contract {
     std::size_t bytes = 0;
   };
   ReferenceCacheStats reference_cache() const;
+  /// The on-disk cache (KernelBenchSetup::reference_cache): {"dir", "read", "written", "rejected",
+  /// "write_failed"[, "rejected_why"]}; null without one.
+  nlohmann::json disk_cache_summary() const;
 
  private:
   KernelBenchContract() = default;
@@ -126,12 +134,17 @@ class KernelBenchContract : public Contract {
   /// Throws, naming `what` ran, when the Model failed.
   std::vector<std::string> run_model(const char* op, const char* what, const std::vector<HostTensor>& inputs,
                                      const Bindings& shape, nlohmann::json* reply = nullptr) const;
+  /// run_model through the on-disk cache when there is one: its answer and the reply's bound
+  /// (what reference() reads of the reply) read back, or computed and written.
+  std::vector<std::string> cached_model(const char* op, const char* what, const std::vector<HostTensor>& inputs,
+                                        const Bindings& shape, nlohmann::json* reply = nullptr) const;
   std::unique_ptr<Server> server_;
   KernelBenchSetup setup_;
   nlohmann::json args_;
   bool fresh_model_ = false;
   std::string reduced_sizes_;
   nlohmann::json pch_ = nlohmann::json::array();   // torch_pch_entries()
+  std::unique_ptr<ReferenceDiskCache> disk_;  // KernelBenchSetup::reference_cache
 };
 
 /// KernelBench's own acceptance check (5 trials at the fixed shape, inputs from get_inputs()

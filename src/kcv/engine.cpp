@@ -270,8 +270,9 @@ struct KernelBenchParts {
 
 /// The reference server's setup: the problem by absolute path, the interpreter resolved.
 KernelBenchSetup kernelbench_setup(const std::string& problem, const std::string& python, const std::string& backend,
-                                   const std::string& workdir) {
+                                   const std::string& workdir, const std::string& reference_cache = "") {
   KernelBenchSetup setup;
+  setup.reference_cache = reference_cache;
   setup.problem = fs::absolute(problem).string();
   setup.python = resolve_python(python);
   setup.backend = backend;
@@ -281,8 +282,8 @@ KernelBenchSetup kernelbench_setup(const std::string& problem, const std::string
 
 KernelBenchParts kernelbench_parts(const std::string& problem, const std::string& solution, const std::string& python,
                                    const std::string& backend, const std::string& workdir, RunnerOptions& ro,
-                                   KernelBenchContract* prepared = nullptr) {
-  const KernelBenchSetup setup = kernelbench_setup(problem, python, backend, workdir);
+                                   KernelBenchContract* prepared = nullptr, const std::string& reference_cache = "") {
+  const KernelBenchSetup setup = kernelbench_setup(problem, python, backend, workdir, reference_cache);
   KernelBenchParts parts{nullptr, prepared, Candidate::kernelbench(problem, solution, setup.python, workdir)};
   if (!prepared) {
     parts.owned = KernelBenchContract::create(setup);
@@ -323,6 +324,9 @@ Report verify_checked(const VerifyOptions& o, const GateCallback& on_gate, Kerne
   if (kernelbench && (!o.op.empty() || !o.candidate.empty()))
     throw SetupError("--kernelbench replaces --op and --candidate; give one or the other");
   if (!kernelbench && o.baseline) throw SetupError("--baseline kernelbench needs --kernelbench");
+  if (!kernelbench && !o.reference_cache.empty()) throw SetupError("--reference-cache needs --kernelbench");
+  if (prepared && !o.reference_cache.empty())
+    throw SetupError("a KernelBench session keeps its reference answers itself (no reference cache directory)");
   if (!kernelbench && o.timing)
     throw SetupError("timing needs a KernelBench pair (kcv time PROBLEM.py SOLUTION.py): an ABI candidate has no "
                      "reference Model to time against");
@@ -385,7 +389,8 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
     compile.seconds = std::max(0.001, std::min(compile.seconds, std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count()));
   KernelBenchParts kb;
   if (kernelbench) {
-    kb = kernelbench_parts(o.kernelbench_problem, o.kernelbench_solution, o.python, o.backend, workdir, ro, prepared);
+    kb = kernelbench_parts(o.kernelbench_problem, o.kernelbench_solution, o.python, o.backend, workdir, ro, prepared,
+                           o.reference_cache);
     report.op = kb.contract->name;
     report.candidate = kb.candidate.path();
   }
@@ -436,7 +441,10 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
   }
   // NOTES: with --gates, the verdict covers the selected gates; the rest are SKIPPED, said so.
   report.verdict = all_pass ? Verdict::pass : Verdict::fail;
-  if (kernelbench) report.kernelbench["bound"] = kb.contract->bound_summary();
+  if (kernelbench) {
+    report.kernelbench["bound"] = kb.contract->bound_summary();
+    if (nlohmann::json disk = kb.contract->disk_cache_summary(); !disk.is_null()) report.kernelbench["reference_cache"] = disk;
+  }
   if (const auto& f = runner.sandbox_in_force()) {
     report.sandbox = f->to_json();
     report.sandbox["summary"] = f->summary();

@@ -87,6 +87,8 @@ void print_summary(const CorpusRunSummary& s, const std::string& out) {
     std::cout << fmt::format("  CPU             {:>6.0f} s  ({:.1f} s per pair run now: each verifier and the processes it "
                              "waited for)\n", s.cpu_seconds, s.cpu_seconds / s.ran);
   if (!s.torch_pch.empty()) std::cout << "  torch PCH       " << s.torch_pch << "\n";
+  std::cout << "  seed            " << s.seed << "  (every pair's; a resumed run keeps it)\n";
+  if (!s.reference_cache.empty()) std::cout << "  reference cache " << s.reference_cache << "\n";
   const SplitCounts& sp = s.split;
   if (s.verified_fail > 0) {
     // Issue 21 item 4: wrong in the problem's own setting, or only as a library op is called.
@@ -161,6 +163,12 @@ CorpusCommands::CorpusCommands(CLI::App& app) {
   run_->add_option("--pair-timeout", opts_.pair_timeout_s, "wall-clock seconds per pair before it is killed")
       ->capture_default_str();
   run_->add_option("--python", opts_.python, "python interpreter for the torch adapters");
+  run_->add_option("--seed", seed_,
+                   "run seed for every pair, so that one problem's solutions see the same cases (default: the "
+                   "journal's, else drawn fresh; journaled)");
+  run_->add_option("--reference-cache", opts_.reference_cache,
+                   "DIR for the reference's answers, content-addressed, shared by the pairs (and by shards given the "
+                   "same DIR and --seed), or off (default: OUT/reference-cache; only when kcv runs as root)");
   run_->add_option("--torch-pch", torch_pch_,
                    "precompiled torch/extension.h for the solutions' load_inline builds: auto (with --backend cuda), "
                    "on, off")
@@ -188,6 +196,7 @@ int CorpusCommands::dispatch() {
     return 0;
   }
   if (!shard_.empty()) opts_.shard = parse_shard(shard_);
+  if (run_->count("--seed") > 0) opts_.seed = seed_;
   opts_.torch_pch = torch_pch_ == "on" || (torch_pch_ == "auto" && opts_.backend == "cuda");
   const bool tty = isatty(2);
   g_progress_bar = tty;

@@ -419,6 +419,9 @@ int main(int argc, char** argv) {
   bool no_sandbox = false;
   verify->add_flag("--no-sandbox", no_sandbox,
                    "run workers without the sandbox (debugging): a PASS is then withheld (docs/security.md)");
+  verify->add_option("--reference-cache", vopts.reference_cache,
+                     "--kernelbench: keep the reference's answers in DIR, content-addressed, for later verifications "
+                     "of the problem under the same --seed (kcv must run as root; docs/kernelbench.md)");
   verify->add_option("--keep-workdir", vopts.workdir,
                      "work in DIR (new or empty) and keep it: worker logs worker-N.log, extension builds");
 
