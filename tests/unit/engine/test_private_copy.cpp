@@ -261,7 +261,7 @@ TEST(PrivateCopy, TorchWorkerImportsTheModulesBesideTheSolutionAndTheProblem) {
   // Both paths that load them come after it: the gates' (in main) and the timing job's (called there;
   // the function is defined earlier in the file, so the text order of its body says nothing).
   EXPECT_NE(worker.find("common.load_module(kb[\"problem\"]", extend), std::string::npos);
-  const auto call = worker.find("timing_job(plan, mm", worker.find("def timing_job(") + 4);
+  const auto call = worker.find("timing_job(plan, mm", worker.find("def timing_job(") + 15);
   ASSERT_NE(call, std::string::npos);
   EXPECT_LT(extend, call);
 }
