@@ -134,6 +134,50 @@ def next_batch(ctl):
     return fds[0]
 
 
+def timing_job(plan, mm, kb, torch, common, device, cuda):
+    """A timing job (plan kernelbench.timing; docs/timing.md, adapters/torch/kcv_torch_timing.py):
+    one call whose one uint8 output carries the samples as JSON. Role "reference" never imports
+    the solution. Ends the worker."""
+    import time
+    import kcv_torch_timing as kt  # its clocks are taken now, before any candidate code runs
+    timing = kb["timing"]
+    calls = plan["calls"]
+    if len(calls) != 1 or len(calls[0]["outputs"]) != 1:
+        fatal("a timing plan has one call with one output")
+    out = calls[0]["outputs"][0]
+    try:
+        problem = common.load_module(kb["problem"], "kcv_problem")
+    except Exception as e:  # noqa: BLE001
+        fatal(f"cannot load the problem: {type(e).__name__}: {e}".splitlines()[0][:800])
+
+    def load_solution():
+        try:
+            return common.model_class(common.load_module(plan["candidate"], "kcv_solution"), prefer_new=True)
+        except SystemExit as e:
+            fatal(f"cannot load candidate: it called exit({e.code}) while loading")
+        except Exception as e:  # noqa: BLE001
+            fatal(build_failure(e, False) or f"cannot load candidate: {type(e).__name__}: {e}".splitlines()[0][:800])
+
+    began = []
+
+    def on_ready():
+        emit("ready")
+        emit("start 0")
+        began.append(time.perf_counter())
+
+    result = kt.run(torch, common, problem, common.module_sizes(problem), load_solution, on_ready, timing,
+                    int(kb.get("init_seed", 42)), device, cuda)
+    shm = torch.frombuffer(mm, dtype=torch.uint8)
+    data = kt.encode(result, out["span"])
+    shm[out["snap"] + KGUARD:out["snap"] + KGUARD + out["span"]].copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
+    emit(done_record(0, 0, time.perf_counter() - began[0], ""))
+    await_go()
+    emit("bye")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def main():
     # The sanitizer runtime is preloaded into this process only: the compilers load_inline starts
     # must not inherit it.
@@ -154,11 +198,13 @@ def main():
     cuda = backend == "cuda"
     if cuda and not torch.cuda.is_available():
         fatal("backend 'cuda': torch in this interpreter sees no CUDA device")
-    if cuda:
+    kb = plan.get("kernelbench", {})
+    # NOTES: not in a timing job: there a host that sleeps while it waits for the GPU would add its
+    # wake-up to every repetition's device-synchronized time (docs/timing.md).
+    if cuda and not kb.get("timing"):
         common.sleep_while_waiting_for_the_gpu()  # before the solution or torch makes a context
     device = torch.device("cuda" if cuda else "cpu")
     key = int(plan["canary_key"])
-    kb = plan.get("kernelbench", {})
     common.library_settings()
 
     if not plan["candidate"]:
@@ -193,6 +239,8 @@ def main():
     # The private copies' directories, then the originals' (kcv's Candidate::python_search_path):
     # a module beside the solution or the problem is found as it was before kcv copied them.
     common.extend_search_path(kb.get("search_path", []))
+    if kb.get("timing"):
+        timing_job(plan, mm, kb, torch, common, device, cuda)
     try:
         problem = common.load_module(kb["problem"], "kcv_problem")
         nominal = common.module_sizes(problem)

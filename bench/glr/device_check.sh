@@ -31,7 +31,9 @@ deadline=${GLR_CHECK_DEADLINE_S:-540}
 only=${GLR_CHECK_ONLY:-^glr_}
 steps=" ${GLR_CHECK_STEPS:-tests times ncu gates} "
 want() { [[ "$steps" == *" $1 "* ]]; }
-export KCV_INCLUDE_DIR=$PWD/include KCV_ADAPTERS_DIR=$PWD/adapters PATH=/usr/local/cuda/bin:$PATH
+# The gates compile the glr controls at run time from KCV_INCLUDE_DIR's headers: a run whose kernels
+# differ from this tree's (binaries built from another branch) sets it to that branch's include/.
+export KCV_INCLUDE_DIR=${KCV_INCLUDE_DIR:-$PWD/include} KCV_ADAPTERS_DIR=$PWD/adapters PATH=/usr/local/cuda/bin:$PATH
 export KCV_PYTHON=${KCV_PYTHON:-$(command -v python3)}
 mkdir -p "$out/more"
 note() { echo "[$((SECONDS - t0))s] $*" >> "$out/env.txt"; }
@@ -47,7 +49,7 @@ step() {  # step NAME LIMIT FILE CMD...: CMD under timeout (LIMIT capped by the 
 for f in glr_cuda_tests glr_fwd_time glr_bwd_time kcv kcv-worker; do
   [ -x "$bin/$f" ] || { note "FAIL: $bin/$f missing: build it on the host and carry $bin"; pack; exit 2; }
 done
-{ nvidia-smi -L; git log -1 --format='tree %H %s' 2>/dev/null; echo "deadline ${deadline}s, controls '$only'"; } >> "$out/env.txt" 2>&1
+{ nvidia-smi -L; git log -1 --format='tree %H %s' 2>/dev/null; echo "deadline ${deadline}s, controls '$only', headers $KCV_INCLUDE_DIR"; } >> "$out/env.txt" 2>&1
 smoke='GlrCudaBwdSplit.KTiles:GlrCudaBwdSplit.NegInfGateMidBlockLeavesEarlierRowsFinite:GlrCudaFwd.EveryDtypeAndGate:GlrCudaFwd.MinusInfGateLeavesEarlierRowsFinite'
 if ! step smoke 120 "$out/more/smoke.txt" "$bin/glr_cuda_tests" --gtest_filter="$smoke"; then
   note "smoke failed: nothing else runs"; cp "$out/more/smoke.txt" "$out/tests.txt"; pack; exit 1

@@ -7,6 +7,10 @@
 //   nvcc -std=c++17 -O3 -Iinclude -gencode arch=compute_90a,code=sm_90a bench/glr/glr_bwd_time.cu -o build/glr_bwd_time
 //   build/glr_bwd_time [--no-ffma [N]]   (H200; prints a markdown table; --no-ffma times the split only;
 //                                         N: the first N shapes only)
+// GLR_BWD_DQK_AB=1 adds, per row and in the same process (K > 32): kernel 4 (dqk) alone in four
+// forms (bwd_split::kDqkPipe 2, kDqkRemap 4, kDqkVec 8): 0 (the kernel of sessions 15-18), 6, 8,
+// 14, on the inputs that the whole backward just timed left in the workspace (every form reads the
+// same ones); the default is dqk_form(K): 14 at K > 64, 8 at K <= 64.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -15,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "device_fill.cuh"
@@ -68,8 +73,11 @@ int main(int argc, char** argv) {
   const int max_rows = argc > 2 ? std::atoi(argv[2]) : 1 << 30;  // the first N shapes only (for ncu)
   const size_t flush_bytes = glr_bench::kFlushBytes;
   void* flush = dmalloc(flush_bytes);
-  std::printf("| B,T,H,D | seqs | gate | split bwd ms | ffma bwd ms | ffma/split | rel dq | rel dk | rel dv | rel dg | rel dh0 |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  const char* ab_env = std::getenv("GLR_BWD_DQK_AB");
+  const bool ab = ab_env && *ab_env && *ab_env != '0';
+  std::printf("| B,T,H,D | seqs | gate | split bwd ms | ffma bwd ms | ffma/split | rel dq | rel dk | rel dv | rel dg | rel dh0 |"
+              " dqk form 0 ms | dqk form 6 ms | dqk form 8 ms | dqk form 14 ms |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::mt19937 rng(1);
   int row_no = 0;
   for (const glr_bench::ShapeRow& r : glr_bench::kShapes)
@@ -139,14 +147,31 @@ int main(int argc, char** argv) {
         p.dh0 = out[w][4];
       };
       const bool split = gc::sm90::bwd_split::takes(p.shape);
-      float t_sp = NAN, t_ff = NAN;
+      float t_sp = NAN, t_ff = NAN, t_dqk[4] = {NAN, NAN, NAN, NAN};
       if (split) {
-        const size_t wsb = gc::sm90::bwd_split::workspace_bytes(p.shape);
+        namespace bs = gc::sm90::bwd_split;
+        const size_t wsb = bs::workspace_bytes(p.shape);
         void* ws = dmalloc(wsb);
         bind(0);
         p.workspace = ws;
         p.workspace_bytes = wsb;
-        t_sp = glr_bench::median_ms([&] { OK(gc::sm90::bwd_split::launch<__nv_bfloat16>(p, 0)); }, flush, flush_bytes);
+        t_sp = glr_bench::median_ms([&] { OK(bs::launch<__nv_bfloat16>(p, 0)); }, flush, flush_bytes);
+        if (ab && K > 32) {
+          const bs::Layout l = bs::layout(p.shape);
+          const int64_t nvt_seed = gc::sm90::fwd_split::cdiv(V, bs::dstate_bv<bs::k_tile(128)>(p.shape));
+          int64_t nkt = 0;
+          auto dqk = [&](auto kt, auto var) {
+            constexpr int KT = decltype(kt)::value, kVar = decltype(var)::value;
+            return gate == gc::Gate::vector ? bs::launch_dqk<__nv_bfloat16, false, KT, kVar>(p, l, 0, nvt_seed, &nkt)
+                                            : bs::launch_dqk<__nv_bfloat16, true, KT, kVar>(p, l, 0, nvt_seed, &nkt);
+          };
+          using std::integral_constant;
+          auto time = [&](auto kt, auto var) { return glr_bench::median_ms([&] { OK(dqk(kt, var)); }, flush, flush_bytes); };
+          t_dqk[0] = time(integral_constant<int, 64>{}, integral_constant<int, 0>{});
+          t_dqk[1] = time(integral_constant<int, 64>{}, integral_constant<int, 6>{});
+          t_dqk[2] = time(integral_constant<int, 64>{}, integral_constant<int, 8>{});
+          t_dqk[3] = time(integral_constant<int, 64>{}, integral_constant<int, 14>{});
+        }
         CK(cudaFree(ws));
       }
       if (ffma) {
@@ -167,10 +192,10 @@ int main(int argc, char** argv) {
         rel[3] = rel_diff<float>(out[0][3], out[1][3], size_t(NTH * GW));
         rel[4] = rel_diff<float>(out[0][4], out[1][4], size_t(S * r.H * K * V));
       }
-      std::printf("| %lld,%lld,%lld,%lld | %lld | %s | %.3f | %.3f | %.2fx | %.2e | %.2e | %.2e | %.2e | %.2e |\n",
+      std::printf("| %lld,%lld,%lld,%lld | %lld | %s | %.3f | %.3f | %.2fx | %.2e | %.2e | %.2e | %.2e | %.2e | %.3f | %.3f | %.3f | %.3f |\n",
                   (long long)r.B, (long long)r.T, (long long)r.H, (long long)r.D, (long long)r.seqs,
                   gate == gc::Gate::vector ? "vector" : "scalar", t_sp, t_ff, t_ff / t_sp, rel[0], rel[1], rel[2],
-                  rel[3], rel[4]);
+                  rel[3], rel[4], t_dqk[0], t_dqk[1], t_dqk[2], t_dqk[3]);
       std::fflush(stdout);
       for (auto& o : out)
         for (void* x : o) CK(cudaFree(x));

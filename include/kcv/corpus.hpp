@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,8 @@ struct CorpusOptions {
   int jobs = 1;                      // pairs verified at once
   std::string backend = "cpu";       // passed to verify
   std::string baseline;              // "" or "kernelbench"
+  /// verify --timing for every pair (docs/timing.md): the summary adds speedup and fast_p.
+  bool timing = false;
   Shard shard;
   bool self_check = false;           // --self
   double timeout_s = 0;              // verify's per-call --timeout; 0: verify's default
@@ -114,6 +117,14 @@ struct CorpusOptions {
   /// ready (env KCV_TORCH_PCH): the .cpp half of a load_inline build then skips parsing torch's
   /// headers. Never with self_check (a problem as its own candidate builds nothing).
   bool torch_pch = false;
+  /// The run seed every pair is verified under (verify --seed), so that the solutions of one
+  /// problem see the same cases. Empty: the journal's (a resumed run), else drawn fresh; it is
+  /// journaled in the run record, and a resumed run given another one is refused.
+  std::optional<uint64_t> seed;
+  /// Where the pairs keep the reference's answers (verify --reference-cache): "" for
+  /// OUT/reference-cache, "off" for none. Used only where kcv is root (reference_cache_refusal);
+  /// otherwise off, and the summary says why.
+  std::string reference_cache;
 };
 
 /// The verifier executable: env KCV_CORPUS_VERIFIER, else the running executable (/proc/self/exe).
@@ -147,6 +158,10 @@ struct CorpusRunSummary {
   /// What became of CorpusOptions::torch_pch: "" (not asked), "ready after N s for F flag sets,
   /// P pairs started with it", or "not built: <why>".
   std::string torch_pch;
+  /// The run seed (CorpusOptions::seed) and the reference cache: "DIR: R answers read, W
+  /// computed and written, X rejected" over the pairs run now, or "off: <why>".
+  uint64_t seed = 0;
+  std::string reference_cache;
   std::vector<GateFailureCount> gates;   // in the reports' gate order
   /// Issue 21 item 4 (stats.hpp, verdict_split): the verified pairs that fail, split into own
   /// calling convention / library op only / crash in every gate / not said; and the same among
@@ -154,7 +169,20 @@ struct CorpusRunSummary {
   SplitCounts split;
   int accepted = 0, accepted_fail_any = 0, accepted_fail_tolerance_independent = 0;
   SplitCounts accepted_split;
+  /// corpus_timing_summary over the results; null when no pair was asked to be timed.
+  nlohmann::json timing;
 };
+
+/// fast_p's thresholds p (KernelBench's fast_0, fast_1, ...).
+inline constexpr double kFastPThresholds[] = {0.0, 0.5, 0.8, 1.0, 1.5, 2.0};
+
+/// Speedup and fast_p over corpus result records (docs/timing.md): pairs (the first result of
+/// each key), correct (every one of the 12 gates passed), timed, correct but not timed, the
+/// speedup's geomean/median/min/max over the timed pairs, and fast_p = the share of ALL pairs that
+/// are correct and faster than p times the reference (KernelBench's definition; its "correct" is
+/// here all 12 gates); the same against torch.compile'd references. Null when no pair's report
+/// has a timing section.
+nlohmann::json corpus_timing_summary(const std::vector<nlohmann::json>& records);
 
 /// Summarizes the result records whose key is in keys (all results when keys is empty).
 CorpusRunSummary summarize_results(const std::vector<nlohmann::json>& records, const std::vector<std::string>& keys = {});

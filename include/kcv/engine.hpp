@@ -72,6 +72,10 @@ struct Report {
   /// Why every gate passed and the verdict is still FAIL (the sandbox could not exclude
   /// tampering, docs/security.md); empty otherwise.
   std::string pass_withheld;
+  /// Honest timing (VerifyOptions::timing; docs/timing.md): {"timed": true, candidate,
+  /// reference_eager, reference_compiled, speedup, ...} or {"timed": false, "reason"}; null when
+  /// not asked.
+  nlohmann::json timing;
   /// Where and from what the report came (issue 21 item 8; provenance.hpp): kcv_version,
   /// kcv_commit, host, backend, on cuda gpu/driver/cuda, for KernelBench torch/torch_cuda, and
   /// candidate_sha256 and candidate_path (absolute) of the judged file (KernelBench: the solution;
@@ -104,6 +108,14 @@ struct VerifyOptions {
   double max_time_s = 0;             // the whole verification, wall clock (0: no limit)
   double compile_timeout_s = 300;    // the candidate's compile (each build), wall clock
   bool sandbox = true;               // false: --no-sandbox (a PASS is then withheld)
+  /// KernelBench: a directory for the reference's answers, content-addressed, shared by every
+  /// verification of the problem under the same seed (a corpus run's solutions, a resumed or
+  /// sharded run; docs/kernelbench.md "Reference cache"). Empty: none. Needs kcv to run as root.
+  std::string reference_cache;
+  /// KernelBench candidates: once every selected gate passed, time the candidate and the
+  /// reference (`kcv time`, docs/timing.md) into Report::timing; otherwise the section says why not.
+  bool timing = false;
+  int timing_reps = 30;              // timed repetitions per model, kMinTimingReps..kMaxTimingReps
 };
 
 /// Called after each gate finishes (for progress output).
@@ -114,8 +126,9 @@ Report verify(const VerifyOptions& options, const GateCallback& on_gate = {});
 
 /// One KernelBench problem kept warm across candidates (issue 22, docs/python-api.md): its reference
 /// server starts once, and its answers are kept by case under one session seed, so the N-th
-/// candidate costs its own build and calls. Candidates run in workers as in verify(); one
-/// verification at a time (verify is serialized). Throws SetupError as verify does.
+/// candidate costs its own build and calls. Candidates run in workers as in verify(); verify may
+/// be called from several threads at once (the gates of each run side by side; a verification
+/// being timed runs alone). Throws SetupError as verify does.
 class KernelBenchSession {
  public:
   /// seed: the session's (every candidate's) run seed; empty: drawn fresh. cache_bytes: reference

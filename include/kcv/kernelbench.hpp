@@ -15,6 +15,9 @@
 namespace kcv {
 
 class Runner;
+class ReferenceDiskCache;
+class Candidate;
+struct RunnerOptions;
 
 struct KernelBenchSetup {
   std::string problem;        // the problem file (Model, get_inputs, get_init_inputs)
@@ -22,6 +25,10 @@ struct KernelBenchSetup {
   std::string backend = "cpu";
   std::string workdir;        // the reference server's log goes here
   uint64_t init_seed = 42;    // torch.manual_seed before building Model / ModelNew
+  /// A directory: keep the reference's answers there, content-addressed, for every later
+  /// verification of the problem (a corpus run's other solutions, a resumed or sharded run;
+  /// docs/kernelbench.md "Reference cache"). Empty: none. Needs kcv to run as root.
+  std::string reference_cache;
 };
 
 /// The calibrated bound's constant: allowed_i = K·max(max_j e_j, u·max_j |r_j|) + 2u·|r_i| where e
@@ -114,6 +121,9 @@ class KernelBenchContract : public Contract {
     std::size_t bytes = 0;
   };
   ReferenceCacheStats reference_cache() const;
+  /// The on-disk cache (KernelBenchSetup::reference_cache): {"dir", "read", "written", "rejected",
+  /// "write_failed"[, "rejected_why"]}; null without one.
+  nlohmann::json disk_cache_summary() const;
 
  private:
   KernelBenchContract() = default;
@@ -124,17 +134,48 @@ class KernelBenchContract : public Contract {
   /// Throws, naming `what` ran, when the Model failed.
   std::vector<std::string> run_model(const char* op, const char* what, const std::vector<HostTensor>& inputs,
                                      const Bindings& shape, nlohmann::json* reply = nullptr) const;
+  /// run_model through the on-disk cache when there is one: its answer and the reply's bound
+  /// (what reference() reads of the reply) read back, or computed and written.
+  std::vector<std::string> cached_model(const char* op, const char* what, const std::vector<HostTensor>& inputs,
+                                        const Bindings& shape, nlohmann::json* reply = nullptr) const;
   std::unique_ptr<Server> server_;
   KernelBenchSetup setup_;
   nlohmann::json args_;
   bool fresh_model_ = false;
   std::string reduced_sizes_;
   nlohmann::json pch_ = nlohmann::json::array();   // torch_pch_entries()
+  std::unique_ptr<ReferenceDiskCache> disk_;  // KernelBenchSetup::reference_cache
 };
 
 /// KernelBench's own acceptance check (5 trials at the fixed shape, inputs from get_inputs()
 /// under seeds 0..4, allclose(atol=rtol=1e-2) against Model in float32), run through the runner
 /// like any case. Returns {"verdict","trials","atol","rtol","max_abs_diff","detail"}.
 nlohmann::json kernelbench_baseline(const KernelBenchContract& contract, Runner& runner);
+
+/// How `kcv time` / timing=True times a candidate that passed its gates (docs/timing.md).
+struct TimingOptions {
+  int reps = 30;        // timed repetitions per model (at least kMinTimingReps)
+  int warmup = 5;       // untimed repetitions before them, each with its own inputs too
+  uint64_t seed = 0;    // repetition k draws get_inputs() under torch.manual_seed(seed + k)
+  double call_timeout_s = 10;  // one repetition's share of the job's deadline
+};
+inline constexpr int kMinTimingReps = 20;
+inline constexpr int kMaxTimingReps = 1000;
+
+/// The report's "timing" section for a candidate that was not timed: {"timed": false, "reason"}.
+nlohmann::json timing_not_run(const std::string& reason);
+
+/// Times the candidate's ModelNew and the problem's Model (eager, and torch.compile'd where it
+/// compiles) the same way, each role in a sandboxed torch worker of its own (the reference's
+/// never imports the solution), and returns the report's "timing" section: per model the median
+/// and spread (min, p10, p90, max) of the device-synchronized times, the time to return (what a
+/// timer on the caller's stream alone sees), the speedups, the device and its clock. A worker that
+/// fails gives {"timed": false, "reason"} naming it. `base`: the verification's runner options.
+nlohmann::json kernelbench_timing(const KernelBenchContract& contract, const Candidate& candidate,
+                                  const RunnerOptions& base, const TimingOptions& options);
+
+/// Order statistics of samples (linear interpolation between closest ranks, numpy's default):
+/// {"median_ms", "min_ms", "p10_ms", "p90_ms", "max_ms", "mean_ms", "reps"}.
+nlohmann::json timing_stats(std::vector<double> samples_ms);
 
 }  // namespace kcv

@@ -77,6 +77,19 @@ class Result:
         return [g.id for g in self.gates.values() if g.verdict not in ("PASS", "SKIPPED")]
 
     @property
+    def timing(self) -> Optional[dict]:
+        """The report's timing section (timing=True; docs/timing.md), else None: {"timed": True,
+        "candidate", "reference_eager", "reference_compiled", "speedup", "speedup_vs_compiled",
+        "returned_speedup", "device", ...} or {"timed": False, "reason": ...}."""
+        return self.report.get("timing")
+
+    @property
+    def speedup(self) -> Optional[float]:
+        """Reference eager median / candidate median when the candidate was timed, else None."""
+        t = self.timing or {}
+        return t.get("speedup") if t.get("timed") else None
+
+    @property
     def baseline(self) -> Optional[dict]:
         """KernelBench's own check (verify_kernelbench(..., baseline=True)), else None."""
         return (self.report.get("kernelbench") or {}).get("baseline")
@@ -176,15 +189,19 @@ def verify(op: str, candidate: Source, backend: str = "cpu", gates: Optional[Ite
 def verify_kernelbench(problem: Source, solution: Source, backend: str = "cuda",
                        gates: Optional[Iterable[str]] = None, seed: Optional[int] = None,
                        timeout: Optional[float] = None, python: Optional[str] = None, baseline: bool = False,
-                       sandbox: bool = True, max_time: Optional[float] = None) -> Result:
+                       sandbox: bool = True, max_time: Optional[float] = None, timing: bool = False,
+                       timing_reps: Optional[int] = None) -> Result:
     """The gates on a KernelBench pair (docs/kernelbench.md): problem.py's Model is the reference,
     solution's ModelNew the candidate. Both are paths or source text. python: the interpreter with
-    torch (default: $KCV_PYTHON, else /usr/bin/python3). baseline: also KernelBench's own check."""
+    torch (default: $KCV_PYTHON, else /usr/bin/python3). baseline: also KernelBench's own check.
+    timing: once every selected gate passed, time the candidate against the reference in kcv's
+    workers (Result.timing, Result.speedup; docs/timing.md); timing_reps: repetitions (20..1000)."""
     with _Files() as files:
         opts = {"kernelbench_problem": files.path("problem", problem, "problem.py"),
                 "kernelbench_solution": files.path("solution", solution, "solution.py"), "backend": backend,
                 "gates": _gates(gates), "seed": seed, "timeout": timeout, "python": python,
-                "baseline": baseline, "sandbox": sandbox, "max_time": max_time}
+                "baseline": baseline, "sandbox": sandbox, "max_time": max_time, "timing": bool(timing),
+                "timing_reps": timing_reps}
         return _result(_kcv.verify_json(opts))
 
 
@@ -225,22 +242,34 @@ class Session:
         return self._s.reference_misses
 
     def verify(self, solution: Source, gates: Optional[Iterable[str]] = None, timeout: Optional[float] = None,
-               baseline: bool = False, sandbox: bool = True, max_time: Optional[float] = None) -> Result:
+               baseline: bool = False, sandbox: bool = True, max_time: Optional[float] = None,
+               timing: bool = False, timing_reps: Optional[int] = None) -> Result:
+        """The gates on one solution (and, with timing=True, its timing once they all pass: while
+        it is timed no other verification of this session runs)."""
         with _Files() as files:
             opts = {"gates": _gates(gates), "timeout": timeout, "baseline": baseline, "sandbox": sandbox,
-                    "max_time": max_time}
+                    "max_time": max_time, "timing": bool(timing), "timing_reps": timing_reps}
             return _result(self._s.verify_json(files.path("solution", solution, "solution.py"), opts))
 
-    def verify_many(self, solutions: Iterable[Source], **kwargs) -> list:
-        """verify() on each solution in turn; a solution with a setup error (it does not build, say)
-        gives its SetupError in the list instead of a Result, and the others still run."""
-        out = []
-        for sol in solutions:
+    def verify_many(self, solutions: Iterable[Source], jobs: int = 1, **kwargs) -> list:
+        """verify() on each solution, up to `jobs` at once (threads of this process; each
+        verification's candidate still runs in kcv's workers), results in the solutions' order. A
+        solution with a setup error (it does not build, say) gives its SetupError in the list
+        instead of a Result, and the others still run. With timing=True each timing runs alone."""
+        solutions = list(solutions)
+        if not isinstance(jobs, int) or jobs < 1:
+            raise SetupError(f"kcv: jobs must be a positive integer, not {jobs!r}")
+
+        def one(sol):
             try:
-                out.append(self.verify(sol, **kwargs))
+                return self.verify(sol, **kwargs)
             except SetupError as e:
-                out.append(e)
-        return out
+                return e
+        if jobs == 1 or len(solutions) <= 1:
+            return [one(sol) for sol in solutions]
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=min(jobs, len(solutions))) as pool:
+            return list(pool.map(one, solutions))
 
     def close(self):
         if self._s is not None:

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <shared_mutex>
 
 #include <fmt/format.h>
 
@@ -272,8 +273,9 @@ struct KernelBenchParts {
 
 /// The reference server's setup: the problem by absolute path, the interpreter resolved.
 KernelBenchSetup kernelbench_setup(const std::string& problem, const std::string& python, const std::string& backend,
-                                   const std::string& workdir) {
+                                   const std::string& workdir, const std::string& reference_cache = "") {
   KernelBenchSetup setup;
+  setup.reference_cache = reference_cache;
   setup.problem = fs::absolute(problem).string();
   setup.python = resolve_python(python);
   setup.backend = backend;
@@ -283,8 +285,8 @@ KernelBenchSetup kernelbench_setup(const std::string& problem, const std::string
 
 KernelBenchParts kernelbench_parts(const std::string& problem, const std::string& solution, const std::string& python,
                                    const std::string& backend, const std::string& workdir, RunnerOptions& ro,
-                                   KernelBenchContract* prepared = nullptr) {
-  const KernelBenchSetup setup = kernelbench_setup(problem, python, backend, workdir);
+                                   KernelBenchContract* prepared = nullptr, const std::string& reference_cache = "") {
+  const KernelBenchSetup setup = kernelbench_setup(problem, python, backend, workdir, reference_cache);
   KernelBenchParts parts{nullptr, prepared, Candidate::kernelbench(problem, solution, setup.python, workdir)};
   if (!prepared) {
     parts.owned = KernelBenchContract::create(setup);
@@ -299,13 +301,16 @@ KernelBenchParts kernelbench_parts(const std::string& problem, const std::string
 }
 
 /// verify's work once the options are checked, in workdir.
+/// session_mu: a session's lock (KernelBenchSession), held shared through the gates and exclusive
+/// through timing, so that no other verification of the session runs while one is timed.
 Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Contract* builtin, bool kernelbench,
                  const std::string& workdir, std::chrono::steady_clock::time_point deadline,
-                 KernelBenchContract* prepared = nullptr);
+                 KernelBenchContract* prepared = nullptr, std::shared_mutex* session_mu = nullptr);
 
 /// verify's checks of the options and the work in a workdir of their own; `prepared`: a session's
 /// KernelBench contract (its reference server kept), else none.
-Report verify_checked(const VerifyOptions& o, const GateCallback& on_gate, KernelBenchContract* prepared);
+Report verify_checked(const VerifyOptions& o, const GateCallback& on_gate, KernelBenchContract* prepared,
+                      std::shared_mutex* session_mu = nullptr);
 
 }  // namespace
 
@@ -313,7 +318,8 @@ Report verify(const VerifyOptions& o, const GateCallback& on_gate) { return veri
 
 namespace {
 
-Report verify_checked(const VerifyOptions& o, const GateCallback& on_gate, KernelBenchContract* prepared) {
+Report verify_checked(const VerifyOptions& o, const GateCallback& on_gate, KernelBenchContract* prepared,
+                      std::shared_mutex* session_mu) {
   const auto t_start = std::chrono::steady_clock::now();
   const bool kernelbench = !o.kernelbench_problem.empty() || !o.kernelbench_solution.empty();
   if (kernelbench && (o.kernelbench_problem.empty() || o.kernelbench_solution.empty()))
@@ -321,6 +327,15 @@ Report verify_checked(const VerifyOptions& o, const GateCallback& on_gate, Kerne
   if (kernelbench && (!o.op.empty() || !o.candidate.empty()))
     throw SetupError("--kernelbench replaces --op and --candidate; give one or the other");
   if (!kernelbench && o.baseline) throw SetupError("--baseline kernelbench needs --kernelbench");
+  if (!kernelbench && !o.reference_cache.empty()) throw SetupError("--reference-cache needs --kernelbench");
+  if (prepared && !o.reference_cache.empty())
+    throw SetupError("a KernelBench session keeps its reference answers itself (no reference cache directory)");
+  if (!kernelbench && o.timing)
+    throw SetupError("timing needs a KernelBench pair (kcv time PROBLEM.py SOLUTION.py): an ABI candidate has no "
+                     "reference Model to time against");
+  if (o.timing && (o.timing_reps < kMinTimingReps || o.timing_reps > kMaxTimingReps))
+    throw SetupError(fmt::format("--reps must be {}..{} (median and spread of at least {}), not {}", kMinTimingReps,
+                                 kMaxTimingReps, kMinTimingReps, o.timing_reps));
   if (!kernelbench && (o.op.empty() || o.candidate.empty()))
     throw SetupError("verify needs --op OP and --candidate FILE, or --kernelbench PROBLEM.py SOLUTION.py");
   const Contract* builtin = kernelbench ? nullptr : &require_contract(o.op);
@@ -340,7 +355,7 @@ Report verify_checked(const VerifyOptions& o, const GateCallback& on_gate, Kerne
   if (o.compile_grace_s && !(*o.compile_grace_s >= 0)) throw SetupError("--compile-grace must not be negative");
   Workdir wd(o.workdir);
   try {
-    return verify_in(o, on_gate, builtin, kernelbench, wd.path(), deadline, prepared);
+    return verify_in(o, on_gate, builtin, kernelbench, wd.path(), deadline, prepared, session_mu);
   } catch (const BuildError&) {
     wd.keep();  // the error names the build log in it
     throw;
@@ -349,7 +364,9 @@ Report verify_checked(const VerifyOptions& o, const GateCallback& on_gate, Kerne
 
 Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Contract* builtin, bool kernelbench,
                  const std::string& workdir, std::chrono::steady_clock::time_point deadline,
-                 KernelBenchContract* prepared) {
+                 KernelBenchContract* prepared, std::shared_mutex* session_mu) {
+  std::shared_lock<std::shared_mutex> gates_lock;
+  if (session_mu) gates_lock = std::shared_lock<std::shared_mutex>(*session_mu);
   Report report;
   report.op = o.op;
   report.candidate = o.candidate;
@@ -375,7 +392,8 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
     compile.seconds = std::max(0.001, std::min(compile.seconds, std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count()));
   KernelBenchParts kb;
   if (kernelbench) {
-    kb = kernelbench_parts(o.kernelbench_problem, o.kernelbench_solution, o.python, o.backend, workdir, ro, prepared);
+    kb = kernelbench_parts(o.kernelbench_problem, o.kernelbench_solution, o.python, o.backend, workdir, ro, prepared,
+                           o.reference_cache);
     report.op = kb.contract->name;
     report.candidate = kb.candidate.path();
   }
@@ -388,7 +406,11 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
     report.provenance["candidate_sha256"] = candidate.sha256();
     report.provenance["candidate_copy"] = candidate.source_copy().describe();
   }
-  Runner runner(candidate, ro);
+  // NOTES: ended before timing: its session worker (the candidate's, idle) must not share the
+  // device with the timed ones.
+  std::optional<Runner> gate_runner;
+  gate_runner.emplace(candidate, ro);
+  Runner& runner = *gate_runner;
   const auto t_load = std::chrono::steady_clock::now();
   runner.probe();
   if (kernelbench) {
@@ -422,7 +444,10 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
   }
   // NOTES: with --gates, the verdict covers the selected gates; the rest are SKIPPED, said so.
   report.verdict = all_pass ? Verdict::pass : Verdict::fail;
-  if (kernelbench) report.kernelbench["bound"] = kb.contract->bound_summary();
+  if (kernelbench) {
+    report.kernelbench["bound"] = kb.contract->bound_summary();
+    if (nlohmann::json disk = kb.contract->disk_cache_summary(); !disk.is_null()) report.kernelbench["reference_cache"] = disk;
+  }
   if (const auto& f = runner.sandbox_in_force()) {
     report.sandbox = f->to_json();
     report.sandbox["summary"] = f->summary();
@@ -430,6 +455,27 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, const Cont
     if (const std::string gap = f->tamper_gap(); !gap.empty() && all_pass) {
       report.verdict = Verdict::fail;
       report.pass_withheld = "every gate passed, but tampering could not be excluded: " + gap;
+    }
+  }
+  if (o.timing) {
+    gate_runner.reset();
+    if (report.verdict != Verdict::pass) {
+      std::string failed;
+      for (const auto& g : report.gates)
+        if (g.verdict != Verdict::pass && g.verdict != Verdict::skipped) failed += (failed.empty() ? "" : ", ") + g.id;
+      report.timing = timing_not_run(
+          !report.pass_withheld.empty()
+              ? "not timed: the PASS was withheld: " + report.pass_withheld
+              : fmt::format("not timed: only a candidate that passes every selected gate is timed; not passed: {}", failed));
+    } else {
+      if (gates_lock.owns_lock()) gates_lock.unlock();
+      std::unique_lock<std::shared_mutex> timing_lock;
+      if (session_mu) timing_lock = std::unique_lock<std::shared_mutex>(*session_mu);
+      TimingOptions t;
+      t.reps = o.timing_reps;
+      t.seed = splitmix(report.seed ^ 0x7133ull);
+      t.call_timeout_s = o.timeout_s;
+      report.timing = kernelbench_timing(*kb.contract, candidate, ro, t);
     }
   }
   return report;
@@ -483,7 +529,10 @@ struct KernelBenchSession::State {
   uint64_t seed = 0;
   Workdir wd{""};  // the reference server's log; removed with the session
   std::unique_ptr<KernelBenchContract> contract;
-  std::mutex mu;   // one verification at a time: the runner and the gates are not shared
+  // NOTES: verifications of a session run at once (verify_many's jobs), each with its own runner,
+  // workdir and gates, sharing the contract (its reference server and cache lock themselves):
+  // shared through the gates, exclusive while one is timed (docs/timing.md).
+  std::shared_mutex mu;
 };
 
 KernelBenchSession::KernelBenchSession(const std::string& problem, const std::string& backend,
@@ -519,8 +568,7 @@ Report KernelBenchSession::verify(const std::string& solution, VerifyOptions o, 
   o.backend = s_->backend;
   o.python = s_->python;
   o.seed = s_->seed;
-  std::lock_guard<std::mutex> lock(s_->mu);
-  return verify_checked(o, on_gate, s_->contract.get());
+  return verify_checked(o, on_gate, s_->contract.get(), &s_->mu);
 }
 
 uint64_t KernelBenchSession::seed() const { return s_->seed; }

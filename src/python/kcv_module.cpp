@@ -38,6 +38,8 @@ kcv::VerifyOptions options_from(const py::dict& d) {
   if (d.contains("max_time") && !d["max_time"].is_none()) o.max_time_s = d["max_time"].cast<double>();
   if (d.contains("baseline")) o.baseline = d["baseline"].cast<bool>();
   if (d.contains("sandbox")) o.sandbox = d["sandbox"].cast<bool>();
+  if (d.contains("timing")) o.timing = d["timing"].cast<bool>();
+  if (d.contains("timing_reps") && !d["timing_reps"].is_none()) o.timing_reps = d["timing_reps"].cast<int>();
   return o;
 }
 

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # ctest slurm.corpus_array: the Slurm array of docs/corpus-cluster.md, end to end on a one-node
 # cluster that scripts/slurm_local.sh brings up (and takes down at exit).
-#   1. a corpus of 6 stub pairs (tests/unit/corpus/fake_verifier.sh as KCV_CORPUS_VERIFIER: pass,
-#      fail, a SIGSEGV, a library-only fail), sharded 3 ways: `sbatch --array=0-2 --requeue`
+#   1. a corpus of 6 stub pairs (tests/unit/corpus/fake_verifier.sh: pass, fail, a SIGSEGV, a
+#      library-only fail) and 3 real KernelBench pairs (controls/torch/rowsum: two correct
+#      solutions and a stale-output one, verified by the real `kcv verify --kernelbench` on cpu),
+#      sharded 3 ways: `sbatch --array=0-2 --requeue`, every shard with the same --seed and one
+#      shared --reference-cache (docs/corpus-cluster.md)
 #   2. shard 1 is requeued (`scontrol requeue`) while its second pair is running, after its first
 #      pair has a result: the task is killed, runs again and resumes its journal (the first pair
 #      is not started again, the second is)
 #   3. the merge job, `sbatch --dependency=afterok:<array>`, merges the 3 journals
 #   4. the merged verdicts (status, report verdict, each gate's verdict) equal, key by key, those of
-#      a one-machine `kcv corpus run` of the same corpus
+#      a one-machine `kcv corpus run` of the same corpus (same seed, no reference cache); the real
+#      pairs' reports carry the run seed, and where kcv is root the shared cache was read
 # Prints "SKIP: <why>" and exits 0 where Slurm cannot start (no packages, not root, no munge...).
 # Usage: check_slurm_corpus.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -27,7 +31,17 @@ tmp="$(mktemp -d /tmp/kcv-slurm-test-XXXXXX)"
 chmod 755 "$tmp"
 export KCV_SLURM_DIR="$tmp/cluster" KCV_SLURM_PORT="${KCV_SLURM_TEST_PORT:-6837}" KCV_SLURM_NO_INSTALL=1
 cleanup() {
+  local rc=$?
   "$src/scripts/slurm_local.sh" down >/dev/null 2>&1 || true
+  if [ "$rc" -ne 0 ] && [ -d "$tmp/out" ]; then
+    # Kept for diagnosis: the journals, the tasks' logs and the verifiers' event logs.
+    local kept="$build/slurm.corpus_array.failed"
+    rm -rf "$kept"
+    mkdir -p "$kept"
+    cp -r "$tmp/out" "$tmp/logs" "$kept/" 2>/dev/null || true
+    cp "$tmp"/events.* "$kept/" 2>/dev/null || true
+    echo "kept the journals and logs in $kept"
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -44,9 +58,30 @@ for i in "${!modes[@]}"; do
   echo "class Model: pass" > "$corpus/p$i/problem.py"
   printf '# fake: %s\nclass ModelNew: pass\n' "${modes[$i]}" > "$corpus/p$i/solution.py"
 done
+mkdir -p "$corpus/rowsum"
+cp "$src/controls/torch/rowsum/problem.py" "$corpus/rowsum/"
+cp "$src/controls/torch/rowsum/solution_ok.py" "$corpus/rowsum/solution_a_ok.py"
+cp "$src/controls/torch/rowsum/solution_stale_output.py" "$corpus/rowsum/solution_b_stale.py"
+cp "$src/controls/torch/rowsum/solution_ok.py" "$corpus/rowsum/solution_c_ok.py"
+chmod -R a+rX "$corpus"
 cp "$src/tests/unit/corpus/fake_verifier.sh" "$tmp/fake_verifier.sh"
-chmod 755 "$tmp/fake_verifier.sh"
-export KCV_CORPUS_VERIFIER="$tmp/fake_verifier.sh"
+# The verifier: the stub for a "# fake:" solution, the real kcv (logging its start as the stub
+# does) for the others.
+cat > "$tmp/verifier.sh" <<EOF
+#!/bin/sh
+sol=""; next=0
+for a in "\$@"; do
+  if [ "\$next" = 2 ]; then sol="\$a"; break; fi
+  if [ "\$next" = 1 ]; then next=2; fi
+  if [ "\$a" = --kernelbench ]; then next=1; fi
+done
+if head -n 1 "\$sol" | grep -q '^# fake:'; then exec "$tmp/fake_verifier.sh" "\$@"; fi
+if [ -n "\$FAKE_EVENT_LOG" ]; then echo "start \$sol" >> "\$FAKE_EVENT_LOG"; fi
+exec "$kcv" "\$@" --python /usr/bin/python3
+EOF
+chmod 755 "$tmp/fake_verifier.sh" "$tmp/verifier.sh"
+export KCV_CORPUS_VERIFIER="$tmp/verifier.sh"
+SEED=20261202
 N=3
 base="$tmp/out"
 mkdir -p "$base" "$tmp/logs"
@@ -66,7 +101,8 @@ OUT=$base/shard-\$I
 mkdir -p "\$OUT"
 export KCV_CORPUS_VERIFIER=$KCV_CORPUS_VERIFIER FAKE_EVENT_LOG=$tmp/events.\$I
 echo "task \$I restart \${SLURM_RESTART_COUNT:-0}"
-"$kcv" corpus run "$corpus" --out "\$OUT" --shard "\$I/\$N" --jobs 1 --pair-timeout 120
+"$kcv" corpus run "$corpus" --out "\$OUT" --shard "\$I/\$N" --seed $SEED --reference-cache "$base/reference-cache" \\
+    --baseline kernelbench --jobs 1 --pair-timeout 300
 EOF
 cat > "$tmp/kcv-merge.sbatch" <<EOF
 #!/bin/bash
@@ -96,7 +132,7 @@ until [ "$(results "$base/shard-1/journal.jsonl")" -ge 1 ] && grep -q "start $co
 done
 [ "$(results "$base/shard-1/journal.jsonl")" -eq 1 ] || fail "shard 1 finished before it could be killed"
 scontrol requeue "${jid}_1" || fail "scontrol requeue ${jid}_1 failed"
-echo "requeued ${jid}_1 with 1 of its 2 pairs in the journal"
+echo "requeued ${jid}_1 with 1 of its 3 pairs in the journal"
 
 # ---- wait for the merge job: it runs only once every task of the array has succeeded ----
 deadline=$((SECONDS + 400))
@@ -113,12 +149,13 @@ restarts="$(scontrol -o show job "${jid}_1" | grep -o 'Restarts=[0-9]*' | cut -d
 echo "merge job COMPLETED; task ${jid}_1 Restarts=$restarts"
 
 # ---- the one-machine run of the same corpus ----
-"$kcv" corpus run "$corpus" --out "$base/one" --jobs 1 --pair-timeout 120 >"$tmp/logs/one.log" 2>&1 ||
+"$kcv" corpus run "$corpus" --out "$base/one" --seed $SEED --reference-cache off --baseline kernelbench --jobs 1 \
+  --pair-timeout 300 >"$tmp/logs/one.log" 2>&1 ||
   fail "one-machine kcv corpus run failed: $(tail -n 3 "$tmp/logs/one.log")"
 
-python3 - "$base" "$tmp" "$corpus" "$N" <<'EOF'
+python3 - "$base" "$tmp" "$corpus" "$N" "$SEED" "$(id -u)" <<'EOF'
 import json, sys
-base, tmp, corpus, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+base, tmp, corpus, n, seed, uid = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], int(sys.argv[6])
 
 def results(path):
     out = {}
@@ -134,8 +171,28 @@ def results(path):
     return out
 
 merged, one = results(f"{base}/all/journal.jsonl"), results(f"{base}/one/journal.jsonl")
-if len(one) != 6:
-    sys.exit(f"FAIL: the one-machine run has {len(one)} results, not 6")
+if len(one) != 9:
+    sys.exit(f"FAIL: the one-machine run has {len(one)} results, not 9")
+real = sorted(k for k in one if k.startswith("rowsum/"))
+want_real = {"rowsum/solution_a_ok.py": "PASS", "rowsum/solution_b_stale.py": "FAIL", "rowsum/solution_c_ok.py": "PASS"}
+if {k: one[k][1] for k in real} != want_real:
+    sys.exit(f"FAIL: the real pairs' verdicts {[(k, one[k][:2]) for k in real]}, want {want_real}")
+read = 0
+for line in open(f"{base}/all/journal.jsonl"):
+    r = json.loads(line)
+    if r.get("kind") != "result" or not r["key"].startswith("rowsum/"):
+        continue
+    if r["report"]["seed"] != seed:
+        sys.exit(f"FAIL: {r['key']} was verified under seed {r['report']['seed']}, not the run's {seed}")
+    rc = r["report"]["kernelbench"].get("reference_cache")
+    if uid == 0:
+        if not rc or rc["dir"] != f"{base}/reference-cache" or rc["rejected"] != 0:
+            sys.exit(f"FAIL: {r['key']}: reference cache {rc}, want the shared {base}/reference-cache")
+        read += rc["read"]
+    elif rc is not None:
+        sys.exit(f"FAIL: {r['key']}: a reference cache {rc} where kcv is not root")
+if uid == 0 and read == 0:
+    sys.exit("FAIL: no real pair read an answer from the shared reference cache")
 if merged != one:
     for k in sorted(set(merged) | set(one)):
         if merged.get(k) != one.get(k):
@@ -151,7 +208,7 @@ for line in open(f"{tmp}/events.1"):
     what, sol = line.split(maxsplit=1)
     if what == "start":
         starts[sol.strip()] = starts.get(sol.strip(), 0) + 1
-want = {f"{corpus}/p1/solution.py": 1, f"{corpus}/p4/solution.py": 2}
+want = {f"{corpus}/p1/solution.py": 1, f"{corpus}/p4/solution.py": 2, f"{corpus}/rowsum/solution_b_stale.py": 1}
 if starts != want:
     sys.exit(f"FAIL: shard 1's verifier starts {starts}, want {want} (resume after the requeue)")
 for i in (0, 2):
@@ -159,8 +216,9 @@ for i in (0, 2):
     for line in open(f"{tmp}/events.{i}"):
         if line.startswith("start "):
             s[line[6:].strip()] = s.get(line[6:].strip(), 0) + 1
-    if sorted(s.values()) != [1, 1]:
-        sys.exit(f"FAIL: shard {i}'s verifier starts {s}, want each of its 2 pairs once")
+    if sorted(s.values()) != [1, 1, 1]:
+        sys.exit(f"FAIL: shard {i}'s verifier starts {s}, want each of its 3 pairs once")
 print(f"PASS: {len(one)} keys, merged == one machine; verdicts {verdicts}, statuses {statuses}; "
-      f"shard 1 resumed after its requeue ({starts})")
+      f"shard 1 resumed after its requeue ({starts}); real pairs under seed {seed}, "
+      f"{read} reference answers read from the shared cache")
 EOF

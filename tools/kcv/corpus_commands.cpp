@@ -87,6 +87,8 @@ void print_summary(const CorpusRunSummary& s, const std::string& out) {
     std::cout << fmt::format("  CPU             {:>6.0f} s  ({:.1f} s per pair run now: each verifier and the processes it "
                              "waited for)\n", s.cpu_seconds, s.cpu_seconds / s.ran);
   if (!s.torch_pch.empty()) std::cout << "  torch PCH       " << s.torch_pch << "\n";
+  std::cout << "  seed            " << s.seed << "  (every pair's; a resumed run keeps it)\n";
+  if (!s.reference_cache.empty()) std::cout << "  reference cache " << s.reference_cache << "\n";
   const SplitCounts& sp = s.split;
   if (s.verified_fail > 0) {
     // Issue 21 item 4: wrong in the problem's own setting, or only as a library op is called.
@@ -115,6 +117,26 @@ void print_summary(const CorpusRunSummary& s, const std::string& out) {
                                g.own_convention, g.library_only, g.only_this_gate);
     }
   }
+  if (s.timing.is_object()) {
+    // docs/timing.md: KernelBench's fast_p, "correct" meaning all 12 gates passed.
+    const auto& t = s.timing;
+    auto fp = [](const nlohmann::json& f) {
+      std::string line;
+      for (const auto& [k, v] : f.items()) line += fmt::format(" {}={:.3f}", k, v.get<double>());
+      return line;
+    };
+    auto sp = [](const nlohmann::json& x) {
+      return x.is_null() ? std::string("-")
+                         : fmt::format("geomean {:.3f}x, median {:.3f}x", x["geomean"].get<double>(), x["median"].get<double>());
+    };
+    std::cout << fmt::format("  timing: {} pairs, {} pass all 12 gates, {} timed ({} not timed); speedup {}\n",
+                             t["pairs"].get<int64_t>(), t["correct"].get<int64_t>(), t["timed"].get<int64_t>(),
+                             t["correct_not_timed"].get<int64_t>(), sp(t["speedup"]));
+    std::cout << "    fast_p (share of all pairs correct and faster than p x eager):" << fp(t["fast_p"]) << "\n";
+    std::cout << fmt::format("    vs torch.compile ({} timed, {} without a compiled reference): speedup {};{}\n",
+                             t["vs_compiled"]["timed"].get<int64_t>(), t["vs_compiled"]["not_compiled"].get<int64_t>(),
+                             sp(t["vs_compiled"]["speedup"]), fp(t["vs_compiled"]["fast_p"]));
+  }
   std::cout << "journal: " << (fs::path(out) / "journal.jsonl").string() << "\n";
 }
 
@@ -130,6 +152,9 @@ CorpusCommands::CorpusCommands(CLI::App& app) {
   run_->add_option("--jobs", opts_.jobs, "pairs verified at once")->capture_default_str();
   run_->add_option("--backend", opts_.backend, "cpu or cuda")->capture_default_str();
   run_->add_option("--baseline", opts_.baseline, "also run KernelBench's own check")->check(CLI::IsMember({"kernelbench"}));
+  run_->add_flag("--timing", opts_.timing,
+                 "also time every pair that passes all 12 gates (verify --timing); the summary adds speedup and "
+                 "fast_p (docs/timing.md; honest only with --jobs 1 on cuda)");
   run_->add_option("--shard", shard_, "I/N: take the pairs whose index in key order is I mod N");
   run_->add_flag("--self", opts_.self_check, "every *.py is a problem offered as its own candidate");
   run_->add_option("--timeout", opts_.timeout_s, "verify's wall-clock seconds per call (default: verify's)");
@@ -138,6 +163,12 @@ CorpusCommands::CorpusCommands(CLI::App& app) {
   run_->add_option("--pair-timeout", opts_.pair_timeout_s, "wall-clock seconds per pair before it is killed")
       ->capture_default_str();
   run_->add_option("--python", opts_.python, "python interpreter for the torch adapters");
+  run_->add_option("--seed", seed_,
+                   "run seed for every pair, so that one problem's solutions see the same cases (default: the "
+                   "journal's, else drawn fresh; journaled)");
+  run_->add_option("--reference-cache", opts_.reference_cache,
+                   "DIR for the reference's answers, content-addressed, shared by the pairs (and by shards given the "
+                   "same DIR and --seed), or off (default: OUT/reference-cache; only when kcv runs as root)");
   run_->add_option("--torch-pch", torch_pch_,
                    "precompiled torch/extension.h for the solutions' load_inline builds: auto (with --backend cuda), "
                    "on, off")
@@ -165,6 +196,7 @@ int CorpusCommands::dispatch() {
     return 0;
   }
   if (!shard_.empty()) opts_.shard = parse_shard(shard_);
+  if (run_->count("--seed") > 0) opts_.seed = seed_;
   opts_.torch_pch = torch_pch_ == "on" || (torch_pch_ == "auto" && opts_.backend == "cuda");
   const bool tty = isatty(2);
   g_progress_bar = tty;

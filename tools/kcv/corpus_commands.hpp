@@ -29,6 +29,7 @@ class CorpusCommands {
   CorpusOptions opts_;
   std::string shard_;
   std::string torch_pch_ = "auto";
+  uint64_t seed_ = 0;
   std::vector<std::string> merge_dirs_;
   std::string merge_out_;
 };

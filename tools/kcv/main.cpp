@@ -87,7 +87,34 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
-int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, const std::string& junit_out, bool quiet) {
+/// The report's timing section in a few lines (docs/timing.md).
+std::string timing_text(const nlohmann::json& t) {
+  if (!t.value("timed", false)) return "timing: " + kcv::clean_text(t.value("reason", std::string("not timed"))) + "\n";
+  auto row = [](const char* name, const nlohmann::json& m) {
+    if (m.is_null()) return std::string();
+    return fmt::format("  {:<18} median {:>10.4f} ms  min {:.4f}  p10 {:.4f}  p90 {:.4f}  max {:.4f}  (returned: {:.4f})\n",
+                       name, m["median_ms"].get<double>(), m["min_ms"].get<double>(), m["p10_ms"].get<double>(),
+                       m["p90_ms"].get<double>(), m["max_ms"].get<double>(), m["returned_median_ms"].get<double>());
+  };
+  auto num = [](const nlohmann::json& v) { return v.is_number() ? fmt::format("{:.3f}x", v.get<double>()) : std::string("-"); };
+  const auto& d = t["device"];
+  std::string clock;
+  if (d.contains("sm_clock_mhz") && d["sm_clock_mhz"].is_number())
+    clock = fmt::format(", SM clock {} MHz", d["sm_clock_mhz"].get<double>());
+  std::string out = fmt::format("timing: {} reps after {} warm-up on {} ({}; {}{})\n", t["reps"].get<int64_t>(),
+                                t["warmup"].get<int64_t>(), d.value("name", std::string("?")), d.value("clock", std::string("?")),
+                                d.value("sync", std::string("?")), clock);
+  out += row("candidate", t["candidate"]) + row("reference eager", t["reference_eager"]) +
+         row("reference compiled", t["reference_compiled"]);
+  if (!t["compiled"].value("ok", false))
+    out += "  torch.compile(Model): does not compile: " + t["compiled"].value("reason", std::string()) + "\n";
+  out += fmt::format("  speedup {} (vs torch.compile {}); timed to the return alone it would read {}\n", num(t["speedup"]),
+                     num(t["speedup_vs_compiled"]), num(t["returned_speedup"]));
+  return out;
+}
+
+int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, const std::string& junit_out, bool quiet,
+               bool time_verb = false) {
   // NOTES: with a report on standard output, the table and the verdict line go to stderr.
   const bool report_on_stdout = json_out == "-" || junit_out == "-";
   std::ostream& human = report_on_stdout ? std::cerr : std::cout;
@@ -166,6 +193,9 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
                          own.empty() ? "none" : own, library.empty() ? "none" : library);
   human << fmt::format("verdict: {} ({} of {} gates not passed) seed {}\n", kcv::verdict_name(report.verdict), failed,
                            report.gates.size(), report.seed);
+  if (!report.timing.is_null()) human << timing_text(report.timing) << std::flush;
+  // `kcv time`: 0 only when the candidate was timed.
+  if (time_verb) return report.timing.value("timed", false) ? kExitPass : kExitFail;
   return report.verdict == kcv::Verdict::pass ? kExitPass : kExitFail;
 }
 
@@ -389,8 +419,36 @@ int main(int argc, char** argv) {
   bool no_sandbox = false;
   verify->add_flag("--no-sandbox", no_sandbox,
                    "run workers without the sandbox (debugging): a PASS is then withheld (docs/security.md)");
+  verify->add_option("--reference-cache", vopts.reference_cache,
+                     "--kernelbench: keep the reference's answers in DIR, content-addressed, for later verifications "
+                     "of the problem under the same --seed (kcv must run as root; docs/kernelbench.md)");
   verify->add_option("--keep-workdir", vopts.workdir,
                      "work in DIR (new or empty) and keep it: worker logs worker-N.log, extension builds");
+
+  verify->add_flag("--timing", vopts.timing,
+                   "--kernelbench only: once every selected gate passed, also time the candidate and the reference "
+                   "(as `kcv time`; docs/timing.md)");
+  verify->add_option("--reps", vopts.timing_reps, "with --timing: timed repetitions per model (20..1000)")->capture_default_str();
+
+  // `kcv time PROBLEM.py SOLUTION.py`: the gates, then (only if every selected gate passed) timing.
+  std::vector<std::string> time_files;
+  auto* time_cmd = app.add_subcommand(
+      "time", "verify a KernelBench pair, then time it against the reference if every selected gate passed");
+  time_cmd->add_option("FILES", time_files, "PROBLEM.py SOLUTION.py")->expected(2)->required();
+  time_cmd->add_option("--python", vopts.python, "interpreter with torch (default: $KCV_PYTHON, else /usr/bin/python3)");
+  time_cmd->add_option("--backend", vopts.backend, "cpu or cuda")->capture_default_str();
+  time_cmd->add_option("--gates", gates, "comma-separated gate ids that must pass first (default: all 12)");
+  auto* time_seed_opt = time_cmd->add_option("--seed", seed, "run seed (default: drawn fresh)");
+  time_cmd->add_option("--reps", vopts.timing_reps, "timed repetitions per model (20..1000)")->capture_default_str();
+  time_cmd->add_option("--timeout", vopts.timeout_s, "wall-clock seconds per call before TIMEOUT")->capture_default_str();
+  time_cmd->add_option("--compile-grace", vopts.compile_grace_s, "as for verify");
+  time_cmd->add_option("--max-time", vopts.max_time_s, "as for verify");
+  time_cmd->add_option("--compile-timeout", vopts.compile_timeout_s, "as for verify")->capture_default_str();
+  time_cmd->add_option("--json", json_out, "write the kcv.report/1 JSON report (with its timing section) here");
+  time_cmd->add_option("--junit", junit_out, "write a JUnit XML report of the gates here");
+  time_cmd->add_flag("--quiet", quiet, "print only the verdict and timing lines");
+  time_cmd->add_flag("--no-sandbox", no_sandbox, "as for verify (a PASS is withheld, so nothing is timed)");
+  time_cmd->add_option("--keep-workdir", vopts.workdir, "as for verify");
 
   std::string show_op;
   auto* contracts = app.add_subcommand("contracts", "list the built-in op contracts");
@@ -426,9 +484,13 @@ int main(int argc, char** argv) {
 
   try {
     if (corpus.selected()) return corpus.dispatch();
-    if (*verify) {
+    if (*verify || *time_cmd) {
       vopts.gates = split_commas(gates);
-      if (*seed_opt) vopts.seed = seed;
+      if (*seed_opt || *time_seed_opt) vopts.seed = seed;
+      if (*time_cmd) {
+        kernelbench_files = time_files;
+        vopts.timing = true;
+      }
       if (kernelbench_files.size() == 2) {
         vopts.kernelbench_problem = kernelbench_files[0];
         vopts.kernelbench_solution = kernelbench_files[1];
@@ -448,7 +510,7 @@ int main(int argc, char** argv) {
       vopts.sandbox = !no_sandbox;
       install_stop_handlers();
       try {
-        return cmd_verify(vopts, json_out, junit_out, quiet);
+        return cmd_verify(vopts, json_out, junit_out, quiet, time_cmd->parsed());
       } catch (const kcv::Interrupted&) {
         throw;  // stopped, not a setup error: no error report
       } catch (const std::exception& e) {

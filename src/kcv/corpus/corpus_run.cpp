@@ -24,6 +24,7 @@
 #include "kcv/corpus.hpp"
 #include "kcv/corpus/journal.hpp"
 #include "kcv/kernelbench.hpp"
+#include "kcv/kernelbench/reference_cache.hpp"
 #include "kcv/report.hpp"
 #include "kcv/runner.hpp"
 #include "kcv/stats.hpp"
@@ -132,6 +133,7 @@ CorpusRunSummary summarize_results(const std::vector<json>& records, const std::
       mine.push_back(r);
   const CorpusSummary c = summarize_corpus(mine);
   CorpusRunSummary s;
+  s.timing = corpus_timing_summary(mine);
   s.pairs = wanted.empty() ? static_cast<int>(c.results) : static_cast<int>(wanted.size());
   for (const KernelRow& k : c.kernels) {
     if (!k.retried_alone.empty()) ++s.retried_alone;
@@ -185,6 +187,15 @@ std::string last_line(const std::string& path) {
   while (std::getline(lines, line))
     if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
   return one_line(last);
+}
+
+/// A seed from the kernel's entropy pool, as verify draws one.
+uint64_t fresh_run_seed() {
+  uint64_t s = 0;
+  std::ifstream in("/dev/urandom", std::ios::binary);
+  if (!in.read(reinterpret_cast<char*>(&s), sizeof s))
+    s = static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+  return s;
 }
 
 std::string signal_text(int sig) {
@@ -496,13 +507,38 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   Journal journal((fs::path(o.out) / "journal.jsonl").string());
 
   // A resumed run must judge the same way as the run it continues.
-  const json asked = {{"backend", o.backend}, {"baseline", o.baseline}, {"self", o.self_check}};
+  const json asked = {{"backend", o.backend}, {"baseline", o.baseline}, {"self", o.self_check}, {"timing", o.timing}};
   for (const auto& r : journal.existing()) {
     if (r["kind"] != "run") continue;
     for (const auto& [field, value] : asked.items())
       if (r.contains(field) && r[field] != value)
         throw SetupError(fmt::format("{} holds a run with {} {}, this run asks {}; use another --out", o.out, field,
                                      r[field].dump(), value.dump()));
+  }
+  // NOTES: one seed for every pair of the run, so that the solutions of one problem see the same
+  // cases and the reference of each is computed once (issue 24 item 1); a resumed run keeps it.
+  std::optional<uint64_t> journal_seed;
+  for (const auto& r : journal.existing())
+    if (r["kind"] == "run" && r.contains("seed") && r["seed"].is_string() && !journal_seed) {
+      const std::string t = r["seed"].get<std::string>();
+      if (t.empty() || t.size() > 20 || t.find_first_not_of("0123456789") != std::string::npos)
+        throw SetupError(fmt::format("{} holds a run record whose seed '{}' is not a number", o.out, t));
+      journal_seed = std::stoull(t);
+    }
+  if (o.seed && journal_seed && *o.seed != *journal_seed)
+    throw SetupError(fmt::format("{} holds a run with seed {}, this run asks {}; use another --out", o.out,
+                                 *journal_seed, *o.seed));
+  const uint64_t seed = o.seed ? *o.seed : journal_seed ? *journal_seed : fresh_run_seed();
+  // The reference cache: the verifiers' own, outside anything a candidate's worker can reach.
+  std::string cache_dir, cache_off;
+  if (o.reference_cache == "off") {
+    cache_off = "off (--reference-cache off)";
+  } else if (const std::string why = reference_cache_refusal(); !why.empty()) {
+    cache_off = "off: " + why;
+  } else {
+    cache_dir = fs::absolute(o.reference_cache.empty() ? fs::path(o.out) / "reference-cache"
+                                                        : fs::path(o.reference_cache)).lexically_normal().string();
+    (void)ReferenceDiskCache(cache_dir, json::object());  // made here, and checked once for every pair
   }
   std::set<std::string> done;
   std::map<std::string, std::string> retry_reason;   // key -> why it runs again alone
@@ -520,7 +556,9 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
 
   journal.append({{"kind", "run"}, {"started", corpus_detail::iso_now()},
                   {"corpus", fs::absolute(o.dir).lexically_normal().string()}, {"backend", o.backend},
-                  {"baseline", o.baseline}, {"shard", o.shard.text()}, {"jobs", o.jobs}, {"self", o.self_check}});
+                  {"baseline", o.baseline}, {"shard", o.shard.text()}, {"jobs", o.jobs}, {"self", o.self_check},
+                  {"timing", o.timing}, {"seed", std::to_string(seed)},
+                  {"reference_cache", cache_dir.empty() ? cache_off : cache_dir}});
 
   std::vector<json> records = journal.existing();
   std::vector<std::string> keys;
@@ -567,6 +605,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   std::size_t started = 0;
   int ran = 0;
   double wall_sum = 0, cpu_sum = 0;
+  int64_t cache_read = 0, cache_written = 0, cache_rejected = 0;   // over the pairs run now
   auto start = [&](Child c) {
     if (pch && !pch_env_set && pch->poll() && !pch->manifest().empty()) {
       set_env(environment, "KCV_TORCH_PCH", pch->manifest());
@@ -584,8 +623,10 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     std::vector<std::string> env = environment;
     set_env(env, "TMPDIR", c.tmp_dir);
     std::vector<std::string> argv = {verifier, "verify", "--kernelbench", c.pair.problem, c.pair.solution,
-                                     "--backend", o.backend, "--json", c.json_path};
+                                     "--backend", o.backend, "--json", c.json_path, "--seed", std::to_string(seed)};
+    if (!cache_dir.empty()) argv.insert(argv.end(), {"--reference-cache", cache_dir});
     if (!o.baseline.empty()) argv.insert(argv.end(), {"--baseline", o.baseline});
+    if (o.timing) argv.push_back("--timing");
     if (o.timeout_s > 0) argv.insert(argv.end(), {"--timeout", fmt::format("{:g}", o.timeout_s)});
     if (o.compile_grace_s >= 0) argv.insert(argv.end(), {"--compile-grace", fmt::format("{:g}", o.compile_grace_s)});
     if (!python.empty()) argv.insert(argv.end(), {"--python", python});
@@ -705,6 +746,14 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       if (c.alone) rec["retried_alone"] = retry_reason[c.pair.key];
       journal.append(rec);
       records.push_back(json::parse(rec.dump()));
+      if (rec["report"].is_object() && rec["report"].contains("kernelbench") && rec["report"]["kernelbench"].is_object()) {
+        const auto& rc = rec["report"]["kernelbench"].value("reference_cache", nlohmann::ordered_json());
+        if (rc.is_object()) {
+          cache_read += rc.value("read", int64_t{0});
+          cache_written += rc.value("written", int64_t{0});
+          cache_rejected += rc.value("rejected", int64_t{0});
+        }
+      }
 
       ++ran;
       wall_sum += wall;
@@ -731,6 +780,10 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   s.ran = ran;
   s.not_run = s.pairs - (s.verified_pass + s.verified_fail + s.setup_errors + s.timeouts + s.crashes);
   s.cpu_seconds = cpu_sum;
+  s.seed = seed;
+  s.reference_cache = cache_dir.empty() ? cache_off
+                                        : fmt::format("{}: {} answers read, {} computed and written, {} rejected",
+                                                      cache_dir, cache_read, cache_written, cache_rejected);
   if (pch) {
     pch->poll();
     s.torch_pch = pch->status(pairs_with_pch);

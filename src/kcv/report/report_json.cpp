@@ -65,6 +65,7 @@ nlohmann::json report_to_json(const Report& r) {
                       {"seed", std::to_string(r.seed)}, {"verdict", verdict_name(r.verdict)}, {"gates", gates}};
   if (!r.kernelbench.is_null()) j["kernelbench"] = r.kernelbench;
   if (!r.sandbox.is_null()) j["sandbox"] = r.sandbox;
+  if (!r.timing.is_null()) j["timing"] = r.timing;
   if (!r.pass_withheld.empty()) j["pass_withheld"] = r.pass_withheld;
   if (!r.provenance.is_null()) j["provenance"] = r.provenance;
   return cleaned(j);
@@ -102,6 +103,7 @@ Report report_from_json(const nlohmann::json& j) {
     r.verdict = parse_verdict(j.at("verdict").get<std::string>());
     if (j.contains("kernelbench")) r.kernelbench = j["kernelbench"];
     if (j.contains("sandbox")) r.sandbox = j["sandbox"];
+    if (j.contains("timing")) r.timing = j["timing"];
     r.pass_withheld = j.value("pass_withheld", std::string());
     if (j.contains("provenance") && j["provenance"].is_object()) r.provenance = j["provenance"];
     for (const auto& g : j.at("gates")) {

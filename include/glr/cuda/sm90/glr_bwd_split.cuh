@@ -86,6 +86,18 @@ inline constexpr int kStateStages = 3;  // chunks in flight in kernel 3 (three k
 __host__ __device__ constexpr int k_tile(int KP) { return KP < 64 ? KP : 64; }
 /// K tiles of kernels 3 and 4 for K (KP = 32, 64, 128 or 256 as launch_gate picks it).
 __host__ __device__ constexpr int64_t k_tiles(int64_t K) { return K <= 32 ? 1 : cdiv(K, 64); }
+/// Kernel 4's form, bits (0 is the kernel of sessions 15-18; session 19 measured each on the H200,
+/// bench/results/glr-bwd-split.md):
+///   kDqkPipe   V tile t + 1 loads while tile t is computed (the odd tiles in P and Q, free until
+///              the V loop ends), the dg seeds are read first;
+///   kDqkRemap  grid (NT·K tiles, H, N): a chunk's K tiles are adjacent CTAs (they read the same
+///              do and v), else (NT, H·K tiles, N);
+///   kDqkVec    the element-wise passes (Kr and Qr, DV's selection, dq's inter term and its
+///              off-diagonal scaling) on 8 or 4 adjacent columns per thread with 16-byte shared loads
+///              and stores: the same operations per element, the same bits, fewer instructions.
+/// Every form gives the same outputs, bit for bit (bench/glr/split_sim). dqk_form(K) is the default.
+inline constexpr int kDqkPipe = 2, kDqkRemap = 4, kDqkVec = 8;
+__host__ __device__ constexpr int dqk_form(int64_t K) { return k_tiles(K) > 1 ? kDqkPipe | kDqkRemap | kDqkVec : kDqkVec; }
 
 /// Workspace layout (byte offsets): the forward split's own workspace (A, S, q⊙2^b, k⊙2^(b_last−b),
 /// 2^(b_last): fwd_split::layout, at `fwd`), then dS, the final states, the dg seeds (sized for the
@@ -185,13 +197,14 @@ struct DstatePlan {
   }
 };
 
-/// Shared-memory plan of kernel 4 (byte offsets). R1 holds the V tiles during the V loop, then
-/// Kr and Qr; kr's space later holds dk's off-diagonal product stk (48 x KT fp32 fits in 96 x LQ E).
+/// Shared-memory plan of kernel 4 (byte offsets). R1 holds the even V tiles during the V loop,
+/// P and Q (adjacent) the odd ones (the loop loads tile t + 1 while it computes tile t); then R1
+/// holds Kr and Qr, kr's space later dk's off-diagonal product stk (48 x KT fp32 fits in 96 x LQ E).
 /// P stages DV (fp32 [C, C]) and then holds dq; Q holds do·S_cᵀ, then dq's off-diagonal product,
 /// then v·G_cᵀ and dk.
 struct DqkPlan {
   size_t qs = 0, ks = 0, bs = 0, dvd = 0, dvb = 0, r1 = 0, dos = 0, vs = 0, hs = 0, gs = 0, kr = 0, qr = 0, P = 0,
-         Q = 0, red = 0, total = 0;
+         Q = 0, red = 0, total = 0, vbuf = 0, vtiles = 0;
   __host__ __device__ constexpr size_t take(size_t bytes) {
     const size_t here = total;
     total += align128(bytes);
@@ -215,6 +228,8 @@ struct DqkPlan {
     P = take(size_t(C) * ld_float(C) * 4);     // DV (fp32) [C, C], then dq (fp32) [C, KT]
     Q = take(size_t(C) * ld_float(KT) * 4);    // do·S_cᵀ; dq's off-diagonal product; v·G_cᵀ, then dk (fp32) [C, KT]
     red = take(size_t(KT) * 4);                // scalar gate: the seed's column sums
+    vbuf = P - r1;                             // the odd V tiles: at dos + vbuf (P), vs + vbuf, ...
+    vtiles = 2 * tile + 2 * state;             // bytes of one V tile's four operands
   }
 };
 
@@ -359,13 +374,18 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   }
 }
 
-/// 4. dq, dk and dg of one chunk and K tile. Grid (NT, H·ceil(K / KT), N). The V loop accumulates
+/// 4. dq, dk and dg of one chunk and K tile, in form kVar (bwd_split::kDqkPipe, kDqkRemap, kDqkVec).
+/// Grid (NT, H·ceil(K / KT), N), or with kDqkRemap (NT·ceil(K / KT), H, N): a chunk's K tiles adjacent
+/// CTAs (they read the same do and v). The V loop accumulates
 /// DV (lower blocks; every K tile computes the same DV, by the same operations), do·S_cᵀ and
-/// v·G_cᵀ (this tile's K rows of S_c, G_c) in fragments that each warp keeps across the V tiles.
+/// v·G_cᵀ (this tile's K rows of S_c, G_c) in fragments that each warp keeps across the V tiles
+/// (with kDqkPipe loading V tile t + 1 while it computes tile t).
 /// dq and dk of a column need only that column (and DV); the vector gate's dg too. The scalar
 /// gate's dg sums over K: the tile writes its partial row sums and its seed sum to dgp, and
 /// kernel 5 adds the tiles in order. b is formed here, in shared memory, from g.
-template <class E, bool kScalarGate, int KT>
+/// NOTES: issue-bound on the H200 (session 19: issue slots ~60% busy, the integer pipe the busiest,
+/// DRAM ~10%); K tiles of 32 at three CTAs per SM were slower (each tile repeats DV and the V loop).
+template <class E, bool kScalarGate, int KT, int kVar>
 __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     sm90_glr_bwd_dqk(const E* __restrict__ q, const E* __restrict__ k, const E* __restrict__ v,
                      const E* __restrict__ dO, const float* __restrict__ g, const E* __restrict__ Sws,
@@ -388,16 +408,13 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   constexpr DqkPlan plan(KT);
   static_assert(size_t(48) * LB * 4 <= plan.qr - plan.kr, "stk fits in Kr's space");
   static_assert(size_t(C) * LB * 4 <= plan.Q - plan.P, "dq fits in P");
+  static_assert(plan.r1 + plan.vtiles <= plan.P && plan.P + plan.vtiles <= plan.red, "the two V-tile buffers fit");
   extern __shared__ __align__(128) unsigned char smem_raw[];
   E* qs = reinterpret_cast<E*>(smem_raw + plan.qs);
   E* ks = reinterpret_cast<E*>(smem_raw + plan.ks);
   float* bs = reinterpret_cast<float*>(smem_raw + plan.bs);
   float* dvd = reinterpret_cast<float*>(smem_raw + plan.dvd);
   E* dvb = reinterpret_cast<E*>(smem_raw + plan.dvb);
-  E* dos = reinterpret_cast<E*>(smem_raw + plan.dos);
-  E* vs = reinterpret_cast<E*>(smem_raw + plan.vs);
-  E* hs = reinterpret_cast<E*>(smem_raw + plan.hs);
-  E* gs = reinterpret_cast<E*>(smem_raw + plan.gs);
   E* kr = reinterpret_cast<E*>(smem_raw + plan.kr);
   E* qr = reinterpret_cast<E*>(smem_raw + plan.qr);
   float* stk = reinterpret_cast<float*>(smem_raw + plan.kr);  // [48, LB]: dk's off-diagonal product
@@ -408,19 +425,42 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   float* dks = xq;                                            // [C, LB]: v·G_cᵀ, then dk
 
   int64_t bos, eos;
-  const int64_t nkt = cdiv(K, KT), h = blockIdx.y / nkt, kt = blockIdx.y % nkt, k0 = kt * KT;
-  const int64_t slot = first_slot(cu, blockIdx.z, T, NT, &bos, &eos) + blockIdx.x;
-  const int64_t c0 = bos + int64_t(blockIdx.x) * C;
+  constexpr bool kPipe = kVar & kDqkPipe, kRemap = kVar & kDqkRemap, kVec = kVar & kDqkVec;
+  static_assert(LQ % 8 == 0 && LB % 4 == 0 && LAF % 4 == 0 && LAB % 8 == 0 && LD % 4 == 0, "16-byte rows");
+  const int nkt = int(cdiv(K, KT));
+  const int chunk = kRemap ? int(blockIdx.x / unsigned(nkt)) : int(blockIdx.x);
+  const int kt = kRemap ? int(blockIdx.x % unsigned(nkt)) : int(blockIdx.y % unsigned(nkt));
+  const int64_t h = kRemap ? int64_t(blockIdx.y) : int64_t(blockIdx.y / unsigned(nkt)), k0 = int64_t(kt) * KT;
+  const int64_t slot = first_slot(cu, blockIdx.z, T, NT, &bos, &eos) + chunk;
+  const int64_t c0 = bos + int64_t(chunk) * C;
   if (c0 >= eos) return;  // uniform per CTA
   const int nc = int(eos - c0 < C ? eos - c0 : C), kw = int(K - k0 < KT ? K - k0 : KT);
   const int tid = threadIdx.x, warp = tid / 32;
   const E* Sc = Sws + ((slot * H + h) * K + k0) * V;   // rows [k0, k0 + kw) of S_c [K, V]
   const E* Gc = dSws + ((slot * H + h) * K + k0) * V;  // rows [k0, k0 + kw) of G_c [K, V]
+  auto load_v_tile = [&](int64_t v0, size_t off) {  // V tile [v0, v0 + BV) into the buffer at byte offset off
+    const int vw = int(V - v0 < BV ? V - v0 : BV);
+    async_tile<BV>(reinterpret_cast<E*>(smem_raw + plan.dos + off), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+    async_tile<BV>(reinterpret_cast<E*>(smem_raw + plan.vs + off), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+    async_tile<BV>(reinterpret_cast<E*>(smem_raw + plan.hs + off), LV, Sc + v0, V, KT, kw, vw);
+    async_tile<BV>(reinterpret_cast<E*>(smem_raw + plan.gs + off), LV, Gc + v0, V, KT, kw, vw);
+  };
 
+  // The dg seeds of this tile's columns, summed over kernel 3's V tiles in order, started now (read
+  // at the end): the vector gate's in a register of thread x, the scalar gate's column sums in red.
+  auto seed_sum = [&] {
+    float a = 0.f;
+    if (tid < kw)
+      for (int64_t vt = 0; vt < nvt_seed; ++vt) a += seeds[((vt * slots + slot) * H + h) * K + k0 + tid];
+    return a;
+  };
+  float seed = 0.f;
+  if constexpr (kPipe) seed = seed_sum();
   async_tile<KT>(qs, LQ, q + (c0 * H + h) * K + k0, H * K, C, nc, kw);
   async_tile<KT>(ks, LQ, k + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+  if constexpr (kPipe) load_v_tile(0, 0);  // V tile 0 with them (P and Q, the odd tiles' buffer, are free until the loop ends)
   cp_async_commit();
-  chunk_b<KT, kScalarGate>(bs, LB, g, c0, nc, h, H, K, k0, kw);  // q and k have landed too
+  chunk_b<KT, kScalarGate>(bs, LB, g, c0, nc, h, H, K, k0, kw);  // q, k and V tile 0 have landed too
 
   // ---- V loop: DV += do·vᵀ (lower blocks), Xq += do·S_cᵀ, Xk += v·G_cᵀ ----
   FragC accD[2], accQ[kPer], accK[kPer];
@@ -431,15 +471,24 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     wmma::fill_fragment(accQ[u], 0.f);
     wmma::fill_fragment(accK[u], 0.f);
   }
-  for (int64_t v0 = 0; v0 < V; v0 += BV) {  // uniform per CTA
-    const int vw = int(V - v0 < BV ? V - v0 : BV);
-    async_tile<BV>(dos, LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-    async_tile<BV>(vs, LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-    async_tile<BV>(hs, LV, Sc + v0, V, KT, kw, vw);
-    async_tile<BV>(gs, LV, Gc + v0, V, KT, kw, vw);
-    cp_async_commit();
-    cp_async_wait<0>();
-    __syncthreads();
+  for (int64_t v0 = 0, t = 0; v0 < V; v0 += BV, ++t) {  // uniform per CTA
+    if (!kPipe) {
+      load_v_tile(v0, 0);
+      cp_async_commit();
+      cp_async_wait<0>();
+    } else if (v0 + BV < V) {  // tile t + 1 into the other buffer (its last reads, tile t − 1's, ended on the barrier below)
+      load_v_tile(v0 + BV, (t & 1) ? 0 : plan.vbuf);
+      cp_async_commit();
+      cp_async_wait<1>();  // tile t has landed (this thread's copies)
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();  // everyone's copies of tile t have
+    const size_t off = kPipe && (t & 1) ? plan.vbuf : 0;
+    const E* dos = reinterpret_cast<const E*>(smem_raw + plan.dos + off);
+    const E* vs = reinterpret_cast<const E*>(smem_raw + plan.vs + off);
+    const E* hs = reinterpret_cast<const E*>(smem_raw + plan.hs + off);
+    const E* gs = reinterpret_cast<const E*>(smem_raw + plan.gs + off);
 #pragma unroll
     for (int u = 0; u < 2; ++u) {
       const int p = warp + kWarps * u;
@@ -488,6 +537,48 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     const int t = warp + kWarps * u, rt = t / kKT, ct = t % kKT;
     wmma::store_matrix_sync(xq + (16 * rt) * LB + 16 * ct, accQ[u], LB, wmma::mem_row_major);
   }
+  if constexpr (kVec) {
+    for (int e = tid; e < 96 * (KT / 8); e += kThreads) {  // 8 columns [kk, kk + 8) of one row of Kr and of Qr
+      const int row = e / (KT / 8), kk = (e % (KT / 8)) * 8;
+      alignas(16) E o[8];
+      {  // Kr_m[j] = k_j 2^(b_r − b_j), j <= r = 16m − 1
+        const int m = row < 16 ? 1 : row < 48 ? 2 : 3, j = row - kr_row(m), r = 16 * m - 1;
+        if (j < nc) {
+          alignas(16) E in[8];
+          alignas(16) float br[8], bj[8];
+          *reinterpret_cast<uint4*>(in) = *reinterpret_cast<const uint4*>(ks + j * LQ + kk);
+          *reinterpret_cast<float4*>(br) = *reinterpret_cast<const float4*>(bs + r * LB + kk);
+          *reinterpret_cast<float4*>(br + 4) = *reinterpret_cast<const float4*>(bs + r * LB + kk + 4);
+          *reinterpret_cast<float4*>(bj) = *reinterpret_cast<const float4*>(bs + j * LB + kk);
+          *reinterpret_cast<float4*>(bj + 4) = *reinterpret_cast<const float4*>(bs + j * LB + kk + 4);
+#pragma unroll
+          for (int u = 0; u < 8; ++u) o[u] = from_f<E>(to_f(in[u]) * exp2f(br[u] - bj[u]));
+        } else {
+#pragma unroll
+          for (int u = 0; u < 8; ++u) o[u] = from_f<E>(0.f);
+        }
+        *reinterpret_cast<uint4*>(kr + row * LQ + kk) = *reinterpret_cast<const uint4*>(o);
+      }
+      {  // Qr_m[i] = q_i 2^(b_i − b_r), i > r = 16m − 1
+        const int m = row < 48 ? 1 : row < 80 ? 2 : 3, i = row - qr_row(m) + 16 * m, r = 16 * m - 1;
+        if (i < nc) {
+          alignas(16) E in[8];
+          alignas(16) float bi[8], br[8];
+          *reinterpret_cast<uint4*>(in) = *reinterpret_cast<const uint4*>(qs + i * LQ + kk);
+          *reinterpret_cast<float4*>(bi) = *reinterpret_cast<const float4*>(bs + i * LB + kk);
+          *reinterpret_cast<float4*>(bi + 4) = *reinterpret_cast<const float4*>(bs + i * LB + kk + 4);
+          *reinterpret_cast<float4*>(br) = *reinterpret_cast<const float4*>(bs + r * LB + kk);
+          *reinterpret_cast<float4*>(br + 4) = *reinterpret_cast<const float4*>(bs + r * LB + kk + 4);
+#pragma unroll
+          for (int u = 0; u < 8; ++u) o[u] = from_f<E>(to_f(in[u]) * fwd_split::decay_past_ref(bi[u], br[u]));
+        } else {
+#pragma unroll
+          for (int u = 0; u < 8; ++u) o[u] = from_f<E>(0.f);
+        }
+        *reinterpret_cast<uint4*>(qr + row * LQ + kk) = *reinterpret_cast<const uint4*>(o);
+      }
+    }
+  } else
   for (int e = tid; e < 96 * KT; e += kThreads) {
     const int row = e / KT, kk = e % KT;
     {  // Kr_m[j] = k_j 2^(b_r − b_j), j <= r = 16m − 1
@@ -505,14 +596,41 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   __syncthreads();
 
   // ---- DV selected and rounded (off-diagonal blocks, live rows) -> dvb; its diagonal blocks (fp32) -> dvd ----
-  for (int e = tid; e < C * C; e += kThreads) {
-    const int i = e / C, j = e % C;
-    if ((i >> 4) == (j >> 4)) dvd[i * LD + (j & 15)] = dvf[i * LAF + j];
-    dvb[i * LAB + j] = (i < nc && (i >> 4) > (j >> 4)) ? from_f<E>(dvf[i * LAF + j]) : from_f<E>(0.f);
+  if constexpr (kVec) {
+    for (int e = tid; e < C * C / 8; e += kThreads) {  // row i, columns [j, j + 8) (one 16-block)
+      const int i = e / (C / 8), j = (e % (C / 8)) * 8;
+      alignas(16) float d[8];
+      alignas(16) E o[8];
+      *reinterpret_cast<float4*>(d) = *reinterpret_cast<const float4*>(dvf + i * LAF + j);
+      *reinterpret_cast<float4*>(d + 4) = *reinterpret_cast<const float4*>(dvf + i * LAF + j + 4);
+      if ((i >> 4) == (j >> 4)) {
+        *reinterpret_cast<float4*>(dvd + i * LD + (j & 15)) = *reinterpret_cast<const float4*>(d);
+        *reinterpret_cast<float4*>(dvd + i * LD + (j & 15) + 4) = *reinterpret_cast<const float4*>(d + 4);
+      }
+      const bool live = i < nc && (i >> 4) > (j >> 4);
+#pragma unroll
+      for (int u = 0; u < 8; ++u) o[u] = live ? from_f<E>(d[u]) : from_f<E>(0.f);
+      *reinterpret_cast<uint4*>(dvb + i * LAB + j) = *reinterpret_cast<const uint4*>(o);
+    }
+  } else {
+    for (int e = tid; e < C * C; e += kThreads) {
+      const int i = e / C, j = e % C;
+      if ((i >> 4) == (j >> 4)) dvd[i * LD + (j & 15)] = dvf[i * LAF + j];
+      dvb[i * LAB + j] = (i < nc && (i >> 4) > (j >> 4)) ? from_f<E>(dvf[i * LAF + j]) : from_f<E>(0.f);
+    }
   }
   __syncthreads();
 
   // ---- dq's inter term -> dqs (P: DV is consumed) ----
+  if constexpr (kVec) {
+    for (int e = tid; e < C * KT / 4; e += kThreads) {
+      const int i = e / (KT / 4), x = (e % (KT / 4)) * 4;
+      if (i >= nc) continue;  // rows >= nc never read
+      const float4 b = *reinterpret_cast<const float4*>(bs + i * LB + x), y = *reinterpret_cast<const float4*>(xq + i * LB + x);
+      *reinterpret_cast<float4*>(dqs + i * LB + x) =
+          make_float4(exp2f(b.x) * y.x, exp2f(b.y) * y.y, exp2f(b.z) * y.z, exp2f(b.w) * y.w);
+    }
+  } else
   for (int e = tid; e < C * KT; e += kThreads) {
     const int i = e / KT, x = e % KT;
     if (i < nc) dqs[i * LB + x] = exp2f(bs[i * LB + x]) * xq[i * LB + x];  // 2^(b_i) ⊙ (do_i · S_cᵀ); rows >= nc never read
@@ -536,6 +654,22 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   __syncthreads();
 
   // ---- dq += 2^(b_i − b_r) ⊙ stq; dk's off-diagonal blocks: rows of block m − 1, Σ_{i >= 16m} DV_ijᵀ Qr_m[i] -> stk ----
+  if constexpr (kVec) {
+    for (int e = tid; e < 48 * KT / 4; e += kThreads) {
+      const int i = 16 + e / (KT / 4), x = (e % (KT / 4)) * 4;
+      if (i >= nc) continue;
+      const int r = (i & ~15) - 1;
+      const float4 bi = *reinterpret_cast<const float4*>(bs + i * LB + x),
+                   br = *reinterpret_cast<const float4*>(bs + r * LB + x),
+                   st = *reinterpret_cast<const float4*>(stq + (i - 16) * LB + x);
+      float4 a = *reinterpret_cast<const float4*>(dqs + i * LB + x);
+      a.x += exp2f(bi.x - br.x) * st.x;
+      a.y += exp2f(bi.y - br.y) * st.y;
+      a.z += exp2f(bi.z - br.z) * st.z;
+      a.w += exp2f(bi.w - br.w) * st.w;
+      *reinterpret_cast<float4*>(dqs + i * LB + x) = a;
+    }
+  } else
   for (int e = tid; e < 48 * KT; e += kThreads) {
     const int i = 16 + e / KT, x = e % KT;
     if (i >= nc) continue;
@@ -605,9 +739,9 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   fwd_split::store_rows<KT>(dq + (c0 * H + h) * K + k0, H * K, nc, kw, [&](int i, int x) { return dqs[i * LB + x]; });
   fwd_split::store_rows<KT>(dk + (c0 * H + h) * K + k0, H * K, nc, kw, [&](int i, int x) { return dks[i * LB + x]; });
   if constexpr (!kScalarGate) {
-    for (int x = tid; x < kw; x += kThreads) {  // dg_i = seed + Σ_{i' >= i} (q ⊙ dq − k ⊙ dk)_{i'}, i' descending
-      float acc = 0.f;
-      for (int64_t vt = 0; vt < nvt_seed; ++vt) acc += seeds[((vt * slots + slot) * H + h) * K + k0 + x];
+    static_assert(KT <= kThreads, "thread x holds column x's seed");
+    if (const int x = tid; x < kw) {  // dg_i = seed + Σ_{i' >= i} (q ⊙ dq − k ⊙ dk)_{i'}, i' descending
+      float acc = kPipe ? seed : seed_sum();
       for (int i = nc - 1; i >= 0; --i) {
         acc += to_f(qs[i * LQ + x]) * dqs[i * LB + x] - to_f(ks[i * LQ + x]) * dks[i * LB + x];
         dg[((c0 + i) * H + h) * K + k0 + x] = acc;
@@ -616,11 +750,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   } else {
     float* red = reinterpret_cast<float*>(smem_raw + plan.red);   // [KT]: the seed's column sums
     float* part = dgp + ((kt * slots + slot) * H + h) * (C + 1);  // [C + 1]: row sums, then the seed sum
-    for (int x = tid; x < kw; x += kThreads) {  // the seed's column sums over the V tiles, in order
-      float s = 0.f;
-      for (int64_t vt = 0; vt < nvt_seed; ++vt) s += seeds[((vt * slots + slot) * H + h) * K + k0 + x];
-      red[x] = s;
-    }
+    if (tid < kw) red[tid] = kPipe ? seed : seed_sum();  // the seed's column sums over the V tiles, in order
     for (int i = tid; i < nc; i += kThreads) {  // row sums over the tile's columns, x in order
       float s = 0.f;
       for (int x = 0; x < kw; ++x) s += to_f(qs[i * LQ + x]) * dqs[i * LB + x] - to_f(ks[i * LQ + x]) * dks[i * LB + x];
@@ -797,17 +927,35 @@ Status launch_dstates(const BwdParams& p, const Layout& l, cudaStream_t stream, 
   }
 }
 
+/// Kernel 4 with K tiles of KT columns, form kVar; returns their number in *nkt.
+template <class E, bool kScalarGate, int KT, int kVar>
+Status launch_dqk(const BwdParams& p, const Layout& l, cudaStream_t stream, int64_t nvt_seed, int64_t* nkt) {
+  const Shape& s = p.shape;
+  auto* ws = static_cast<unsigned char*>(p.workspace);
+  *nkt = cdiv(s.K, KT);
+  if (*nkt > l.nkt) return {"glr::cuda::backward (split): K tiles beyond the workspace's"};
+  constexpr size_t bytes = DqkPlan(KT).total;
+  static_assert(bytes <= 113 * 1024, "sm90_glr_bwd_dqk: two CTAs per SM");
+  auto* dqk = &sm90_glr_bwd_dqk<E, kScalarGate, KT, kVar>;
+  if (Status st = allow_smem(dqk, bytes); !st.ok()) return st;
+  const dim3 grid = (kVar & kDqkRemap) ? dim3(unsigned(l.NT * *nkt), unsigned(s.H), unsigned(s.sequences()))
+                                       : dim3(unsigned(l.NT), unsigned(s.H * *nkt), unsigned(s.sequences()));
+  dqk<<<grid, kThreads, bytes, stream>>>(
+      static_cast<const E*>(p.q), static_cast<const E*>(p.k), static_cast<const E*>(p.v), static_cast<const E*>(p.dO),
+      static_cast<const float*>(p.g), reinterpret_cast<const E*>(ws + l.S), reinterpret_cast<const E*>(ws + l.dS),
+      reinterpret_cast<const float*>(ws + l.seeds), static_cast<E*>(p.dq), static_cast<E*>(p.dk),
+      static_cast<float*>(p.dg), reinterpret_cast<float*>(ws + l.dgp), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT, l.slots,
+      nvt_seed, float(p.scale));
+  return {};
+}
+
 template <class E, bool kScalarGate, int KP>
 Status launch_kp(const BwdParams& p, cudaStream_t stream) {
   const Shape& s = p.shape;
   const Layout l = layout(s);
   const int64_t N = s.sequences();
   constexpr int KT = k_tile(KP);
-  const int64_t nkt = cdiv(s.K, KT);
-  if (nkt > l.nkt) return {"glr::cuda::backward (split): K tiles beyond the workspace's"};  // k_tiles(K) == nkt
   auto* ws = static_cast<unsigned char*>(p.workspace);
-  const auto* q = static_cast<const E*>(p.q);
-  const auto* k = static_cast<const E*>(p.k);
 
   // Kernels 1 and 2: the forward split's prep and walk on its part of the workspace (A, q ⊙ 2^b,
   // k ⊙ 2^(b_last − b), 2^(b_last), every chunk's incoming S), the final state in fp32 to ws.hfin.
@@ -826,16 +974,12 @@ Status launch_kp(const BwdParams& p, cudaStream_t stream) {
   int64_t nvt_seed = 0;
   if (Status st = launch_dstates<E, KT>(p, l, stream, &nvt_seed); !st.ok()) return st;
   if (l.NT > 0) {
-    constexpr size_t dqk_bytes = DqkPlan(KT).total;
-    static_assert(dqk_bytes <= 113 * 1024, "sm90_glr_bwd_dqk: two CTAs per SM");
-    auto* dqk = &sm90_glr_bwd_dqk<E, kScalarGate, KT>;
-    if (Status st = allow_smem(dqk, dqk_bytes); !st.ok()) return st;
-    dqk<<<dim3(unsigned(l.NT), unsigned(s.H * nkt), unsigned(N)), kThreads, dqk_bytes, stream>>>(
-        q, k, static_cast<const E*>(p.v), static_cast<const E*>(p.dO), static_cast<const float*>(p.g),
-        reinterpret_cast<const E*>(ws + l.S),
-        reinterpret_cast<const E*>(ws + l.dS), reinterpret_cast<const float*>(ws + l.seeds), static_cast<E*>(p.dq),
-        static_cast<E*>(p.dk), static_cast<float*>(p.dg), reinterpret_cast<float*>(ws + l.dgp), s.cu_seqlens, s.T,
-        s.H, s.K, s.V, l.NT, l.slots, nvt_seed, float(p.scale));
+    int64_t nkt = 0;
+    constexpr int kMulti = kDqkPipe | kDqkRemap | kDqkVec, kOne = kDqkVec;  // dqk_form: several K tiles or one
+    static_assert(dqk_form(256) == kMulti && dqk_form(64) == kOne, "dqk_form's two forms");
+    const Status st = dqk_form(s.K) == kMulti ? launch_dqk<E, kScalarGate, KT, kMulti>(p, l, stream, nvt_seed, &nkt)
+                                              : launch_dqk<E, kScalarGate, KT, kOne>(p, l, stream, nvt_seed, &nkt);
+    if (!st.ok()) return st;
     constexpr size_t dv_bytes = DvPlan(KP).total;
     auto* dvk = &sm90_glr_bwd_dv<E, kScalarGate, KP>;
     if (Status st = allow_smem(dvk, dv_bytes); !st.ok()) return st;
@@ -861,7 +1005,7 @@ Status launch_gate(const BwdParams& p, cudaStream_t stream) {
 inline bool takes(const Shape& s) {
   return (s.dtype == DType::bf16 || s.dtype == DType::f16) && s.K <= fwd_split::kMaxK && s.chunk == C &&
          s.sequences() <= 65535 && s.H * cdiv(s.V, kBV) <= 65535 && s.H * k_tiles(s.K) <= 65535 &&
-         cdiv(s.T, C) <= 0x7fffffff;
+         cdiv(s.T, C) * k_tiles(s.K) <= 0x7fffffff;  // kernel 4's grid in either order
 }
 
 inline size_t workspace_bytes(const Shape& s) { return takes(s) ? layout(s).bytes : 0; }
