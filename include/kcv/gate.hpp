@@ -44,6 +44,12 @@ struct CallSpec {
   /// guard reports say intact), nothing that tells it from a plain allocation; compute-sanitizer
   /// memcheck sees an access one element past it as out of bounds.
   bool exact_buffers = false;
+  /// kcv's fixed placement of every buffer (the bounds gate's): outputs start on a page boundary
+  /// after their leading guard band, inputs end flush against their PROT_NONE page. Otherwise the
+  /// runner places each buffer at a page offset drawn from the run's key and the case's label, and
+  /// in a share of the cases ends the outputs against a PROT_NONE page too (issue 25 class 3;
+  /// isolation/stage.cpp, placement). cpu only; cuda and torch workers keep their own placement.
+  bool fixed_placement = false;
   /// A long run: before this call the worker makes this many unjudged calls of it (same buffers,
   /// same inputs, same stream; none synchronized on its own), then uploads the inputs and the
   /// output poison again and makes the call that comes back. One worker makes them all.
@@ -115,6 +121,9 @@ struct CaseRun {
   std::string detail;               // for crash/timeout: signal, exit status, the call it died in
   std::vector<CallResult> calls;    // one per CallSpec (calls after a crash have ran == false)
   std::string log;                  // the worker's stderr (candidate output, sanitizer reports), capped
+  /// Where the runner placed the case's buffers when it varied them (CallSpec::fixed_placement),
+  /// for the evidence of a failing case; empty when it did not.
+  std::string placement;
 };
 
 /// The element closest to (or furthest past) its bound in a comparison: error and bound.

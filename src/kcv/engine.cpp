@@ -155,6 +155,9 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
       CaseJudgement j = run.status == RunStatus::ok ? gate.judge(ctx, chunk[i], run)
                                                     : gate.judge_abnormal(ctx, chunk[i], run);
       if (j.worst && (!rep.worst || j.worst->ratio() > rep.worst->ratio())) rep.worst = j.worst;
+      // NOTES: the placement is drawn from the run's seed and the case's label (replay redraws
+      // it); said with a failure, for whoever reads why a candidate behaves differently there.
+      if (j.verdict != Verdict::pass && !run.placement.empty()) j.evidence += " [buffers: " + run.placement + "]";
       if (j.verdict != Verdict::pass) {
         rep.failing.push_back({index, chunk[i].label, j.verdict, library_convention(chunk[i])});
         if (mentions_out_of_memory(run.log) || mentions_out_of_memory(j.evidence))

@@ -42,3 +42,20 @@ kcv_control(NAME hostile.writes_tmp OP softmax CANDIDATE ${CONTROL_DIR}/writes_t
 # The rule that withholds a PASS: a correct candidate without the sandbox is not a PASS.
 kcv_control(NAME hostile.no_sandbox_withholds_pass OP softmax CANDIDATE ${CONTROL_DIR}/../softmax/softmax_ok.c
             EXPECT FAIL PASSES numerics EVIDENCE "tampering could not be excluded" ARGS --gates numerics --no-sandbox)
+# Class 3 and 4 of what remained (issue 25; docs/security.md "Verification that looks like
+# production"): each passed all 12 gates before its protection. --seed 1 fixes which cases draw
+# stale data, page offsets and fences.
+kcv_control(NAME hostile.skips_computed_output OP softmax CANDIDATE ${CONTROL_DIR}/skips_computed_output.c EXPECT FAIL
+            FAILS numerics shapes values EVIDENCE "elements outside the model" ARGS --gates numerics,shapes,values --seed 1)
+kcv_control(NAME hostile.page_aligned_tell OP softmax CANDIDATE ${CONTROL_DIR}/page_aligned_tell.c EXPECT FAIL
+            FAILS numerics PASSES bounds EVIDENCE "got 0 expected" ARGS --gates numerics,bounds --seed 1)
+kcv_control(NAME hostile.restores_past_output OP softmax CANDIDATE ${CONTROL_DIR}/restores_past_output.c EXPECT FAIL
+            FAILS shapes sanitizer PASSES bounds EVIDENCE "past the end of output 'y'"
+            ARGS --gates shapes,bounds,sanitizer --seed 1)
+kcv_control(NAME hostile.restores_unless_fenced OP softmax CANDIDATE ${CONTROL_DIR}/restores_unless_fenced.c EXPECT FAIL
+            FAILS sanitizer PASSES numerics shapes bounds EVIDENCE "valgrind [^)]*[)]: ==[0-9]+== Invalid (read|write)"
+            ARGS --gates numerics,shapes,bounds,sanitizer --seed 1)
+kcv_control(NAME hostile.only_instrumented_is_clean OP softmax CANDIDATE ${CONTROL_DIR}/only_instrumented_is_clean.c
+            EXPECT FAIL FAILS sanitizer EVIDENCE "valgrind [^)]*[)]: ==[0-9]+== Invalid read" ARGS --gates sanitizer --seed 1)
+kcv_control(NAME hostile.fixed_row_buffer OP softmax CANDIDATE ${CONTROL_DIR}/fixed_row_buffer.c EXPECT FAIL
+            FAILS shapes EVIDENCE "N=[0-9][0-9][0-9][0-9][0-9][)]" ARGS --gates shapes --seed 1)

@@ -17,20 +17,32 @@ namespace kcv {
 struct DeviceBuffer {
   void* data = nullptr;
   int64_t span = 0;        // bytes
-  bool is_input = false;   // inputs: cpu ends them flush against an inaccessible page
-  bool exact = false;      // cuda: an allocation of exactly span bytes, no guard bands (CallSpec::exact_buffers)
+  bool is_input = false;
+  bool exact = false;      // an allocation of exactly span bytes, no guard bands (CallSpec::exact_buffers)
+  /// cpu: the mapping ends with an inaccessible page, `tail` bytes after the span (inputs always,
+  /// outputs when fenced); the guard band's bytes from there on are reported as the canary.
+  bool guard_page = false;
+  int64_t tail = 0;
   void* base = nullptr;    // backend bookkeeping
   std::size_t reserved = 0;
 };
 
 using kcv_run_fn = int (*)(const kcv_call*);
 
+/// Where the plan puts a buffer (issue 25 class 3; src/kcv/isolation/stage.cpp, placement).
+struct BufferPlacement {
+  bool exact = false;        // its own allocation of exactly its span, no guard bands
+  int64_t page_offset = -1;  // the first data byte's offset within its page; -1: kcv's fixed placement
+  bool fence = false;        // an output ends flush against an inaccessible page (as inputs do)
+};
+
 class WorkerBackend {
  public:
   virtual ~WorkerBackend() = default;
-  /// exact: an allocation of its own of exactly span bytes, without guard bands (cuda; the cpu
-  /// backend always guards).
-  virtual DeviceBuffer allocate(int64_t span, bool is_input, bool exact) = 0;
+  /// An allocation of its own of exactly span bytes, without guard bands (where.exact; cpu: a
+  /// malloc, which valgrind and ASan bound), or a guarded one placed as `where` says (cpu; cuda
+  /// keeps its fixed placement).
+  virtual DeviceBuffer allocate(int64_t span, bool is_input, const BufferPlacement& where) = 0;
   virtual void release(DeviceBuffer& b) = 0;
   /// Writes the span from host bytes (src) and refreshes both guard bands (none for exact buffers).
   virtual void upload(DeviceBuffer& b, const void* src, uint64_t canary_key) = 0;

@@ -52,6 +52,10 @@ class Backend {
   /// The runtime makes files in the worker's /tmp or /dev/shm before the candidate runs (the CUDA
   /// driver's): those there at `ready` are not side effects.
   virtual bool runtime_makes_files() const = 0;
+  /// kcv-worker places this backend's guarded buffers where the plan says: at a page offset of
+  /// their own, and outputs ending against a PROT_NONE page (CallSpec::fixed_placement). False:
+  /// the backend keeps its fixed placement (the plan's placement keys are not written).
+  virtual bool places_buffers() const { return false; }
 };
 
 /// The backend of that name; SetupError "unknown backend 'NAME' (cpu, cuda)" when there is none.

@@ -16,7 +16,15 @@ class BoundsGate final : public Gate {
   std::string note(const GateContext& ctx) const override { return structural_note(ctx.contract); }
 
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
-    return one_call_per_shape(ctx.contract, nominal_and_uniform(ctx.contract, {1, 3, 7, 13, 127, 257}), seed);
+    // NOTES: kcv's fixed placement (inputs flush against their PROT_NONE page, so an over-read of
+    // one element traps); every other gate's buffers sit at varied page offsets, and their cases
+    // fail on a changed guard band too (judge_all_calls), so this placement tells a candidate
+    // nothing it could use to write past its buffers elsewhere.
+    std::vector<Case> cases =
+        one_call_per_shape(ctx.contract, nominal_and_uniform(ctx.contract, {1, 3, 7, 13, 127, 257}), seed);
+    for (Case& c : cases)
+      for (CallSpec& call : c.calls) call.fixed_placement = true;
+    return cases;
   }
 
   CaseJudgement judge(const GateContext& ctx, const Case& c, const CaseRun& run) const override {

@@ -1,6 +1,7 @@
 #include "kcv/gates/common.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -50,21 +51,52 @@ Case single_call_case(std::string label, const Contract& contract, const Binding
   return c;
 }
 
+Prefill prefill_for(uint64_t seed, int64_t index) {
+  Rng rng(seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(index + 1)) ^ 0x70726566696c6cull);
+  switch (rng() % 8) {
+    case 4: return Prefill::zeros;
+    case 5: return Prefill::random_bytes;
+    case 6: return Prefill::one_byte;
+    case 7: return Prefill::stale;
+    default: return Prefill::poison;
+  }
+}
+
 void vary_prefill(Case& c, uint64_t seed, int64_t index) {
   // NOTES: (issue 25 class 3) outputs always starting as 0xFF bytes would tell a candidate it runs
   // under kcv. Half the cases keep that poison (an unwritten element is a NaN there); the others
-  // start from zeros, random bytes, or one random byte repeated, as a caller's fresh or reused
-  // allocation might. Coverage keeps its own poisons (it judges by them).
-  Rng rng(seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(index + 1)) ^ 0x70726566696c6cull);
-  const auto way = rng() % 6;
-  if (way < 3) return;
+  // start from zeros, random bytes, one random byte repeated, or stale data, as a caller's fresh
+  // or reused allocation might. Random bytes hold NaNs and huge values and one byte is a constant:
+  // a candidate could tell either from real data. Stale data cannot be told from an earlier
+  // op's tensor: the values of the case's own inputs (finite, at their own magnitudes), from a
+  // seeded place on, in the output's dtype — what a reused allocation holds in production. A
+  // candidate that skips its work when the output already looks computed (a result cached from
+  // a benchmark's previous call) fails there. Coverage keeps its own poisons (it judges by them).
+  const Prefill way = prefill_for(seed, index);
+  if (way == Prefill::poison) return;
+  Rng rng(seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(index + 1)) ^ 0x7374616c65ull);
   const auto one = static_cast<std::byte>(rng() & 0xFF);
+  std::vector<double> stale;
+  if (way == Prefill::stale)
+    for (const auto& call : c.calls)
+      for (const HostTensor& t : call.inputs) {
+        const std::vector<double> v = t.values();
+        for (double x : v)
+          if (std::isfinite(x)) stale.push_back(x);
+      }
+  if (way == Prefill::stale && stale.empty()) stale.push_back(0.0);
+  std::size_t at = stale.empty() ? 0 : static_cast<std::size_t>(rng() % stale.size());
   for (auto& call : c.calls)
     for (auto& t : call.outputs) {
-      if (way == 3) fill_bytes(t, std::byte{0});
-      else if (way == 5) fill_bytes(t, one);
-      else
+      if (way == Prefill::zeros) fill_bytes(t, std::byte{0});
+      else if (way == Prefill::one_byte) fill_bytes(t, one);
+      else if (way == Prefill::random_bytes)
         for (auto& b : t.storage) b = static_cast<std::byte>(rng() & 0xFF);
+      else {
+        // Every storage byte first (the gaps of a strided output), then each element.
+        fill_bytes(t, std::byte{0});
+        for (int64_t i = 0; i < t.numel(); ++i, at = (at + 1) % stale.size()) t.set(i, stale[at]);
+      }
     }
 }
 
@@ -275,11 +307,29 @@ CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const 
   return out;
 }
 
+CaseJudgement guards_intact(const Contract& contract, const CallSpec& spec, const CallResult& r) {
+  // NOTES: not only the bounds gate's: its fixed placement differs from every other gate's, and
+  // a candidate that wrote past its buffers only where they are placed otherwise would pass it.
+  for (std::size_t o = 0; o < r.output_guards.size() && o < spec.outputs.size(); ++o)
+    if (!r.output_guards[o].intact)
+      return {Verdict::fail, describe_guard("output", contract.outputs[o].name, r.output_guards[o],
+                                            static_cast<int64_t>(spec.outputs[o].span_bytes()))};
+  for (std::size_t i = 0; i < r.input_guards.size() && i < spec.inputs.size(); ++i)
+    if (!r.input_guards[i].intact)
+      return {Verdict::fail, describe_guard("input", contract.inputs[i].name, r.input_guards[i],
+                                            static_cast<int64_t>(spec.inputs[i].span_bytes()))};
+  return {};
+}
+
 CaseJudgement judge_all_calls(const Contract& contract, const Case& c, const CaseRun& run, const JudgeOptions& opts) {
   CaseJudgement pass;  // a pass keeps the first note (e.g. "refused cleanly: ...")
   JudgeOptions call_opts = opts;
   call_opts.population = opts.population && c.random_inputs;
   for (std::size_t k = 0; k < c.calls.size(); ++k) {
+    if (CaseJudgement g = guards_intact(contract, c.calls[k], run.calls[k]); g.verdict != Verdict::pass) {
+      if (c.calls.size() > 1) g.evidence = fmt::format("call {}: {}", k, g.evidence);
+      return g;
+    }
     const int t = c.calls[k].plain_twin;
     const CallResult* plain = t >= 0 && static_cast<std::size_t>(t) < run.calls.size() ? &run.calls[t] : nullptr;
     CaseJudgement j = judge_call(contract, c.shape, c.calls[k], run.calls[k], call_opts, plain);

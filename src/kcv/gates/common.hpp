@@ -39,9 +39,16 @@ Case single_call_case(std::string label, const Contract& contract, const Binding
 CasePlan single_call_plan(std::string label, const Contract& contract, Bindings b, uint64_t seed, int64_t index,
                           std::string kind = "normal", bool varied_prefill = false);
 
-/// The outputs' prefill of case `index`, drawn from the seed: half the cases keep the NaN poison,
-/// the others start from zeros, random bytes or one random byte (issue 25 class 3). For gates
-/// that do not judge by the poison.
+/// How the outputs of a case start (issue 25 class 3).
+enum class Prefill { poison, zeros, random_bytes, one_byte, stale };
+
+/// The prefill of case `index`, drawn from the seed: half the cases the NaN poison, an eighth each
+/// zeros, random bytes, one random byte repeated, stale data.
+Prefill prefill_for(uint64_t seed, int64_t index);
+
+/// The outputs of c set to prefill_for(seed, index): stale data are the values of the case's own
+/// inputs (finite ones, from a seeded place on, repeated as needed) in the output's dtype. For
+/// gates that do not judge by the poison.
 void vary_prefill(Case& c, uint64_t seed, int64_t index);
 
 /// How a case calls the candidate (issue 26). kcv's own setting is a non-blocking stream of its
@@ -108,7 +115,10 @@ CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const 
                          const CallResult& result, const JudgeOptions& opts = {},
                          const CallResult* plain = nullptr);
 
-/// Judges every call of a case with judge_call, each beside its plain twin's result when it names
+/// FAIL when a guard band of one of the call's buffers changed (describe_guard), else PASS.
+CaseJudgement guards_intact(const Contract& contract, const CallSpec& spec, const CallResult& r);
+
+/// Every call's guard bands intact (guards_intact), then judges every call of a case with judge_call, each beside its plain twin's result when it names
 /// one; the first failure wins, with its call index.
 CaseJudgement judge_all_calls(const Contract& contract, const Case& c, const CaseRun& run,
                               const JudgeOptions& opts = {});

@@ -1,5 +1,6 @@
-// Gate 12 `sanitizer`. cpu: the candidate rebuilt with -fsanitize=address,undefined (valgrind
-// memcheck for a prebuilt .so) on the nominal and one boundary shape; zero reports. cuda:
+// Gate 12 `sanitizer`. cpu: the candidate rebuilt with -fsanitize=address,undefined, and the
+// exact plain build under valgrind memcheck (a prebuilt .so: valgrind only), on the nominal and
+// one boundary shape, on exact malloc'd buffers; zero reports. cuda:
 // compute-sanitizer memcheck, racecheck, initcheck and synccheck, on exact-size buffers. Before
 // them, for a .cu candidate with tcgen05 code or built for sm_100: the static TMEM check
 // (tmem_check.hpp), its own evidence line.
@@ -91,6 +92,11 @@ class SanitizerGate final : public Gate {
     }
     std::vector<std::string> tools = {""};
     if (ctx.backend == "cuda") tools = {"memcheck", "racecheck", "initcheck", "synccheck"};
+    // NOTES: (issue 25 class 3) the ASan rebuild defines __SANITIZE_ADDRESS__: a candidate can be
+    // clean only there. The plain build, the one every other gate and production load, runs under
+    // valgrind memcheck too (a prebuilt .so already runs under it, as tool "").
+    const bool kcv_worker_cpu = ctx.backend == "cpu" && !ctx.candidate.runs_in_torch_worker();
+    if (kcv_worker_cpu && ctx.candidate.has_source()) tools.push_back("valgrind");
     std::vector<Case> out;
     for (const auto& tool : tools)
       for (const auto& b : shapes) {
@@ -103,6 +109,10 @@ class SanitizerGate final : public Gate {
         // buffer's own size memcheck reports it. Every other case hands over the null stream.
         if (ctx.backend == "cuda")
           call_as(c, (out.size() + seed) % 2 ? Calling::null_stream_exact_buffers : Calling::exact_buffers);
+        // cpu (kcv-worker): exact buffers too, each a malloc of its own size, so that ASan's and
+        // valgrind's allocators bound it: a write past an output that the candidate restores
+        // before returning leaves kcv's canaries intact, but not their redzones (issue 25 class 4).
+        if (kcv_worker_cpu) call_as(c, Calling::exact_buffers);
         out.push_back(std::move(c));
       }
     return out;

@@ -1,7 +1,8 @@
 // Gate 2 `shapes`: every shape symbol swept through boundary sizes (others nominal, or within
 // Contract::sweep_elements), plus every symbol at once at a few awkward sizes, plus common sizes
-// (768 ... 4096) and one size per symbol drawn from the run's seed. Catches dropped tails and
-// hard-coded shapes, and kernels right only at the sizes a fixed list names.
+// (768 ... 4096), one size per symbol drawn from the run's seed, and one per symbol beyond the
+// sweep, up to the contract's range (the others shrunk to keep the call small). Catches dropped
+// tails and hard-coded shapes, and kernels right only at the sizes a fixed list names.
 #include <algorithm>
 #include <cmath>
 
@@ -27,6 +28,8 @@ class ShapesGate final : public Gate {
     for (int64_t v : {1, 3, 7, 13, 127})
       if (auto b = uniform_shape(ctx.contract, v)) shapes.push_back(*b);
     for (const Bindings& b : unpredictable(ctx.contract, seed))
+      if (ctx.contract.valid(b) && std::find(shapes.begin(), shapes.end(), b) == shapes.end()) shapes.push_back(b);
+    for (const Bindings& b : beyond_sweep(ctx.contract, seed))
       if (ctx.contract.valid(b) && std::find(shapes.begin(), shapes.end(), b) == shapes.end()) shapes.push_back(b);
     // The contract's own: deep reductions for the population test (docs/population-test.md).
     for (const Bindings& b : ctx.contract.extra_shapes)
@@ -121,6 +124,48 @@ class ShapesGate final : public Gate {
     }
     return out;
   }
+
+  /// Elements a call at b moves (inputs plus outputs).
+  static int64_t call_elements(const Contract& k, const Bindings& b) {
+    int64_t n = 0;
+    for (std::size_t i = 0; i < k.inputs.size(); ++i) n += numel(k.input_shape(i, b));
+    for (std::size_t o = 0; o < k.outputs.size(); ++o) n += numel(k.output_shape(o, b));
+    return n;
+  }
+
+  /// Issue 25, class 4: a kernel right only up to the sweep's sizes (a fixed row buffer of 8192,
+  /// a 32-bit product of two extents) passed while the contract promises more. Per symbol whose
+  /// range reaches past its sweep (no explicit sweep list), one size drawn from the run's seed,
+  /// log-uniform over (sweep top, max]; the other symbols halved (largest first, not below their
+  /// minimum) until the call moves at most kBeyondElements elements, and the size itself halved
+  /// (never back into the sweep) when even that is too many. Judged in full, like every case.
+  static std::vector<Bindings> beyond_sweep(const Contract& k, uint64_t seed) {
+    const Bindings base = sweep_base(k);
+    Rng rng = case_rng(seed, (int64_t{1} << 21) + 1);
+    std::vector<Bindings> out;
+    for (const auto& s : k.symbols) {
+      const int64_t top = std::min(s.max, s.sweep_max);
+      const double u = static_cast<double>(rng() >> 11) * 0x1p-53;  // drawn for every symbol: indices stay
+      if (!s.sweep.empty() || s.max <= top) continue;
+      const double lo = std::log(static_cast<double>(top) + 1), hi = std::log(static_cast<double>(s.max) + 1);
+      const int64_t v = std::clamp(static_cast<int64_t>(std::exp(lo + u * (hi - lo))), top + 1, s.max);
+      Bindings b = base;
+      b[s.name] = v;
+      for (int guard = 0; guard < 256 && call_elements(k, b) > kBeyondElements; ++guard) {
+        const SymbolSpec* widest = nullptr;
+        for (const auto& o : k.symbols)
+          if (o.name != s.name && b[o.name] > o.min && (!widest || b[o.name] > b[widest->name])) widest = &o;
+        if (widest) b[widest->name] = std::max(widest->min, b[widest->name] / 2);
+        else if (b[s.name] / 2 > top) b[s.name] /= 2;
+        else break;
+      }
+      if (call_elements(k, b) <= kBeyondElements) out.push_back(std::move(b));
+    }
+    return out;
+  }
+
+  /// What a case beyond the sweep may move: 2^23 elements (32 MiB of f32), inputs and outputs.
+  static constexpr int64_t kBeyondElements = int64_t{1} << 23;
 
   static Case large_case(const Contract& k, const LargeTier& tier, uint64_t seed) {
     Case c;

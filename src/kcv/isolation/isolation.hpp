@@ -40,6 +40,7 @@ struct Layout {
   std::vector<std::vector<std::vector<Staged>>> in_at, out_at;  // [case][call][arg]
   std::vector<int> first_call_of_case;                           // global index of each case's call 0
   std::vector<std::string> signature;   // per global call: its shape signature (the compile grace)
+  std::vector<std::string> placement;   // per case: where its buffers were placed (CaseRun::placement)
   nlohmann::json calls = nlohmann::json::array();                // the plan's "calls"
   int64_t end = 0;                      // the first byte after the staging: the plan goes there
   int calls_total() const { return static_cast<int>(signature.size()); }
@@ -100,7 +101,8 @@ struct Context {
 WorkerMode worker_mode(const Backend& backend, const Candidate& candidate, const WorkerOptions& wopts,
                        double timeout_s);
 /// Every tensor's source bytes and snapshot slots, and the plan's calls.
-Layout lay_out(const std::vector<const Case*>& batch, uint64_t canary_key, bool recheck_outputs);
+Layout lay_out(const std::vector<const Case*>& batch, uint64_t canary_key, bool recheck_outputs,
+               bool vary_placement = false);
 /// The plan the worker reads (docs/protocol.md), as JSON text.
 std::string plan_text(const Context& ctx, nlohmann::json calls);
 

@@ -242,6 +242,7 @@ std::vector<CaseRun> case_runs(const Context& ctx, const std::vector<const Case*
     const int first = layout.first_call_of_case[ci];
     CaseRun run;
     run.log = end.log;
+    run.placement = layout.placement[ci];
     bool all_done = true;
     std::string late;  // an output that changed after its call returned
     for (std::size_t k = 0; k < cs.calls.size(); ++k) {

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "kcv/gates/common.hpp"
 #include "kcv/protocol.hpp"
 
@@ -55,10 +57,69 @@ int64_t recheck_delay_us(uint64_t canary_key, const std::string& label) {
   return h % 4 == 0 ? 2000 + static_cast<int64_t>((h >> 8) % 18000) : 0;
 }
 
+/// A hash of the run's key, the case's label and a few small numbers: kcv's seeded draws of how a
+/// case is set up in the worker (replay regenerates the label and the key, so the draw).
+uint64_t case_hash(uint64_t canary_key, const std::string& label, uint64_t salt) {
+  uint64_t h = canary_key ^ 0x9e3779b97f4a7c15ull ^ (salt * 0xff51afd7ed558ccdull);
+  for (char ch : label) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  h ^= h >> 31;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 29;
+  return h;
+}
+
+/// Where call k's buffers go (issue 25 class 3): kcv's fixed placement (outputs starting on a
+/// page boundary, inputs ending flush against their PROT_NONE page) told a candidate it runs
+/// under kcv. Each buffer's first byte sits at a page offset drawn from the run's key and the
+/// case's label, a multiple of 64 bytes (the alignment torch's CPU allocator guarantees, so no
+/// legitimate kernel loses an alignment it may assume); in a quarter of the cases every output
+/// instead ends against a PROT_NONE page (within 63 bytes), so a write past its end faults, even one
+/// whose bytes the candidate restores before returning.
+struct Placement {
+  bool vary = false;
+  bool fence = false;                       // outputs end against a PROT_NONE page
+  std::vector<int64_t> inputs, outputs;     // page offsets of the first byte
+};
+
+Placement placement(const CallSpec& call, const std::string& label, std::size_t k, uint64_t canary_key) {
+  Placement p;
+  if (call.fixed_placement || call.large || call.exact_buffers) return p;
+  p.vary = true;
+  p.fence = case_hash(canary_key, label, 0x66656e6365ull) % 4 == 0;  // the same for every call of the case
+  auto offset = [&](uint64_t salt) { return static_cast<int64_t>(case_hash(canary_key, label, salt) % 64) * 64; };
+  for (std::size_t a = 0; a < call.inputs.size(); ++a) p.inputs.push_back(offset(1000 + 64 * k + a));
+  for (std::size_t a = 0; a < call.outputs.size(); ++a) p.outputs.push_back(offset(500000 + 64 * k + a));
+  return p;
+}
+
+/// What the evidence of a failing case says about its placement.
+std::string placement_text(const Case& c, uint64_t canary_key) {
+  std::string out;
+  for (std::size_t k = 0; k < c.calls.size(); ++k) {
+    const Placement p = placement(c.calls[k], c.label, k, canary_key);
+    if (!p.vary) continue;
+    auto list = [](const std::vector<int64_t>& v) {
+      std::string s;
+      for (int64_t x : v) {
+        if (!s.empty()) s += ',';
+        s += std::to_string(x);
+      }
+      return s.empty() ? std::string("-") : s;
+    };
+    out += fmt::format("{}call {}: inputs at page offsets {}, outputs {}", out.empty() ? "" : "; ", k,
+                       list(p.inputs), p.fence ? "ending against a PROT_NONE page" : "at page offsets " + list(p.outputs));
+    if (c.calls.size() > 3 && k >= 2) {
+      out += fmt::format("; ... ({} calls)", c.calls.size());
+      break;
+    }
+  }
+  return out;
+}
+
 /// The plan's entries for one call's inputs or outputs, their places in the data file taken from
 /// *at on (and recorded in `where`).
 json stage_tensors(const CallSpec& call, const std::vector<HostTensor>& ts, bool is_input, bool recheck,
-                   int64_t* at, std::vector<Staged>& where) {
+                   int64_t* at, std::vector<Staged>& where, const Placement& placed) {
   json arr = json::array();
   for (std::size_t k = 0; k < ts.size(); ++k) {
     const HostTensor& t = ts[k];
@@ -85,6 +146,7 @@ json stage_tensors(const CallSpec& call, const std::vector<HostTensor>& ts, bool
     }
     jt["src"] = s.src;
     jt["snap"] = s.snap;
+    if (placed.vary && !(placed.fence && !is_input)) jt["at"] = (is_input ? placed.inputs : placed.outputs)[k];
     where.push_back(s);
     arr.push_back(std::move(jt));
   }
@@ -92,9 +154,11 @@ json stage_tensors(const CallSpec& call, const std::vector<HostTensor>& ts, bool
 }
 
 /// The plan's entry for call k of case ci (`first_call`: the global index of the case's call 0).
-json plan_call(const Case& c, std::size_t ci, std::size_t k, int first_call, bool recheck, int64_t delay_us) {
+json plan_call(const Case& c, std::size_t ci, std::size_t k, int first_call, bool recheck, int64_t delay_us,
+               const Placement& placed) {
   const CallSpec& call = c.calls[k];
   json jc;
+  if (placed.fence) jc["fence"] = true;
   jc["case"] = static_cast<int>(ci);
   if (recheck && delay_us > 0) jc["recheck_delay_us"] = delay_us;
   jc["reuse"] = call.reuse_buffers_of >= 0 ? first_call + call.reuse_buffers_of : -1;
@@ -133,7 +197,7 @@ WorkerMode worker_mode(const Backend& backend, const Candidate& candidate, const
   return m;
 }
 
-Layout lay_out(const std::vector<const Case*>& batch, uint64_t canary_key, bool recheck_outputs) {
+Layout lay_out(const std::vector<const Case*>& batch, uint64_t canary_key, bool recheck_outputs, bool vary_placement) {
   Layout l;
   int64_t at = proto::kHeaderBytes;
   for (std::size_t ci = 0; ci < batch.size(); ++ci) {
@@ -143,13 +207,16 @@ Layout lay_out(const std::vector<const Case*>& batch, uint64_t canary_key, bool 
     l.in_at.emplace_back();
     l.out_at.emplace_back();
     const int64_t delay_us = recheck_delay_us(canary_key, c.label);
+    l.placement.push_back(vary_placement ? placement_text(c, canary_key) : std::string());
     for (std::size_t k = 0; k < c.calls.size(); ++k) {
       const bool recheck = recheck_outputs && rechecked(c, k);
-      json jc = plan_call(c, ci, k, first, recheck, delay_us);
+      // A call that reuses an earlier call's buffers keeps their placement (the worker ignores it).
+      const Placement placed = vary_placement ? placement(c.calls[k], c.label, k, canary_key) : Placement{};
+      json jc = plan_call(c, ci, k, first, recheck, delay_us, placed);
       l.in_at.back().emplace_back();
       l.out_at.back().emplace_back();
-      jc["inputs"] = stage_tensors(c.calls[k], c.calls[k].inputs, true, recheck, &at, l.in_at.back().back());
-      jc["outputs"] = stage_tensors(c.calls[k], c.calls[k].outputs, false, recheck, &at, l.out_at.back().back());
+      jc["inputs"] = stage_tensors(c.calls[k], c.calls[k].inputs, true, recheck, &at, l.in_at.back().back(), placed);
+      jc["outputs"] = stage_tensors(c.calls[k], c.calls[k].outputs, false, recheck, &at, l.out_at.back().back(), placed);
       l.signature.push_back(shape_signature(jc));
       l.calls.push_back(std::move(jc));
     }

@@ -83,6 +83,7 @@ int64_t element_size(int32_t dtype) {
 struct Region {
   uintptr_t lo, hi, data;   // whole mapping, and the first data byte
   int call, arg, is_input;
+  int guard_page;           // the mapping's last page is inaccessible (after an input, a fenced output)
 };
 constexpr int kMaxRegions = 8192;
 Region g_regions[kMaxRegions];
@@ -92,7 +93,7 @@ void remember(const kcv::DeviceBuffer& b, int call, int arg, bool is_input) {
   const int n = g_nregions.load();
   if (n >= kMaxRegions || b.reserved == 0) return;
   g_regions[n] = {reinterpret_cast<uintptr_t>(b.base), reinterpret_cast<uintptr_t>(b.base) + b.reserved,
-                  reinterpret_cast<uintptr_t>(b.data), call, arg, is_input ? 1 : 0};
+                  reinterpret_cast<uintptr_t>(b.data), call, arg, is_input ? 1 : 0, b.guard_page ? 1 : 0};
   g_nregions.store(n + 1);
 }
 
@@ -217,15 +218,16 @@ std::string call_tampering(int call, int probe_w, int probe_r) {
     const int n = g_nregions.load();
     for (int r = 0; r < n; ++r) {
       const Region& g = g_regions[r];
-      if (g.call != call || !g.is_input) continue;
+      if (g.call != call || !g.guard_page) continue;
       // NOTES: write() from an inaccessible page fails with EFAULT and raises no signal.
       const void* page_after = reinterpret_cast<const void*>(g.hi - static_cast<uintptr_t>(page));
       if (write(probe_w, page_after, 1) == 1) {
         char b;
         ssize_t ignored = read(probe_r, &b, 1);
         (void)ignored;
-        what += std::string(what.empty() ? "" : "; ") + "the candidate made the PROT_NONE page after input " +
-                std::to_string(g.arg) + " accessible (it would hide an over-read)";
+        what += std::string(what.empty() ? "" : "; ") + "the candidate made the PROT_NONE page after " +
+                (g.is_input ? "input " : "output ") + std::to_string(g.arg) + " accessible (it would hide an " +
+                (g.is_input ? "over-read)" : "over-write)");
         break;
       }
     }
@@ -236,6 +238,7 @@ std::string call_tampering(int call, int probe_w, int probe_r) {
 struct Arg {
   int64_t span, src, snap, offset;
   int64_t recheck = -1;     // outputs: where their second snapshot goes (end of the case), or none
+  int64_t at = -1;          // the page offset of the buffer's first byte, or kcv's fixed placement
   kcv_tensor t{};
   bool generated = false;   // large tier: values from protocol::large_tier_value(gen_seed, i)
   uint64_t gen_seed = 0;
@@ -251,7 +254,8 @@ struct Call {
   bool writer_kernel = false;
   bool background_load = false;
   bool null_stream = false;     // the candidate gets the null stream handle (cuda)
-  bool exact = false;           // every buffer allocated at exactly its span (cuda)
+  bool exact = false;           // every buffer allocated at exactly its span
+  bool fence = false;           // cpu: every output ends against a PROT_NONE page
   int64_t calls_before = 0;     // unjudged calls made right before this one (a long run)
   int64_t recheck_delay_us = 0; // before its outputs are snapshotted again at the end of its case
   bool finished = false;
@@ -281,6 +285,8 @@ Arg parse_arg(const json& j) {
   if (j.contains("fill")) a.fill = j["fill"].get<int>();
   if (j.contains("sample")) { a.sampled = true; a.sample = j["sample"].get<std::vector<int64_t>>(); }
   a.recheck = j.value("recheck", int64_t(-1));
+  a.at = j.value("at", int64_t(-1));
+  if (a.at < -1) fatal("bad page offset in plan");
   return a;
 }
 
@@ -362,6 +368,7 @@ int main() {
     calls[i].background_load = c.value("background_load", false);
     calls[i].null_stream = c.value("null_stream", false);
     calls[i].exact = c.value("exact", false);
+    calls[i].fence = c.value("fence", false);
     calls[i].calls_before = c.value("calls_before", int64_t{0});
     calls[i].recheck_delay_us = std::min<int64_t>(c.value("recheck_delay_us", int64_t{0}), 1000000);
     if (calls[i].calls_before < 0) fatal("bad calls_before in plan");
@@ -450,7 +457,8 @@ int main() {
                     bool is_input, const std::vector<kcv::DeviceBuffer>* reuse) {
       bufs.clear(); ts.clear();
       for (std::size_t a = 0; a < args.size(); ++a) {
-        kcv::DeviceBuffer b = reuse ? (*reuse)[a] : backend->allocate(args[a].span, is_input, c.exact);
+        const kcv::BufferPlacement where{c.exact, args[a].at, c.fence && !is_input};
+        kcv::DeviceBuffer b = reuse ? (*reuse)[a] : backend->allocate(args[a].span, is_input, where);
         if (!reuse) live.push_back(b);
         remember(b, static_cast<int>(i), static_cast<int>(a), is_input);
         if (args[a].generated) backend->generate(b, args[a].gen_seed, key);

@@ -159,7 +159,72 @@ TEST(Gates, ShapesRunsCommonSizesAndSizesDrawnFromTheSeed) {
   for (uint64_t seed = 1; seed <= 8; ++seed)
     for (int64_t v : sizes_of(seed)) drawn.insert(v);
   EXPECT_GE(drawn.size(), a.size() + 2) << "seeded sizes vary from run to run";
-  for (int64_t v : drawn) EXPECT_TRUE(v >= 1 && v <= 8192) << v;
+  for (int64_t v : drawn) EXPECT_TRUE(v >= 1 && v <= 65536) << v;
+}
+
+TEST(Gates, ShapesReachPastTheSweepUpToTheContractsRange) {
+  // Issue 25, class 4: softmax's N was swept up to 8192 while the contract promises 65536; a
+  // kernel with a row buffer of 8192 passed (controls/cpu/hostile/fixed_row_buffer.c). Now each
+  // symbol gets one seeded size past its sweep, the others shrunk so the call stays small.
+  test::TempDir dir;
+  const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
+  for (const char* op : {"softmax", "add", "matmul", "layernorm"}) {
+    const Contract& k = *find_contract(op);
+    std::set<int64_t> beyond;
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      int64_t past = 0;
+      for (const Case& c : find_gate("shapes")->cases({k, "cpu", cand}, seed)) {
+        // The contract's own deep reductions (matmul K = 16384) are not the draw's.
+        if (std::find(k.extra_shapes.begin(), k.extra_shapes.end(), c.shape) != k.extra_shapes.end()) continue;
+        int64_t elements = 0;
+        for (const auto& t : c.calls[0].inputs) elements += t.numel();
+        for (const auto& t : c.calls[0].outputs) elements += t.numel();
+        for (const auto& s : k.symbols) {
+          const int64_t v = c.shape.at(s.name);
+          EXPECT_LE(v, s.max) << op;
+          if (v > std::min(s.max, s.sweep_max)) {
+            ++past;
+            beyond.insert(v);
+            EXPECT_LE(elements, int64_t{1} << 23) << op << " " << c.label;
+          }
+        }
+      }
+      int64_t reachable = 0;
+      for (const auto& s : k.symbols) reachable += s.max > std::min(s.max, s.sweep_max) ? 1 : 0;
+      EXPECT_EQ(past, reachable) << op << ": one size past the sweep per symbol that has room";
+    }
+    EXPECT_GE(beyond.size(), 3u) << op << ": the sizes change with the seed";
+  }
+}
+
+TEST(Gates, PrefillVariesAndStaleDataHoldsTheInputsValues) {
+  // Issue 25, class 3: outputs always started as a poison, zeros, random bytes or one byte, each
+  // told apart from real data by a candidate that skipped its work on real-looking outputs
+  // (controls/cpu/hostile/skips_computed_output.c). Stale data: the case's own input values.
+  test::TempDir dir;
+  const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
+  const Contract& softmax = *find_contract("softmax");
+  int poison = 0, stale = 0, other = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed)
+    for (const Case& c : find_gate("numerics")->cases({softmax, "cpu", cand}, seed)) {
+      const HostTensor& y = c.calls[0].outputs[0];
+      const HostTensor& x = c.calls[0].inputs[0];
+      const bool all_ff = std::all_of(y.storage.begin(), y.storage.end(), [](std::byte b) { return b == std::byte{0xFF}; });
+      if (all_ff) { ++poison; continue; }
+      const std::vector<double> xs = x.values(), ys = y.values();
+      const std::set<double> in(xs.begin(), xs.end());
+      const bool from_inputs = std::all_of(ys.begin(), ys.end(), [&](double v) { return in.count(v) > 0; });
+      const bool varied = std::set<double>(ys.begin(), ys.end()).size() > 1;
+      if (from_inputs && varied) {
+        ++stale;
+        EXPECT_NE(ys, xs) << "from a seeded place on, not the input itself";
+      } else {
+        ++other;
+      }
+    }
+  EXPECT_GT(poison, 15);
+  EXPECT_GT(stale, 2);
+  EXPECT_GT(other, 8);
 }
 
 TEST(Gates, StatelessChangesAnInteriorElementAtASeededPosition) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -34,11 +35,14 @@ struct Fixture {
     runner = std::make_unique<Runner>(candidate, o);
   }
 
-  std::vector<Case> cases(int n) const {
+  /// n cases; fixed: kcv's fixed placement (the bounds gate's), else placed by the runner.
+  std::vector<Case> cases(int n, bool fixed = true, const std::string& label = "case") const {
     std::vector<Case> out;
     for (int i = 0; i < n; ++i) {
       Rng rng(static_cast<uint64_t>(i));
-      out.push_back(gates::single_call_case("case", softmax, {{"M", 4}, {"N", 33}}, rng));
+      out.push_back(gates::single_call_case(n > 1 && !fixed ? label + " " + std::to_string(i) : label, softmax,
+                                            {{"M", 4}, {"N", 33}}, rng));
+      out.back().calls[0].fixed_placement = fixed;
     }
     return out;
   }
@@ -176,6 +180,65 @@ TEST(Isolation, GuardBandsSeeAWritePastTheOutput) {
   const GuardReport& g = runs[0].calls[0].output_guards[0];
   EXPECT_FALSE(g.intact);
   EXPECT_EQ(g.first_bad, 4 * 33 * 4 + 8);
+}
+
+TEST(Isolation, BuffersSitAtSeededPageOffsetsOutsideTheFixedPlacement) {
+  // Issue 25 class 3: every output started on a page boundary and every input ended flush
+  // against its PROT_NONE page, a tell a candidate could test. The candidate writes the page
+  // offsets of its input and its output into y[0] and y[1].
+  const std::string where =
+      "yp[0] = (float)((unsigned long)c->inputs[0].data & 4095); yp[1] = (float)((unsigned long)yp & 4095);";
+  Fixture f(test::softmax_source(where));
+  auto offsets = [&](bool fixed, const std::string& label) {
+    std::set<std::pair<int, int>> seen;
+    for (const CaseRun& r : f.runner->run(f.cases(12, fixed, label))) {
+      EXPECT_EQ(r.status, RunStatus::ok) << r.detail;
+      if (r.status != RunStatus::ok) continue;
+      const int in = static_cast<int>(r.calls[0].outputs[0].get(0)), out = static_cast<int>(r.calls[0].outputs[0].get(1));
+      if (fixed) {
+        EXPECT_EQ((in + 4 * 33 * 4) % 4096, 0) << "the input ends flush against its page";
+        EXPECT_EQ(out, 0);
+      } else {
+        EXPECT_EQ(in % 64, 0);
+        EXPECT_EQ(out % 64, 0) << "64-byte aligned, as torch's CPU allocator";
+      }
+      seen.insert({in, out});
+    }
+    return seen;
+  };
+  EXPECT_EQ(offsets(true, "case").size(), 1u);
+  const auto a = offsets(false, "case"), b = offsets(false, "case");
+  EXPECT_GE(a.size(), 6u) << "offsets vary from case to case";
+  EXPECT_EQ(a, b) << "and are drawn from the key and the label: a replay places them again";
+  EXPECT_NE(a, offsets(false, "other")) << "other labels, other places";
+}
+
+TEST(Isolation, AFencedOutputFaultsOnAWritePastItEvenWhenRestored) {
+  // Issue 25 class 4: a write past the output whose bytes the candidate puts back leaves the
+  // canaries intact. A quarter of the placed cases end the outputs against a PROT_NONE page.
+  Fixture f(test::softmax_source(
+      "volatile unsigned char* past = (volatile unsigned char*)(yp + M * N); unsigned char s[64];"
+      " for (int k = 0; k < 64; ++k) { s[k] = past[k]; past[k] = 1; } for (int k = 0; k < 64; ++k) past[k] = s[k];"));
+  int fenced = 0, open = 0;
+  for (int i = 0; i < 16; ++i) {
+    auto runs = f.runner->run(f.cases(1, false, "case " + std::to_string(i)));
+    ASSERT_EQ(runs.size(), 1u);
+    if (runs[0].status == RunStatus::ok) {
+      ++open;
+      EXPECT_TRUE(runs[0].calls[0].output_guards[0].intact) << "restored: the canaries cannot tell";
+      continue;
+    }
+    ++fenced;
+    EXPECT_EQ(runs[0].status, RunStatus::crash);
+    ASSERT_TRUE(runs[0].fault.known) << runs[0].detail;
+    EXPECT_FALSE(runs[0].fault.input);
+    // The output starts 64-byte aligned: it ends within 63 bytes of the page.
+    EXPECT_GE(runs[0].fault.offset, 4 * 33 * 4);
+    EXPECT_LT(runs[0].fault.offset, 4 * 33 * 4 + 64);
+    EXPECT_NE(runs[0].placement.find("PROT_NONE"), std::string::npos) << runs[0].placement;
+  }
+  EXPECT_GE(fenced, 1);
+  EXPECT_GE(open, 6);
 }
 
 TEST(Isolation, SetupErrorsAreReportedNotRun) {

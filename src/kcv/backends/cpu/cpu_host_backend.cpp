@@ -36,10 +36,11 @@ class CpuBackend final : public Backend {
 
   // NOTES: a source candidate is rebuilt with -fsanitize=address,undefined and runs with the
   // runtime preloaded (the worker itself is not instrumented); a prebuilt .so can only be watched
-  // from outside: valgrind's memcheck, much slower, hence the longer timeout.
-  SanitizedRun sanitized_run(const std::string& /*tool*/, bool has_source, bool torch_worker) const override {
+  // from outside: valgrind's memcheck, much slower, hence the longer timeout. Tool "valgrind"
+  // (the sanitizer gate, issue 25): the exact plain build of a source candidate under valgrind.
+  SanitizedRun sanitized_run(const std::string& tool, bool has_source, bool torch_worker) const override {
     SanitizedRun r;
-    if (!has_source) {
+    if (!has_source || tool == "valgrind") {
       r.wrapper = {"valgrind", "--tool=memcheck", "--error-exitcode=86", "--quiet", "--trace-children=no"};
       r.timeout_factor = 30;
       return r;
@@ -57,6 +58,7 @@ class CpuBackend final : public Backend {
   bool caps_address_space() const override { return true; }
   bool locks_fault_signals() const override { return true; }
   bool runtime_makes_files() const override { return false; }
+  bool places_buffers() const override { return true; }
 };
 
 }  // namespace

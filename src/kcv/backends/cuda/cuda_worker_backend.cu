@@ -59,11 +59,13 @@ class CudaWorkerBackend final : public WorkerBackend {
     KCV_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, 0));
   }
 
-  DeviceBuffer allocate(int64_t span, bool is_input, bool exact) override {
+  DeviceBuffer allocate(int64_t span, bool is_input, const BufferPlacement& where) override {
+    // NOTES: page offsets and fences are cpu's (the plan has none for cuda): the guard bands
+    // keep their fixed place after the cudaMalloc'd base.
     DeviceBuffer b;
     b.span = span;
     b.is_input = is_input;
-    if (exact) {
+    if (where.exact) {
       // NOTES: what a plain caller's cudaMalloc gives: cuMemGetAddressRange reports this very
       // pointer and size, and memcheck's bounds are the span's.
       void* p = nullptr;
