@@ -2,9 +2,13 @@
  *
  * BUG: the order of each row sum is not a function of the inputs. Like a work-stealing or
  * atomic-add reduction whose combine order depends on timing, it picks one of three legitimate
- * fp32 orders (forward, reverse, pairwise) from a call counter, the buffers' addresses and the
- * thread count (OMP_NUM_THREADS). Every single result is within the error model, but repeated
- * calls on the same inputs differ in the last bits.
+ * fp32 orders (forward, reverse, pairwise) from the clock, a call counter, the buffers' addresses
+ * and the thread count (OMP_NUM_THREADS). Every single result is within the error model, but
+ * repeated calls on the same inputs differ in the last bits. (Without the clock, the counter's
+ * step and the page numbers of buffers laid out one call after another could cancel modulo 3, and
+ * then every call of a run picked one order: the control passed determinism about one run in
+ * eight after the buffers' in-page offsets began to vary, session 19. Timing is what a real
+ * work-stealing reduction depends on.)
  * Expected: FAIL; gate determinism must fail (runs are not bitwise identical). Coverage repeats
  * its first poison to tell this from an unwritten element (issue 27) and passes, saying
  * "nondeterministic", when the repeat picks another order; when both runs under one poison pick
@@ -17,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* The ABI's clean refusal: a message in call->error, a non-zero return. */
 static int refuse(const kcv_call* call, const char* fmt, ...) {
@@ -102,8 +107,11 @@ KCV_EXPORT int kcv_run(const kcv_call* call) {
   int rc = softmax_unpack(call, &a);
   if (rc) return rc;
   const char* threads = getenv("OMP_NUM_THREADS");
-  const unsigned order = (atomic_fetch_add(&calls, 1u) + (unsigned)((uintptr_t)a.x >> 12) +
-                          (unsigned)((uintptr_t)a.y >> 12) + (unsigned)(threads ? atoi(threads) : 0)) % 3u;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const unsigned order = ((unsigned)(now.tv_nsec >> 6) + atomic_fetch_add(&calls, 1u) +
+                          (unsigned)((uintptr_t)a.x >> 12) + (unsigned)((uintptr_t)a.y >> 12) +
+                          (unsigned)(threads ? atoi(threads) : 0)) % 3u;
   for (int64_t i = 0; i < a.M; ++i) {
     const float* x = a.x + i * a.sx0;
     float* y = a.y + i * a.sy0;
