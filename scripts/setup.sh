@@ -11,7 +11,8 @@ build="${1:-$here/build}"
 
 packages=(build-essential cmake pkg-config libgtest-dev libgmock-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libtomlplusplus-dev valgrind python3
-          python3-torch libtorch-dev pybind11-dev python3-dev python3-pip python3-setuptools python3-wheel ninja-build libseccomp-dev)
+          python3-torch libtorch-dev pybind11-dev python3-dev python3-pip python3-setuptools python3-wheel python3-venv ninja-build libseccomp-dev)
+# python3-venv: test KernelBenchCli.AVenvUnderTmpIsTheWorkersInterpreterToo makes a venv.
 # libtorch-dev and pybind11-dev are only Recommends of python3-torch: without them load_inline
 # finds no torch/extension.h, and the KernelBench controls built by load_inline cannot compile.
 ((slurm)) && packages+=(slurmctld slurmd slurm-client munge)
