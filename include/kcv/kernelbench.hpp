@@ -177,5 +177,7 @@ nlohmann::json kernelbench_timing(const KernelBenchContract& contract, const Can
 /// Order statistics of samples (linear interpolation between closest ranks, numpy's default):
 /// {"median_ms", "min_ms", "p10_ms", "p90_ms", "max_ms", "mean_ms", "reps"}.
 nlohmann::json timing_stats(std::vector<double> samples_ms);
+/// The q-quantile of sorted, non-empty samples, by the same interpolation (q = 0.5: the median).
+double quantile(const std::vector<double>& sorted, double q);
 
 }  // namespace kcv

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kcv/corpus.hpp"
+#include "kcv/kernelbench.hpp"
 
 using nlohmann::json;
 
@@ -43,9 +44,8 @@ json spread(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   double logs = 0;
   for (double x : v) logs += std::log(x);
-  const std::size_t m = v.size() / 2;
   return {{"geomean", std::exp(logs / static_cast<double>(v.size()))},
-          {"median", v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2},
+          {"median", quantile(v, 0.5)},
           {"min", v.front()},
           {"max", v.back()}};
 }

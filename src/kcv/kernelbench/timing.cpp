@@ -25,13 +25,6 @@ namespace {
 /// The timing call's one output: JSON text, NUL-padded (kcv_torch_timing.encode).
 constexpr int64_t kSlotBytes = int64_t(1) << 20;
 
-double quantile(const std::vector<double>& sorted, double q) {
-  const double at = q * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(at));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (at - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
-
 /// The samples of one model, checked: finite, non-negative, as many as asked.
 std::vector<double> samples(const json& model, const char* key, int reps, const std::string& who) {
   if (!model.contains(key) || !model[key].is_array()) throw SetupError(fmt::format("{}: no {} samples", who, key));
@@ -94,6 +87,14 @@ json model_stats(const json& result, const char* name, int reps, const std::stri
 }
 
 }  // namespace
+
+double quantile(const std::vector<double>& sorted, double q) {
+  const double at = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(at));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (at - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
 
 json timing_not_run(const std::string& reason) { return {{"timed", false}, {"reason", reason}}; }
 
