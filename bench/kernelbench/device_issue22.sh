@@ -72,8 +72,10 @@ build_module() {
   pb=$("$py" -c "import os, torch; print(os.path.join(os.path.dirname(torch.__file__), 'include'))")
   [ -f "$inc/Python.h" ] || { echo "no Python.h in $inc"; return 1; }
   [ -f "$pb/pybind11/pybind11.h" ] || pb=$("$py" -c "import pybind11; print(pybind11.get_include())" 2>/dev/null || echo /usr/include)
+  local pbflag=(-isystem "$pb"); [ "$pb" = /usr/include ] && pbflag=()  # -isystem /usr/include breaks #include_next
+  echo "Python.h from $inc, pybind11 from $pb"
   g++ -O2 -fPIC -shared -std=c++20 -fvisibility=hidden -DFMT_HEADER_ONLY=1 -DKCV_WITH_CUDA \
-    -Iinclude -Isrc -I"$X/generated" -isystem "$inc" -isystem "$pb" src/python/kcv_module.cpp \
+    -Iinclude -Isrc -I"$X/generated" -isystem "$inc" "${pbflag[@]}" src/python/kcv_module.cpp \
     "$X/libkcv_core.a" "$X/libkcv_base.a" -ldl "$X/libseccomp.a" -o "$d/_kcv$ext" &&
     "$py" -c "import kcv; print('kcv module', kcv.__version__, kcv.__file__)"
 }

@@ -55,6 +55,7 @@ def main():
         t = time.monotonic()
         rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
         separate.append((time.monotonic() - t, {0: "PASS", 1: "FAIL"}.get(rc, f"rc {rc}")))
+        print(f"separate {len(separate)}: {os.path.basename(sol)} {separate[-1][1]} {separate[-1][0]:.2f} s")
 
     session = []
     t0 = time.monotonic()
@@ -65,6 +66,9 @@ def main():
             t = time.monotonic()
             r = s.verify(sol, gates=gates)
             session.append((time.monotonic() - t, r.verdict, s.reference_misses - misses, s.reference_hits - hits, r))
+            print(f"session {len(session)}: {os.path.basename(sol)} {r.verdict} {session[-1][0]:.2f} s "
+                  f"(session start {start:.2f} s; build {(r.report.get('kernelbench') or {}).get('compile_seconds')} s; "
+                  + ", ".join(f"{g.id} {g.seconds:.1f}" for g in r.gates.values()) + ")")
 
     print(f"problem {a.problem}, backend {a.backend}, gates {','.join(gates) if gates else 'all 12'}, seed {a.seed}; "
           f"session start (reference server, description) {start:.2f} s")
