@@ -205,6 +205,17 @@ def verify_kernelbench(problem: Source, solution: Source, backend: str = "cuda",
         return _result(_kcv.verify_json(opts))
 
 
+def rotated_seed(seed: int, k: int) -> int:
+    """The seed of rotation k of a Session started with `seed` (k = 0: seed itself): splitmix64 of
+    seed + k, so rotations of one session differ and a rerun with the same seed repeats them."""
+    if k == 0:
+        return seed
+    z = (seed + k * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return z ^ (z >> 31)
+
+
 class Session:
     """One KernelBench problem, many candidates (docs/python-api.md): the reference server starts
     once and its answers are kept by case under one session seed, so the 2nd..Nth candidate costs
@@ -215,31 +226,71 @@ class Session:
 
     seed: every candidate's run seed (same cases for all; drawn fresh when None). cache_bytes: the
     reference answers kept (0: $KCV_REFERENCE_CACHE_BYTES, default a quarter of physical memory).
+    rotate_every: a new seed every N candidates (None: never), so a loop that sees many verdicts
+    of one problem does not meet the same cases for ever. A rotation starts a new reference server
+    and its cache starts over (the next candidate pays what the first did). The new seed is drawn
+    fresh, or, when `seed` was given, derived from it (seed for candidates 1..N, then
+    rotated_seed(seed, 1), ...) so a run can be repeated; each Result's seed says which it had.
     """
 
     def __init__(self, problem: Source, backend: str = "cuda", python: Optional[str] = None,
-                 seed: Optional[int] = None, cache_bytes: int = 0):
+                 seed: Optional[int] = None, cache_bytes: int = 0, rotate_every: Optional[int] = None):
+        if rotate_every is not None and (not isinstance(rotate_every, int) or isinstance(rotate_every, bool)
+                                         or rotate_every < 1):
+            raise SetupError(f"kcv: rotate_every must be a positive integer or None, not {rotate_every!r}")
         self._files = _Files()
         try:
-            path = self._files.path("problem", problem, "problem.py")
-            self._s = _kcv.KernelBenchSession(path, backend, python or "", seed, cache_bytes)
+            self._problem = self._files.path("problem", problem, "problem.py")
+            self._args = (backend, python or "", cache_bytes)
+            self._s = _kcv.KernelBenchSession(self._problem, backend, python or "", seed, cache_bytes)
         except BaseException:
             self._files.__exit__(None, None, None)
             raise
         self.backend = backend
+        self.rotate_every = rotate_every
+        self._seed0 = seed
+        self._started = 0  # candidates begun, over every rotation
+        self._retired_hits = self._retired_misses = 0
+        self._seeds = [self._s.seed]
+        import threading
+        self._lock = threading.Lock()
 
     @property
     def seed(self) -> int:
+        """The seed the next candidate gets (the current one's, until a rotation)."""
         return self._s.seed
 
     @property
+    def seeds(self) -> list:
+        """Every seed this session has used, in order (one per rotation)."""
+        return list(self._seeds)
+
+    @property
     def reference_hits(self) -> int:
-        """Reference answers the session's cache served so far (computed ones: reference_misses)."""
-        return self._s.reference_hits
+        """Reference answers the session's cache served so far (computed ones: reference_misses),
+        over every rotation."""
+        return self._retired_hits + self._s.reference_hits
 
     @property
     def reference_misses(self) -> int:
-        return self._s.reference_misses
+        return self._retired_misses + self._s.reference_misses
+
+    def _next(self):
+        """The C++ session for the next candidate, rotated first when rotate_every candidates
+        have had the current seed. A verification still running keeps the old one alive."""
+        with self._lock:
+            if self._s is None:
+                raise SetupError("kcv: the session is closed")
+            if self.rotate_every and self._started and self._started % self.rotate_every == 0:
+                k = len(self._seeds)
+                seed = None if self._seed0 is None else rotated_seed(self._seed0, k)
+                old = self._s
+                self._s = _kcv.KernelBenchSession(self._problem, *self._args[:2], seed, self._args[2])
+                self._retired_hits += old.reference_hits
+                self._retired_misses += old.reference_misses
+                self._seeds.append(self._s.seed)
+            self._started += 1
+            return self._s
 
     def verify(self, solution: Source, gates: Optional[Iterable[str]] = None, timeout: Optional[float] = None,
                baseline: bool = False, sandbox: bool = True, max_time: Optional[float] = None,
@@ -249,7 +300,8 @@ class Session:
         with _Files() as files:
             opts = {"gates": _gates(gates), "timeout": timeout, "baseline": baseline, "sandbox": sandbox,
                     "max_time": max_time, "timing": bool(timing), "timing_reps": timing_reps}
-            return _result(self._s.verify_json(files.path("solution", solution, "solution.py"), opts))
+            path = files.path("solution", solution, "solution.py")
+            return _result(self._next().verify_json(path, opts))
 
     def verify_many(self, solutions: Iterable[Source], jobs: int = 1, **kwargs) -> list:
         """verify() on each solution, up to `jobs` at once (threads of this process; each

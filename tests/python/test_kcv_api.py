@@ -134,6 +134,32 @@ class KernelBench(unittest.TestCase):
                                        gates=["numerics", "layout"], seed=9, python=kcv_python())
         self.assertEqual((alone.verdict, alone.failing), (rest[0].verdict, rest[0].failing))
 
+    def test_session_rotates_its_seed_every_n_candidates(self):
+        problem = os.path.join(ROWSUM, "problem.py")
+        ok = os.path.join(ROWSUM, "solution_ok.py")
+        gates = ["numerics"]
+        with kcv.Session(problem, backend="cpu", python=kcv_python(), seed=9, rotate_every=2) as s:
+            rs = [s.verify(ok, gates=gates) for _ in range(3)]
+            self.assertEqual(s.seeds, [9, kcv.rotated_seed(9, 1)])
+            misses_after_rotation = s.reference_misses
+        # Candidates 1-2 under seed 9, candidate 3 under the next: recorded in each Result.
+        self.assertEqual([r.seed for r in rs], [9, 9, kcv.rotated_seed(9, 1)])
+        self.assertNotEqual(kcv.rotated_seed(9, 1), 9)
+        self.assertTrue(all(r.verdict == "PASS" for r in rs), [r.to_json() for r in rs])
+        # The rotation's cache started over: its first candidate computed its references again.
+        with kcv.Session(problem, backend="cpu", python=kcv_python(), seed=9) as s:
+            for _ in range(3):
+                s.verify(ok, gates=gates)
+            never_rotated = s.reference_misses
+        self.assertEqual(misses_after_rotation, 2 * never_rotated)
+        # Drawn fresh without a seed; bad values are a setup error.
+        with kcv.Session(problem, backend="cpu", python=kcv_python(), rotate_every=1) as s:
+            a, b = s.verify(ok, gates=gates), s.verify(ok, gates=gates)
+        self.assertNotEqual(a.seed, b.seed)
+        for bad in (0, -1, 1.5, True):
+            with self.assertRaises(kcv.SetupError):
+                kcv.Session(problem, backend="cpu", python=kcv_python(), rotate_every=bad)
+
     def test_session_without_a_problem_is_a_setup_error(self):
         with self.assertRaisesRegex(kcv.SetupError, "no such file"):
             kcv.Session("no_problem_here.py", backend="cpu")
