@@ -3,6 +3,7 @@
 # rowsum cuda controls of controls/torch/rowsum/controls.cmake side by side, exactly as ctest does
 # on a machine with a GPU, and says whether each verdict is the one the control expects.
 # Usage (repo root, on the GPU machine, build/ carried): bench/kernelbench/device_smoke.sh OUTDIR
+# KCV=PATH runs another kcv (its kcv-worker beside it), e.g. one carried in .xfer/.
 set -uo pipefail
 out="${1:?OUTDIR}"
 mkdir -p "$out"
@@ -13,7 +14,7 @@ c=controls/torch/rowsum
 run() {  # name, expected "rc gate-verdicts...", problem, verify args...
   local name=$1 want=$2 problem=$3; shift 3
   local t0=$SECONDS
-  ./build/kcv verify --backend cuda --python "$py" --baseline kernelbench --json "$out/$name.json" \
+  "${KCV:-./build/kcv}" verify --backend cuda --python "$py" --baseline kernelbench --json "$out/$name.json" \
     --kernelbench $problem "$@" > "$out/$name.txt" 2>&1
   local rc=$?
   local got="$rc $("$py" -c "import json; r = json.load(open('$out/$name.json')); print(r['kernelbench']['baseline']['verdict'], ' '.join(g['id'] + '=' + g['verdict'] for g in r['gates'] if g['verdict'] not in ('PASS', 'SKIPPED')))" 2>/dev/null)"

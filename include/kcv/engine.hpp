@@ -173,5 +173,7 @@ bool mentions_out_of_memory(std::string_view text);
 
 /// The seed of a gate within a run.
 uint64_t gate_seed(uint64_t run_seed, std::string_view gate_id);
+/// The key of a run's canaries and of its seeded buffer placements (RunnerOptions::canary_key).
+uint64_t run_canary_key(uint64_t run_seed);
 
 }  // namespace kcv

@@ -44,11 +44,14 @@ struct CallSpec {
   /// guard reports say intact), nothing that tells it from a plain allocation; compute-sanitizer
   /// memcheck sees an access one element past it as out of bounds.
   bool exact_buffers = false;
-  /// kcv's fixed placement of every buffer (the bounds gate's): outputs start on a page boundary
-  /// after their leading guard band, inputs end flush against their PROT_NONE page. Otherwise the
-  /// runner places each buffer at a page offset drawn from the run's key and the case's label, and
-  /// in a share of the cases ends the outputs against a PROT_NONE page too (issue 25 class 3;
-  /// isolation/stage.cpp, placement). cpu only; cuda and torch workers keep their own placement.
+  /// kcv's fixed placement of every buffer (the bounds gate's): cpu, outputs start on a page
+  /// boundary after their leading guard band, inputs end flush against their PROT_NONE page; cuda,
+  /// every buffer starts 4 KiB past its cudaMalloc'd base and ends 4 KiB before its end. Otherwise
+  /// the runner places each buffer at an offset drawn from the run's key and the case's label (cpu:
+  /// within its page, and in a share of the cases the outputs end against a PROT_NONE page; cuda: a
+  /// multiple of 512 bytes up to 64 KiB past its leading guard band, the allocation ending a drawn
+  /// distance past the trailing one) (issue 25 class 3; isolation/stage.cpp, placement; the
+  /// backend's PlacementRule). Torch workers keep their own placement.
   bool fixed_placement = false;
   /// A long run: before this call the worker makes this many unjudged calls of it (same buffers,
   /// same inputs, same stream; none synchronized on its own), then uploads the inputs and the

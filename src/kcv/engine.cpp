@@ -78,7 +78,7 @@ RunnerOptions runner_options(const std::string& backend, const std::string& work
   ro.worker = default_worker_path();
   ro.workdir = workdir;
   ro.timeout_s = timeout_s;
-  ro.canary_key = splitmix(seed ^ 0xC0FFEEull);
+  ro.canary_key = run_canary_key(seed);
   // Protections switched off for diagnosis (docs/security.md): recorded, and a PASS is withheld.
   if (const char* off = std::getenv("KCV_SANDBOX_OFF"); off && *off) ro.sandbox_off = sandbox::parse_off(off);
   if (!fs::exists(ro.worker)) throw SetupError(fmt::format("kcv-worker not found at {} (set KCV_WORKER)", ro.worker));
@@ -255,6 +255,8 @@ bool mentions_out_of_memory(std::string_view text) {
     if (text.find(p) != std::string_view::npos) return true;
   return false;
 }
+
+uint64_t run_canary_key(uint64_t run_seed) { return splitmix(run_seed ^ 0xC0FFEEull); }
 
 uint64_t gate_seed(uint64_t run_seed, std::string_view gate_id) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a of the id

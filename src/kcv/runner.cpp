@@ -145,10 +145,10 @@ std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, co
   ctx.library = ctx.mode.sanitizer.instrumented_build ? candidate_.sanitized_library() : candidate_.library();
 
   // Staged in the data file of the session worker of these options when it has one that fits.
-  // NOTES: buffers are placed at varied page offsets (issue 25 class 3) where kcv-worker can
-  // place them: not in a torch worker (its own placement), nor on a backend that keeps its own.
+  // NOTES: buffers are placed at varied offsets (issue 25 class 3) where kcv-worker can place
+  // them: not in a torch worker (its own placement), nor on a backend that keeps its own.
   Layout layout = lay_out(batch, opt_.canary_key, /*recheck_outputs=*/!ctx.mode.torch,
-                          /*vary_placement=*/!ctx.mode.torch && backend_.places_buffers());
+                          ctx.mode.torch ? PlacementRule{} : backend_.placement_rule());
   const std::string plan = plan_text(ctx, std::move(layout.calls));
   auto waiting = std::find_if(sessions_.begin(), sessions_.end(),
                               [&](const Session& s) { return ctx.mode.session_capable && s.options == wopts; });

@@ -38,3 +38,12 @@ kcv_control(NAME softmax.call_count_bomb OP softmax CANDIDATE ${CONTROL_DIR}/sof
             EXPECT FAIL FAILS stateless BACKEND cuda)
 kcv_control(NAME softmax.overread OP softmax CANDIDATE ${CONTROL_DIR}/softmax_overread.cu EXPECT FAIL
             FAILS sanitizer BACKEND cuda)
+# Verification that looks like production (issue 25 class 3; docs/security.md): each passed every
+# gate before its protection. --seed 1 fixes which cases draw offsets and stale data; the draws are
+# checked on a CPU (tests/unit/engine/test_placement.cpp).
+kcv_control(NAME softmax.fixed_offset_tell OP softmax CANDIDATE ${CONTROL_DIR}/softmax_fixed_offset_tell.cu EXPECT FAIL
+            FAILS numerics shapes values PASSES bounds EVIDENCE "past their 4096-byte leading guard band" BACKEND cuda
+            ARGS --gates numerics,shapes,values,bounds --seed 1)
+kcv_control(NAME softmax.skips_computed_output OP softmax CANDIDATE ${CONTROL_DIR}/softmax_skips_computed_output.cu
+            EXPECT FAIL FAILS numerics shapes values EVIDENCE "elements outside the model" BACKEND cuda
+            ARGS --gates numerics,shapes,values --seed 1)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kcv/abi.h"
+#include "kcv/protocol.hpp"
 
 namespace kcv {
 
@@ -21,6 +22,7 @@ struct DeviceBuffer {
   bool exact = false;      // an allocation of exactly span bytes, no guard bands (CallSpec::exact_buffers)
   /// cpu: the mapping ends with an inaccessible page, `tail` bytes after the span (inputs always,
   /// outputs when fenced); the guard band's bytes from there on are reported as the canary.
+  /// cuda: `tail` is the allocation's bytes after the span.
   bool guard_page = false;
   int64_t tail = 0;
   void* base = nullptr;    // backend bookkeeping
@@ -31,17 +33,42 @@ using kcv_run_fn = int (*)(const kcv_call*);
 
 /// Where the plan puts a buffer (issue 25 class 3; src/kcv/isolation/stage.cpp, placement).
 struct BufferPlacement {
-  bool exact = false;        // its own allocation of exactly its span, no guard bands
-  int64_t page_offset = -1;  // the first data byte's offset within its page; -1: kcv's fixed placement
-  bool fence = false;        // an output ends flush against an inaccessible page (as inputs do)
+  bool exact = false;   // its own allocation of exactly its span, no guard bands
+  /// -1: kcv's fixed placement. cpu: the first data byte's offset within its page; cuda: the bytes
+  /// between the leading guard band and the first data byte (cuda_guarded_lead).
+  int64_t offset = -1;
+  bool fence = false;   // cpu: an output ends flush against an inaccessible page (as inputs do)
+  int64_t tail = 0;     // cuda: the allocation's bytes past the trailing guard band, beside the alignment's
 };
+
+/// cuda's guarded buffers (cuda_worker_backend.cu; plain arithmetic, so tests check it on a CPU):
+///   fixed:  [guard 4 KiB][span][guard 4 KiB]                     the bounds gate's (and every gate's, before)
+///   placed: [guard 4 KiB][canary: offset + pad][span][guard 4 KiB][canary: tail + kCudaPlacedAlign - pad]
+/// pad brings the first data byte to a multiple of kCudaPlacedAlign whatever cudaMalloc's base (it
+/// guarantees 256 bytes): 0 on a 512-byte aligned base.
+inline constexpr int64_t kCudaPlacedAlign = 512;
+
+/// Bytes to cudaMalloc for a guarded buffer of `span` bytes placed as `where` says.
+inline int64_t cuda_guarded_reserved(int64_t span, const BufferPlacement& where) {
+  const int64_t g = protocol::kGuardBytes;
+  if (where.offset < 0) return g + span + g;
+  return g + where.offset + kCudaPlacedAlign + span + g + where.tail;
+}
+
+/// The first data byte's distance from the allocation's base.
+inline int64_t cuda_guarded_lead(uintptr_t base, const BufferPlacement& where) {
+  const int64_t g = protocol::kGuardBytes;
+  if (where.offset < 0) return g;
+  const auto at = static_cast<uintptr_t>(base + static_cast<uintptr_t>(g + where.offset));
+  const auto pad = static_cast<int64_t>((kCudaPlacedAlign - at % kCudaPlacedAlign) % kCudaPlacedAlign);
+  return g + where.offset + pad;
+}
 
 class WorkerBackend {
  public:
   virtual ~WorkerBackend() = default;
   /// An allocation of its own of exactly span bytes, without guard bands (where.exact; cpu: a
-  /// malloc, which valgrind and ASan bound), or a guarded one placed as `where` says (cpu; cuda
-  /// keeps its fixed placement).
+  /// malloc, which valgrind and ASan bound), or a guarded one placed as `where` says.
   virtual DeviceBuffer allocate(int64_t span, bool is_input, const BufferPlacement& where) = 0;
   virtual void release(DeviceBuffer& b) = 0;
   /// Writes the span from host bytes (src) and refreshes both guard bands (none for exact buffers).

@@ -4,6 +4,7 @@
 // and one line in registry.cpp.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,19 @@ struct SanitizedRun {
   double timeout_factor = 1;
 };
 
+/// Where a backend's guarded buffers may sit (issue 25 class 3): kcv's fixed placement told a
+/// candidate it runs under kcv. Each buffer's offset is drawn from the run's key and the case's
+/// label: a multiple of `align` below `range`. What the offset counts from is the backend's:
+/// cpu, the first data byte's offset within its page; cuda, the bytes between the leading guard
+/// band and the first data byte (the data then `align`-aligned whatever cudaMalloc's base).
+struct PlacementRule {
+  bool varies = false;   // false: the backend keeps its fixed placement
+  int64_t align = 0;     // every offset a multiple of it: the alignment a kernel may assume
+  int64_t range = 0;     // offsets drawn from [0, range)
+  bool fences = false;   // a quarter of the cases end every output against an inaccessible page (cpu)
+  bool tails = false;    // the allocation reaches a drawn [0, range) bytes past the trailing guard band (cuda)
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -52,10 +66,10 @@ class Backend {
   /// The runtime makes files in the worker's /tmp or /dev/shm before the candidate runs (the CUDA
   /// driver's): those there at `ready` are not side effects.
   virtual bool runtime_makes_files() const = 0;
-  /// kcv-worker places this backend's guarded buffers where the plan says: at a page offset of
-  /// their own, and outputs ending against a PROT_NONE page (CallSpec::fixed_placement). False:
-  /// the backend keeps its fixed placement (the plan's placement keys are not written).
-  virtual bool places_buffers() const { return false; }
+  /// How kcv-worker places this backend's guarded buffers outside kcv's fixed placement
+  /// (CallSpec::fixed_placement; isolation/stage.cpp, placement). Default: it keeps the fixed one
+  /// (the plan's placement keys are not written).
+  virtual PlacementRule placement_rule() const { return {}; }
 };
 
 /// The backend of that name; SetupError "unknown backend 'NAME' (cpu, cuda)" when there is none.

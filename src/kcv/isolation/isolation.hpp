@@ -102,7 +102,7 @@ WorkerMode worker_mode(const Backend& backend, const Candidate& candidate, const
                        double timeout_s);
 /// Every tensor's source bytes and snapshot slots, and the plan's calls.
 Layout lay_out(const std::vector<const Case*>& batch, uint64_t canary_key, bool recheck_outputs,
-               bool vary_placement = false);
+               const PlacementRule& rule = {});
 /// The plan the worker reads (docs/protocol.md), as JSON text.
 std::string plan_text(const Context& ctx, nlohmann::json calls);
 

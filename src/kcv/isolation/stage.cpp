@@ -68,35 +68,45 @@ uint64_t case_hash(uint64_t canary_key, const std::string& label, uint64_t salt)
   return h;
 }
 
-/// Where call k's buffers go (issue 25 class 3): kcv's fixed placement (outputs starting on a
-/// page boundary, inputs ending flush against their PROT_NONE page) told a candidate it runs
-/// under kcv. Each buffer's first byte sits at a page offset drawn from the run's key and the
-/// case's label, a multiple of 64 bytes (the alignment torch's CPU allocator guarantees, so no
-/// legitimate kernel loses an alignment it may assume); in a quarter of the cases every output
-/// instead ends against a PROT_NONE page (within 63 bytes), so a write past its end faults, even one
-/// whose bytes the candidate restores before returning.
+/// Where call k's buffers go (issue 25 class 3): kcv's fixed placement told a candidate it runs
+/// under kcv (cpu: outputs starting on a page boundary, inputs ending flush against their PROT_NONE
+/// page; cuda: every buffer 4 KiB past its cudaMalloc'd base, 4 KiB before its end). Each buffer's
+/// offset is drawn from the run's key and the case's label, a multiple of the backend's alignment
+/// (PlacementRule: 64 bytes on cpu, torch's CPU allocator's; 512 on cuda, torch's caching
+/// allocator's), so no legitimate kernel loses an alignment it may assume. cpu: in a quarter of the
+/// cases every output instead ends against a PROT_NONE page (within 63 bytes), so a write past its
+/// end faults, even one whose bytes the candidate restores before returning. cuda: the allocation
+/// also ends a drawn distance past the trailing guard band.
 struct Placement {
   bool vary = false;
   bool fence = false;                       // outputs end against a PROT_NONE page
-  std::vector<int64_t> inputs, outputs;     // page offsets of the first byte
+  std::vector<int64_t> inputs, outputs;     // offsets of the first byte (PlacementRule)
+  std::vector<int64_t> input_tails, output_tails;  // bytes past the trailing guard band (rule.tails)
 };
 
-Placement placement(const CallSpec& call, const std::string& label, std::size_t k, uint64_t canary_key) {
+Placement placement(const CallSpec& call, const std::string& label, std::size_t k, uint64_t canary_key,
+                    const PlacementRule& rule) {
   Placement p;
-  if (call.fixed_placement || call.large || call.exact_buffers) return p;
+  if (!rule.varies || call.fixed_placement || call.large || call.exact_buffers) return p;
   p.vary = true;
-  p.fence = case_hash(canary_key, label, 0x66656e6365ull) % 4 == 0;  // the same for every call of the case
-  auto offset = [&](uint64_t salt) { return static_cast<int64_t>(case_hash(canary_key, label, salt) % 64) * 64; };
+  p.fence = rule.fences && case_hash(canary_key, label, 0x66656e6365ull) % 4 == 0;  // every call of the case
+  const auto slots = static_cast<uint64_t>(rule.range / rule.align);
+  auto offset = [&](uint64_t salt) { return static_cast<int64_t>(case_hash(canary_key, label, salt) % slots) * rule.align; };
   for (std::size_t a = 0; a < call.inputs.size(); ++a) p.inputs.push_back(offset(1000 + 64 * k + a));
   for (std::size_t a = 0; a < call.outputs.size(); ++a) p.outputs.push_back(offset(500000 + 64 * k + a));
+  if (rule.tails) {
+    for (std::size_t a = 0; a < call.inputs.size(); ++a) p.input_tails.push_back(offset(0x7461696cull + 64 * k + a));
+    for (std::size_t a = 0; a < call.outputs.size(); ++a)
+      p.output_tails.push_back(offset(0x7461696c0000ull + 64 * k + a));
+  }
   return p;
 }
 
 /// What the evidence of a failing case says about its placement.
-std::string placement_text(const Case& c, uint64_t canary_key) {
+std::string placement_text(const Case& c, uint64_t canary_key, const PlacementRule& rule) {
   std::string out;
   for (std::size_t k = 0; k < c.calls.size(); ++k) {
-    const Placement p = placement(c.calls[k], c.label, k, canary_key);
+    const Placement p = placement(c.calls[k], c.label, k, canary_key, rule);
     if (!p.vary) continue;
     auto list = [](const std::vector<int64_t>& v) {
       std::string s;
@@ -106,8 +116,13 @@ std::string placement_text(const Case& c, uint64_t canary_key) {
       }
       return s.empty() ? std::string("-") : s;
     };
-    out += fmt::format("{}call {}: inputs at page offsets {}, outputs {}", out.empty() ? "" : "; ", k,
-                       list(p.inputs), p.fence ? "ending against a PROT_NONE page" : "at page offsets " + list(p.outputs));
+    // cpu's offsets are within a page; cuda's count from the end of the leading guard band.
+    if (rule.tails)
+      out += fmt::format("{}call {}: inputs at offsets {}, outputs at offsets {} past their {}-byte leading guard band",
+                         out.empty() ? "" : "; ", k, list(p.inputs), list(p.outputs), proto::kGuardBytes);
+    else
+      out += fmt::format("{}call {}: inputs at page offsets {}, outputs {}", out.empty() ? "" : "; ", k,
+                         list(p.inputs), p.fence ? "ending against a PROT_NONE page" : "at page offsets " + list(p.outputs));
     if (c.calls.size() > 3 && k >= 2) {
       out += fmt::format("; ... ({} calls)", c.calls.size());
       break;
@@ -147,6 +162,8 @@ json stage_tensors(const CallSpec& call, const std::vector<HostTensor>& ts, bool
     jt["src"] = s.src;
     jt["snap"] = s.snap;
     if (placed.vary && !(placed.fence && !is_input)) jt["at"] = (is_input ? placed.inputs : placed.outputs)[k];
+    if (placed.vary && !placed.input_tails.empty())
+      jt["tail"] = (is_input ? placed.input_tails : placed.output_tails)[k];
     where.push_back(s);
     arr.push_back(std::move(jt));
   }
@@ -197,7 +214,8 @@ WorkerMode worker_mode(const Backend& backend, const Candidate& candidate, const
   return m;
 }
 
-Layout lay_out(const std::vector<const Case*>& batch, uint64_t canary_key, bool recheck_outputs, bool vary_placement) {
+Layout lay_out(const std::vector<const Case*>& batch, uint64_t canary_key, bool recheck_outputs,
+               const PlacementRule& rule) {
   Layout l;
   int64_t at = proto::kHeaderBytes;
   for (std::size_t ci = 0; ci < batch.size(); ++ci) {
@@ -207,11 +225,11 @@ Layout lay_out(const std::vector<const Case*>& batch, uint64_t canary_key, bool 
     l.in_at.emplace_back();
     l.out_at.emplace_back();
     const int64_t delay_us = recheck_delay_us(canary_key, c.label);
-    l.placement.push_back(vary_placement ? placement_text(c, canary_key) : std::string());
+    l.placement.push_back(rule.varies ? placement_text(c, canary_key, rule) : std::string());
     for (std::size_t k = 0; k < c.calls.size(); ++k) {
       const bool recheck = recheck_outputs && rechecked(c, k);
       // A call that reuses an earlier call's buffers keeps their placement (the worker ignores it).
-      const Placement placed = vary_placement ? placement(c.calls[k], c.label, k, canary_key) : Placement{};
+      const Placement placed = placement(c.calls[k], c.label, k, canary_key, rule);
       json jc = plan_call(c, ci, k, first, recheck, delay_us, placed);
       l.in_at.back().emplace_back();
       l.out_at.back().emplace_back();

@@ -235,10 +235,14 @@ std::string call_tampering(int call, int probe_w, int probe_r) {
   return what;
 }
 
+/// A plan's placement offsets and tails are below this (cpu's within a page, cuda's within 64 KiB).
+constexpr int64_t kMaxPlacedBytes = int64_t(1) << 20;
+
 struct Arg {
   int64_t span, src, snap, offset;
   int64_t recheck = -1;     // outputs: where their second snapshot goes (end of the case), or none
-  int64_t at = -1;          // the page offset of the buffer's first byte, or kcv's fixed placement
+  int64_t at = -1;          // where the buffer's first byte goes (BufferPlacement::offset), or kcv's fixed placement
+  int64_t tail = 0;         // cuda: the allocation's bytes past the trailing guard band
   kcv_tensor t{};
   bool generated = false;   // large tier: values from protocol::large_tier_value(gen_seed, i)
   uint64_t gen_seed = 0;
@@ -286,7 +290,8 @@ Arg parse_arg(const json& j) {
   if (j.contains("sample")) { a.sampled = true; a.sample = j["sample"].get<std::vector<int64_t>>(); }
   a.recheck = j.value("recheck", int64_t(-1));
   a.at = j.value("at", int64_t(-1));
-  if (a.at < -1) fatal("bad page offset in plan");
+  a.tail = j.value("tail", int64_t(0));
+  if (a.at < -1 || a.at > kMaxPlacedBytes || a.tail < 0 || a.tail > kMaxPlacedBytes) fatal("bad placement in plan");
   return a;
 }
 
@@ -457,7 +462,7 @@ int main() {
                     bool is_input, const std::vector<kcv::DeviceBuffer>* reuse) {
       bufs.clear(); ts.clear();
       for (std::size_t a = 0; a < args.size(); ++a) {
-        const kcv::BufferPlacement where{c.exact, args[a].at, c.fence && !is_input};
+        const kcv::BufferPlacement where{c.exact, args[a].at, c.fence && !is_input, args[a].tail};
         kcv::DeviceBuffer b = reuse ? (*reuse)[a] : backend->allocate(args[a].span, is_input, where);
         if (!reuse) live.push_back(b);
         remember(b, static_cast<int>(i), static_cast<int>(a), is_input);

@@ -58,7 +58,8 @@ class CpuBackend final : public Backend {
   bool caps_address_space() const override { return true; }
   bool locks_fault_signals() const override { return true; }
   bool runtime_makes_files() const override { return false; }
-  bool places_buffers() const override { return true; }
+  // NOTES: 64 bytes, torch's CPU allocator's alignment (malloc guarantees only 16), below a page.
+  PlacementRule placement_rule() const override { return {true, 64, 4096, /*fences=*/true, /*tails=*/false}; }
 };
 
 }  // namespace

@@ -51,8 +51,8 @@ class CpuWorkerBackend final : public WorkerBackend {
       // starts 64-byte aligned (outputs were never less aligned, and only the layout gate may
       // hand a kernel a misaligned buffer) and ends within 63 bytes of the page: flush when its
       // span is a multiple of 64 bytes.
-      if (where.page_offset >= 0 && !where.fence) {
-        lead = lead_for(where.page_offset);
+      if (where.offset >= 0 && !where.fence) {
+        lead = lead_for(where.offset);
         body = round_up(lead + n, page);
       } else {
         body = round_up(guard + n, page);
@@ -60,7 +60,7 @@ class CpuWorkerBackend final : public WorkerBackend {
       }
       b.reserved = body + page;
     } else {
-      lead = where.page_offset >= 0 ? lead_for(where.page_offset) : guard;
+      lead = where.offset >= 0 ? lead_for(where.offset) : guard;
       body = lead + n;
       b.reserved = round_up(body + guard, page);
     }

@@ -39,6 +39,14 @@ class CudaBackend final : public Backend {
   bool caps_address_space() const override { return false; }
   bool locks_fault_signals() const override { return false; }
   bool runtime_makes_files() const override { return true; }
+  // NOTES: 512 bytes: what torch's caching allocator gives every block (kMinBlockSize), above
+  // cudaMalloc's documented 256, so no vectorised or TMA kernel loses an alignment it may assume;
+  // the offset varies over 64 KiB past the guard band, and the allocation's end over 64 KiB past
+  // the trailing one, so neither the distance from the allocation's base (4 KiB before) nor the
+  // bytes after the output tell verification. No fences: device memory has no PROT_NONE page.
+  PlacementRule placement_rule() const override {
+    return {true, 512, int64_t(64) << 10, /*fences=*/false, /*tails=*/true};
+  }
 };
 
 }  // namespace

@@ -1,7 +1,10 @@
-// cuda backend (worker side). Every buffer is one cudaMalloc: [canary 4 KiB][span][canary 4 KiB],
-// canaries written from the host on every upload and read back with the span in every snapshot;
-// or, for calls made as production makes them (CallSpec::exact_buffers), a cudaMalloc of exactly
-// the span, nothing around it. The candidate gets a stream created with cudaStreamNonBlocking
+// cuda backend (worker side). Every buffer is one cudaMalloc: [canary 4 KiB][span][canary 4 KiB]
+// in kcv's fixed placement (the bounds gate's), or, placed (issue 25 class 3), its first byte a
+// seeded offset past the leading guard band and the allocation's end a seeded distance past the
+// trailing one (backend.hpp, cuda_guarded_lead). Canaries fill the allocation outside the span,
+// written from the host on every upload; the 4 KiB on each side are read back with the span in
+// every snapshot. For calls made as production makes them (CallSpec::exact_buffers), a cudaMalloc
+// of exactly the span, nothing around it. The candidate gets a stream created with cudaStreamNonBlocking
 // (work it puts on the legacy default stream or on a stream of its own is not ordered after our
 // writer kernel, gate 11), or the null handle (CallSpec::null_stream): then the writer kernel and
 // the stream-only synchronize use the legacy default stream.
@@ -60,8 +63,6 @@ class CudaWorkerBackend final : public WorkerBackend {
   }
 
   DeviceBuffer allocate(int64_t span, bool is_input, const BufferPlacement& where) override {
-    // NOTES: page offsets and fences are cpu's (the plan has none for cuda): the guard bands
-    // keep their fixed place after the cudaMalloc'd base.
     DeviceBuffer b;
     b.span = span;
     b.is_input = is_input;
@@ -75,11 +76,15 @@ class CudaWorkerBackend final : public WorkerBackend {
       b.reserved = static_cast<std::size_t>(span);
       return b;
     }
-    b.reserved = static_cast<std::size_t>(protocol::snapshot_bytes(span));
+    // NOTES: kcv's fixed placement put every buffer 4 KiB past its base and 4 KiB before its end;
+    // a candidate asking the driver for its output's allocation (cuMemGetAddressRange) could tell.
+    b.reserved = static_cast<std::size_t>(cuda_guarded_reserved(span, where));
     void* p = nullptr;
     KCV_CUDA_CHECK(cudaMalloc(&p, b.reserved));
+    const int64_t lead = cuda_guarded_lead(reinterpret_cast<uintptr_t>(p), where);
     b.base = p;
-    b.data = static_cast<char*>(p) + protocol::kGuardBytes;
+    b.data = static_cast<char*>(p) + lead;
+    b.tail = static_cast<int64_t>(b.reserved) - lead - span;
     return b;
   }
 
@@ -148,7 +153,9 @@ class CudaWorkerBackend final : public WorkerBackend {
     // NOTES: on our own non-blocking stream, so the copy waits for nothing the candidate left
     // running elsewhere: unfinished work shows as unfinished.
     void* to = b.exact ? static_cast<unsigned char*>(dst) + protocol::kGuardBytes : dst;
-    if (b.reserved > 0) KCV_CUDA_CHECK(cudaMemcpyAsync(to, b.base, b.reserved, cudaMemcpyDeviceToHost, copy_));
+    const void* from = b.exact ? b.base : static_cast<const char*>(b.data) - protocol::kGuardBytes;
+    const auto n = static_cast<std::size_t>(b.exact ? b.span : protocol::snapshot_bytes(b.span));
+    if (n > 0) KCV_CUDA_CHECK(cudaMemcpyAsync(to, from, n, cudaMemcpyDeviceToHost, copy_));
     KCV_CUDA_CHECK(cudaStreamSynchronize(copy_));
   }
 
@@ -174,12 +181,16 @@ class CudaWorkerBackend final : public WorkerBackend {
   std::string device_error() override { return error_; }
 
  private:
+  /// The whole allocation as it is uploaded: the span, canary bytes everywhere else (each byte's
+  /// canary counted from the first data byte, as the guard reports are).
   std::vector<unsigned char> guarded_image(const DeviceBuffer& b, const void* src, uint64_t key) const {
-    const int64_t g = protocol::kGuardBytes;
+    const int64_t lead = static_cast<const char*>(b.data) - static_cast<const char*>(b.base);
+    const auto reserved = static_cast<int64_t>(b.reserved);
     std::vector<unsigned char> host(b.reserved);
-    for (int64_t i = 0; i < g; ++i) host[static_cast<std::size_t>(i)] = protocol::canary_byte(key, i - g);
-    std::memcpy(host.data() + g, src, static_cast<std::size_t>(b.span));
-    for (int64_t i = 0; i < g; ++i) host[static_cast<std::size_t>(g + b.span + i)] = protocol::canary_byte(key, b.span + i);
+    for (int64_t i = 0; i < lead; ++i) host[static_cast<std::size_t>(i)] = protocol::canary_byte(key, i - lead);
+    std::memcpy(host.data() + lead, src, static_cast<std::size_t>(b.span));
+    for (int64_t i = lead + b.span; i < reserved; ++i)
+      host[static_cast<std::size_t>(i)] = protocol::canary_byte(key, i - lead);
     return host;
   }
 
