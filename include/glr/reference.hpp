@@ -8,12 +8,19 @@
 ///   mag   = Σ |term|
 ///   depth = effective number of roundings a term passes (mag-weighted average), so that
 ///           depth·mag = Σ_term |term| · (len_term + contraction + 2), where len_term counts
-///           the decay chain (t − s + 1) plus the longest chunk sum (min(64, sequence length))
-///   amp   = Σ_term |term| · ζ_term: the absolute error of the term's exp argument in units of u.
-///           A chunked evaluation forms exp(b_t − b_s) from cumulative log-gates b summed from its
-///           chunk start; each addition errs by u·|b_r| ≤ u·W_r, W_r = |Σ of g over the 64
-///           steps ending at r|, hence ζ = Σ_{r=s+1..t} W_r + 8·(W_s + W_t) (the 8: a tree scan
-///           of a 64-chunk has depth 6). ζ = 0 for s = t: exp(0) = 1 exactly in every order.
+///           the decay chain (t − s + 1) plus the longest chunk sum (min(kMaxChunk, sequence length))
+///   amp   = in units of c·u (c = kBoundC): Σ_term |term| · ζ_term / c, with u·ζ_term a first-order
+///           bound on the absolute error of the term's exp argument, charged once (c multiplies
+///           the roundings of the depth, not this bound). A chunked evaluation forms the decay of
+///           a term (s → t) from cumulative log-gates b_r = Σ_{c..r} g summed in fp32 from its
+///           chunk start c (exp(b_t − b_s) within a chunk; exp(b_last − b_s), exp(b_last), exp(b_t)
+///           across chunks). Sequentially, each partial sum errs by u·|b_r| and the errors up to s
+///           cancel in b_t − b_s: Σ_{r=s+1..t} u·|b_r|; a tree scan (depth ≤ kScanDepth) errs by
+///           ≤ kScanDepth·u·|b_r| at each end. The chunk start is the kernel's, unknown: |b_r| ≤ M_r,
+///           the largest |Σ_{c..r} g| over every start c a chunk of ≤ kMaxChunk steps allows (for
+///           g ≤ 0 the sum of the kMaxChunk steps ending at r), so per pair
+///           ζ = Σ_{r=s+1..t} M_r + kScanDepth·(M_s + M_t) (docs/glr.md, *The exp-argument term*).
+///           ζ = 0 for s = t: exp(0) = 1 exactly in every order.
 ///   under = number of roundings that may underflow (each loses at most one fp32 subnormal ulp,
 ///           2^-149), already multiplied by the largest factor such an error can meet later.
 ///   op    = Σ_term |term| · ρ_term: the budget of tensor-core operand rounding (bf16/f16 contracts),
@@ -40,7 +47,7 @@
 /// The kcv contract turns these into |got − r| ≤ c·u·(depth·mag + amp + under·2^-149/u) + u_out·|r|,
 /// with amp += κ·(u_in/u)·op/c in the bf16/f16 contracts (glr/contracts/glr_contracts.cpp).
 /// dg carries, on top of its direct form Σ_v dS_t ⊙ (exp(g_t) S_{t−1}), the budget of the chunked
-/// identity dg_t = Σ_{t'=t..e} (q⊙dq − k⊙dk)_{t'} + Σ_v G ⊙ S_e (e = chunk end ≤ t + 63).
+/// identity dg_t = Σ_{t'=t..e} (q⊙dq − k⊙dk)_{t'} + Σ_v G ⊙ S_e (e = chunk end ≤ t + kMaxChunk − 1).
 #pragma once
 
 #include <cstdint>
@@ -126,7 +133,18 @@ struct BwdResult { Estimate dq, dk, dv, dg, dh0; };    // dg shaped like g, dh0 
 FwdResult reference_fwd(const Problem& p, const FwdInputs& in, Order order = Order::sequential);
 BwdResult reference_bwd(const Problem& p, const BwdInputs& in, Order order = Order::sequential);
 
-/// The longest chunk a legitimate chunked evaluation may use; the error data assume it.
-inline constexpr int64_t kMaxChunk = 64;
+/// The longest chunk a legitimate chunked evaluation may use (Mamba-2/SSD: 128–256; FLA and the
+/// CUDA kernels: 64); the error data assume it: the in-chunk sums' length in depth, the window of
+/// the dg identity, and the chunk starts M_r of the exp-argument term ranges over.
+inline constexpr int64_t kMaxChunk = 256;
+
+/// The depth of a tree scan of the cumulative log-gates that the exp-argument term admits at each
+/// end of a pair: ⌈log2 256⌉, a Kogge–Stone (Hillis–Steele) scan of a whole 256-step chunk.
+inline constexpr double kScanDepth = 8;
+
+/// c of the glr contracts' bound c·u·(depth·mag + amp) (the reasoning beside kC in
+/// glr/contracts/glr_contracts.cpp, which takes this value); amp is in units of c·u, so the
+/// reference divides the exp-argument term, a bound charged once, by it.
+inline constexpr double kBoundC = 3;
 
 }  // namespace glr

@@ -1,7 +1,8 @@
 // Positive control (issue 21 item 1): the chunked fp32 glr forward of include/glr/cpu_chunked.hpp in
 // chunks of 256 steps instead of 64. Any chunk size is a legitimate evaluation order: with an infinity
 // injected mid-chunk its masked intra-chunk sum adds several infinite terms of mixed sign (NaN or
-// ±Inf, either legitimate), so it must pass nonfinite like chunk 64.
+// ±Inf, either legitimate), so it must pass nonfinite like chunk 64; and values: the error model admits
+// chunks of up to glr::kMaxChunk = 256 steps (docs/glr.md, *The exp-argument term*).
 #include <kcv/abi.h>
 #include <glr/cpu_candidate.hpp>
 

@@ -1,10 +1,11 @@
-// glr reference internals: per-slice gathering, the 64-step gate windows W, and the products the
-// error data use. Private to src/glr/reference/.
+// glr reference internals: per-slice gathering, the exp-argument magnitudes W of the cumulative
+// log-gates, and the products the error data use. Private to src/glr/reference/.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "glr/problem.hpp"
@@ -15,8 +16,48 @@ namespace glr::detail {
 /// a·b where an exact zero wins over Inf: an exactly vanished decay (g = −Inf) carries no error.
 inline double bmul(double a, double b) { return (a == 0 || b == 0) ? 0.0 : a * b; }
 
+/// M_r of the exp-argument term (glr/reference.hpp) for one gate column g[r·stride], r < L: the
+/// largest |Σ_{c..r} g| over the chunk starts c ∈ [r − kMaxChunk + 1, r], c ≥ 0, that a chunk of at
+/// most kMaxChunk steps allows — the largest |b_r| any legitimate chunking can form. With prefix
+/// sums P (P before step 0 is 0), M_r = max(P_r − min P_{c−1}, max P_{c−1} − P_r) over the window
+/// (monotone deques, O(L); for g ≤ 0 it is |Σ of the kMaxChunk steps ending at r|). A window that
+/// holds a non-finite gate gives its plain sum (±Inf or NaN), as such a chunk's b would.
+inline void chunk_start_magnitudes(const double* g, int64_t stride, int64_t L, double* M, int64_t mstride) {
+  constexpr int64_t Wn = kMaxChunk;
+  std::vector<double> P(L + 1, 0.0);  // P[k] = Σ g over [base, k), base = the step after the last non-finite
+  std::deque<int64_t> lo, hi;         // indices k of P, increasing; P[lo] increasing, P[hi] decreasing
+  int64_t nf = -1;                    // the last step with a non-finite gate
+  for (int64_t r = 0; r < L; ++r) {
+    const double gr = g[r * stride];
+    if (!std::isfinite(gr)) {
+      nf = r;
+      lo.clear();
+      hi.clear();
+      P[r + 1] = 0;
+    } else {
+      // candidate chunk start c = r: P[r] (reset to 0 right after a non-finite gate)
+      while (!lo.empty() && P[lo.back()] >= P[r]) lo.pop_back();
+      lo.push_back(r);
+      while (!hi.empty() && P[hi.back()] <= P[r]) hi.pop_back();
+      hi.push_back(r);
+      P[r + 1] = P[r] + gr;
+    }
+    const int64_t first = std::max<int64_t>(0, r - Wn + 1);
+    if (nf >= first) {  // the window holds a non-finite gate
+      double sum = 0;
+      for (int64_t c = first; c <= r; ++c) sum += g[c * stride];
+      M[r * mstride] = std::fabs(sum);
+      continue;
+    }
+    while (lo.front() < first) lo.pop_front();
+    while (hi.front() < first) hi.pop_front();
+    M[r * mstride] = std::max(P[r + 1] - P[lo.front()], P[hi.front()] - P[r + 1]);
+  }
+}
+
 /// One (sequence, head) slice of the operands, copied contiguous: q, k [L,K], v, dO [L,V],
-/// g [L,GW], h0, dhT [K,V] (zero when absent), and W [L,GW]: |Σ g over the 64 steps ending at i|.
+/// g [L,GW], h0, dhT [K,V] (zero when absent), and W [L,GW]: M_r / kBoundC, the cumulative-gate
+/// magnitude of the exp-argument term in the units of amp (c·u).
 struct SliceIn {
   int64_t n = 0, h = 0, b = 0, t0 = 0, L = 0, K = 1, V = 1, GW = 1, Lc = 0;
   std::vector<double> q, k, v, g, h0, dO, dhT, W;
@@ -45,19 +86,16 @@ struct SliceIn {
     if (H0) std::copy_n(H0 + st, K * V, h0.begin());
     if (DHT) std::copy_n(DHT + st, K * V, dhT.begin());
     W.assign(L * GW, 0.0);
-    for (int64_t i = 0; i < L; ++i)
-      for (int64_t x = 0; x < GW; ++x) {
-        double s = 0;
-        for (int64_t r = std::max<int64_t>(0, i - kMaxChunk + 1); r <= i; ++r) s += g[r * GW + x];
-        W[i * GW + x] = std::fabs(s);
-      }
+    for (int64_t x = 0; x < GW; ++x) chunk_start_magnitudes(g.data() + x, GW, L, W.data() + x, GW);
+    for (double& w : W) w /= kBoundC;
   }
   double a(int64_t i, int64_t x) const { return std::exp(g[i * GW + (GW == 1 ? 0 : x)]); }
   double w(int64_t i, int64_t x) const { return i < 0 ? 0.0 : W[i * GW + (GW == 1 ? 0 : x)]; }
 };
 
 /// The forward recurrence of one slice with its error data, per state element (x, y):
-///   S  the state;  A0 = Σ|term|;  A1 = Σ|term|·(t − s + 1);  Y = Σ_{s<t}|term|·(Σ_{r=s+1..t} W_r + 8 W_s)
+///   S  the state;  A0 = Σ|term|;  A1 = Σ|term|·(t − s + 1);
+///   Y = Σ_{s<t}|term|·(Σ_{r=s+1..t} W_r + kScanDepth·W_s) (amp adds kScanDepth·W_t)
 ///   dec = exp(g_t)·A0_{t−1} (the part of A0 from s < t).
 struct FwdState {
   int64_t KV = 0;
@@ -81,7 +119,7 @@ struct FwdState {
         const int64_t e = x * V + y;
         const double term = kx * s.v[i * V + y];
         const double prev = i > 0 ? std::fabs(kpx * s.v[(i - 1) * V + y]) : 0.0;
-        Y[e] = bmul(a, Y[e] + bmul(W, A0[e]) + 8 * bmul(Wp, prev));
+        Y[e] = bmul(a, Y[e] + bmul(W, A0[e]) + kScanDepth * bmul(Wp, prev));
         A1[e] = bmul(a, A1[e] + A0[e]) + std::fabs(term);
         dec[e] = bmul(a, A0[e]);
         A0[e] = dec[e] + std::fabs(term);
@@ -92,7 +130,7 @@ struct FwdState {
   /// Error data of S_i[e] (after step(i)): depth·mag part and amp part, in units of u.
   double nm(const SliceIn& s, int64_t e) const { return A1[e] + double(s.Lc + 2) * A0[e]; }
   double amp(const SliceIn& s, int64_t i, int64_t e) const {
-    return Y[e] + 8 * bmul(s.w(i, e / s.V), dec[e]);
+    return Y[e] + kScanDepth * bmul(s.w(i, e / s.V), dec[e]);
   }
 };
 

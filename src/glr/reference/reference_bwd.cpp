@@ -5,7 +5,8 @@
 //   dg_t = exp(g_t) ⊙ Σ_v dS_t ⊙ S_{t−1}   (scalar gate: also Σ_k)      dh0 = exp(g_0) ⊙ dS_0
 //
 // Per (sequence, head): a forward pass keeps the state every 64 steps; the reverse pass recomputes
-// one 64-step segment of states at a time and walks it backwards beside dS. Error data as in
+// one 64-step segment of states at a time and walks it backwards beside dS (segments of the
+// reference's own walk, unrelated to the chunks a kernel may use). Error data as in
 // glr/reference.hpp; the reverse chain mirrors the forward one (B0, B1, Y' for dS as A0, A1, Y for S).
 #include <algorithm>
 #include <cmath>
@@ -50,7 +51,7 @@ BwdResult reference_bwd(const Problem& p, const BwdInputs& in, Order order) {
                                detail::max_abs(in.v, p.v_elems()), detail::max_abs(in.h0, p.state_elems()),
                                detail::max_abs(in.dO, p.v_elems()), detail::max_abs(in.dhT, p.state_elems())});
   const double sc = std::fabs(in.scale);
-  constexpr int64_t Sg = kMaxChunk;  // checkpoint segment length
+  constexpr int64_t Sg = 64;  // checkpoint segment length
 
   detail::SliceIn s;
   std::vector<detail::FwdState> ck;
@@ -130,7 +131,7 @@ BwdResult reference_bwd(const Problem& p, const BwdInputs& in, Order order) {
               B0[e] = FB0[e] + X[e];
               B1[e] = FB1[e] + X[e];
               nmD[e] = B1[e] + double(Lc + 2) * B0[e];
-              ampD[e] = FY[e] + 8 * detail::bmul(s.w(i, x), FB0[e]);
+              ampD[e] = FY[e] + kScanDepth * detail::bmul(s.w(i, x), FB0[e]);
             }
           mG = std::max(mG, detail::max_finite_of(B0.data(), KV));
           const int64_t rowk = ((s.b * T + s.t0 + i) * H + h) * K;
@@ -211,7 +212,7 @@ BwdResult reference_bwd(const Problem& p, const BwdInputs& in, Order order) {
             const double a = s.a(i, x), W = s.w(i, x);
             for (int64_t y = 0; y < V; ++y) {
               const int64_t e = x * V + y;
-              FY[e] = detail::bmul(a, FY[e] + detail::bmul(W, B0[e]) + 8 * detail::bmul(W, X[e]));
+              FY[e] = detail::bmul(a, FY[e] + detail::bmul(W, B0[e]) + kScanDepth * detail::bmul(W, X[e]));
               FB1[e] = detail::bmul(a, B1[e] + B0[e]);
               FB0[e] = detail::bmul(a, B0[e]);
               G[e] = a * dS[e];
