@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Runs every control of a backend through `kcv verify` and writes a markdown table of the verdicts.
 
-The controls and their expectations come from controls/<backend>/**/controls.cmake (the same
-kcv_control() declarations ctest uses). Exit 0 when every control was judged as expected.
+The controls and their expectations come from controls/<backend>/**/controls.cmake and glr's
+glr/controls/<backend>/controls.cmake (the same kcv_control() declarations ctest uses). Exit 0 when
+every control was judged as expected.
 
   scripts/verify_controls.py --backend cuda --kcv build/kcv --out bench/results/cuda-controls.md
 """
@@ -10,14 +11,53 @@ import argparse, concurrent.futures, json, os, re, shlex, subprocess, sys, tempf
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# Where control folders live (tests/controls.cmake globs the same): kcv's, then glr's family's.
+CONTROL_ROOTS = (ROOT / "controls", ROOT / "glr" / "controls")
+
+
+def calls(text):
+    """(command, argument text) of every set( ... ) and kcv_control( ... ) call in order, read as
+    CMake reads them: a '#' outside quotes starts a comment and a ')' inside quotes (an EVIDENCE
+    regex) does not end the call."""
+    bodies, i = [], 0
+    while (m := re.compile(r"^[ \t]*(set|kcv_control)\s*\(", re.M).search(text, i)):
+        j, quoted, body = m.end(), False, []
+        while j < len(text):
+            ch = text[j]
+            if quoted:
+                if ch == "\\" and j + 1 < len(text):
+                    body.append(text[j:j + 2])
+                    j += 2
+                    continue
+                quoted = ch != '"'
+            elif ch == '"':
+                quoted = True
+            elif ch == "#":
+                j = text.find("\n", j)
+                j = len(text) if j < 0 else j
+                continue
+            elif ch == ")":
+                break
+            body.append(ch)
+            j += 1
+        bodies.append((m.group(1), "".join(body)))
+        i = j + 1
+    return bodies
 
 
 def parse_controls(backend):
     controls = []
-    for lst in sorted((ROOT / "controls" / backend).rglob("controls.cmake")):
-        text = re.sub(r"#.*", "", lst.read_text())
-        for body in re.findall(r"kcv_control\s*\((.*?)\)", text, re.S):
-            words = shlex.split(body.replace("${CONTROL_DIR}", str(lst.parent)))
+    for lst in [l for r in CONTROL_ROOTS for l in sorted((r / backend).rglob("controls.cmake"))]:
+        variables = {"CONTROL_DIR": [str(lst.parent)]}
+        for command, body in calls(lst.read_text()):
+            words = []
+            for w in shlex.split(body):  # ${name} alone expands to its list, inside a word to its text
+                whole = re.fullmatch(r"\$\{(\w+)\}", w)
+                words += variables.get(whole.group(1), []) if whole else \
+                    [re.sub(r"\$\{(\w+)\}", lambda v: ";".join(variables.get(v.group(1), [])), w)]
+            if command == "set":
+                variables[words[0]] = words[1:]
+                continue
             # Every keyword of kcv_control (tests/controls.cmake) ends the list before it, those this
             # script does not judge (OWN, LIBRARY: a failing gate's convention) included.
             lists = ("FAILS", "PASSES", "ARGS", "OWN", "LIBRARY", "TIMEOUTS")
@@ -26,7 +66,7 @@ def parse_controls(backend):
             for w in words:
                 if w == "PARSE_REPORTS":  # an option: no value
                     key = None
-                elif w in ("NAME", "OP", "CANDIDATE", "EXPECT", "BACKEND") + lists:
+                elif w in ("NAME", "OP", "CANDIDATE", "EXPECT", "BACKEND", "EVIDENCE", "ABSENT") + lists:
                     key = w
                 elif key in lists:
                     c[key].append(w)
@@ -53,7 +93,11 @@ def run_one(kcv, backend, c, timeout, reports=None):
                    for g in r["gates"] if g["verdict"] != "PASS"]
         by_id = {g["id"]: g["verdict"] for g in r["gates"]}
         convention = {g["id"]: g.get("convention") for g in r["gates"]}
-        ok = (r["verdict"] == c["EXPECT"] and all(by_id.get(g) not in ("PASS", "SKIPPED", None) for g in c["FAILS"])
+        # EVIDENCE must match the report's text and ABSENT must not (as tests/controls.cmake judges).
+        report_text = out.read_text()
+        ok = (r["verdict"] == c["EXPECT"]
+              and (not c.get("EVIDENCE") or re.search(c["EVIDENCE"], report_text) is not None)
+              and (not c.get("ABSENT") or re.search(c["ABSENT"], report_text) is None) and all(by_id.get(g) not in ("PASS", "SKIPPED", None) for g in c["FAILS"])
               and all(by_id.get(g) == "PASS" for g in c["PASSES"])
               and all(convention.get(g) == "own" for g in c["OWN"])
               and all(convention.get(g) == "library" for g in c["LIBRARY"]))
@@ -90,6 +134,7 @@ def main():
         exp += f"; passes {', '.join(r['PASSES'])}" if r["PASSES"] else ""
         exp += f"; own: {', '.join(r['OWN'])}" if r["OWN"] else ""
         exp += f"; library: {', '.join(r['LIBRARY'])}" if r["LIBRARY"] else ""
+        exp += f"; evidence /{r['EVIDENCE']}/" if r.get("EVIDENCE") else ""
         lines.append(f"| {r['NAME']} | {exp} | {r['verdict']} | {', '.join(r['failing']) or '-'} | "
                      f"{'-' if r.get('worst') is None else format(r['worst'], '.3g')} | {r['gate_s']:.1f} | {r['wall']:.1f} | {'as expected' if r['ok'] else '**unexpected**'} |")
     bad = [r for r in results if not r["ok"]]

@@ -1,5 +1,6 @@
 # Control candidates, judged by the real CLI. Each controls/<backend>/<op>/controls.cmake declares
-# its controls with kcv_control(); the test runs `kcv verify` and asserts the overall verdict and,
+# its controls with kcv_control(), as does each glr/controls/<backend>/controls.cmake (glr's family
+# keeps its controls in its folder); the test runs `kcv verify` and asserts the overall verdict and,
 # for negative controls, that every named gate did not pass.
 #
 #   kcv_control(NAME <test name> OP <op> CANDIDATE <file> EXPECT PASS|FAIL [PARSE_REPORTS]
@@ -82,7 +83,8 @@ endfunction()
 
 file(GLOB_RECURSE KCV_CONTROL_LISTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/controls/*/controls.cmake
                                                       ${CMAKE_SOURCE_DIR}/controls/*/*/controls.cmake
-                                                      ${CMAKE_SOURCE_DIR}/controls/*/*/*/controls.cmake)
+                                                      ${CMAKE_SOURCE_DIR}/controls/*/*/*/controls.cmake
+                                                      ${CMAKE_SOURCE_DIR}/glr/controls/*/controls.cmake)
 list(REMOVE_DUPLICATES KCV_CONTROL_LISTS)
 foreach(list_file ${KCV_CONTROL_LISTS})
   get_filename_component(CONTROL_DIR ${list_file} DIRECTORY)

@@ -10,7 +10,8 @@ process that kcv's Runner starts exactly like kcv-worker and that speaks the sam
   fd 5  (only when the plan says "session": true) a unix socket: after its last call the worker
         says `idle` instead of `bye` and waits there for the next batch's memfd (SCM_RIGHTS); the
         imports, the solution's build and the CUDA context are paid once per session, not per
-        batch. End of file on fd 5 ends the worker.
+        batch. End of file on fd 5 ends the worker. A first plan that says "standby": true has no
+        calls: the worker imports torch, says `idle` and takes its first real plan from fd 5.
 
 Nothing here knows an expected value: the parent judges the snapshots.
 
@@ -28,6 +29,7 @@ refusal (rc 1 when its message carries "kcv: refuse", else rc 2); an output of t
 dtype or count is rc 3.
 """
 
+import ctypes
 import mmap
 import os
 import sys
@@ -44,6 +46,28 @@ def emit(line):
     while data:
         n = os.write(RESULT_FD, data)
         data = data[n:]
+
+
+M_PERTURB = -6  # mallopt's parameter: the byte glibc's malloc fills blocks with (0: off)
+LIBC = ctypes.CDLL(None)  # this process's C library (malloc's and mallopt's)
+
+
+def allocation_fill(byte):
+    """On cpu: every block glibc's malloc hands out from now on holds `byte` (None: off again).
+
+    NOTES: the candidate allocates its own outputs, so an element it never writes holds whatever
+    the heap held there: in one run an earlier call's correct values, in another a temporary's,
+    depending on which block the allocator (and torch's thread pool's arenas) reused. With the
+    call's output poison in every fresh block that element is the poison in every run, as the
+    prefilled outputs of a kcv-worker call are, and verdicts repeat under the same seed.
+    glibc fills a block with perturb ^ 0xFF (and a freed one with perturb); perturb 0 is "off",
+    so the byte 0xFF is asked for as 0x100 (memset keeps the low byte: 0x1FF -> 0xFF). The
+    per-thread cache, which skips the fill, is off in this worker (GLIBC_TUNABLES, spawn.cpp).
+    Under the sanitizer gate's preloaded ASan, malloc is ASan's, whose mallopt refuses: no fill
+    there (ASan fills fresh blocks with its own byte). Returns whether the fill is in force.
+    """
+    value = 0 if byte is None else (byte ^ 0xFF or 0x100)
+    return LIBC.mallopt(M_PERTURB, value) == 1
 
 
 def await_go():
@@ -193,6 +217,22 @@ def main():
               .splitlines()[0][:800])
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import kcv_torch_common as common
+    import socket
+
+    ctl = None
+    if plan.get("standby"):
+        # A standby worker (docs/architecture.md "Standby workers"): started beside the candidate's
+        # main worker, it has paid for its interpreter and torch, and waits for its first real plan
+        # on fd 5. Nothing of the candidate has been read yet: from here it is a new worker on that plan.
+        ctl = socket.socket(fileno=5)
+        mm.close()
+        os.close(3)
+        emit("idle")
+        fd = next_batch(ctl)
+        if fd is None:
+            os._exit(0)
+        mm, plan = map_plan(fd)
+        os.close(fd)
 
     backend = plan["backend"]
     cuda = backend == "cuda"
@@ -218,6 +258,12 @@ def main():
         # directory, and alternating flags there would rebuild both every time.
         if os.environ.get("TORCH_EXTENSIONS_DIR"):
             os.environ["TORCH_EXTENSIONS_DIR"] += "-asan"
+    ext_dir = os.environ.get("TORCH_EXTENSIONS_DIR", "").rstrip("/")
+    if ext_dir:
+        # Innermost of the build wrappers: it sees the sanitizer's flags and the PCH's.
+        variant = "asan" if kb.get("sanitize") and not cuda else "plain"
+        common.use_build_cache((kb.get("build_cache") or {}).get(variant), ext_dir, os.path.dirname(ext_dir))
+    if kb.get("sanitize") and not cuda:
         import torch.utils.cpp_extension as ext
         flags = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g", "-fno-sanitize-recover=all"]
         for fn_name in ("load_inline", "load"):
@@ -414,6 +460,8 @@ def main():
         if cuda:
             torch.cuda.synchronize()
         del blocks
+        if not cuda:
+            allocation_fill(byte)  # off again when the call has returned (settle)
 
     def invoke(i):
         c = calls[i]
@@ -446,8 +494,10 @@ def main():
         st["seconds"] = time.perf_counter() - t0
         st["rc"], st["msg"], st["out"] = rc, msg, out
 
-    def synchronize(i):
+    def settle(i):
+        """After the call (or the pair) returned: its work done, the allocation fill off."""
         if not cuda:
+            allocation_fill(None)
             return
         if calls[i].get("writer_kernel"):
             caller_stream(calls[i]).synchronize()  # only the caller's: escaped work shows as missing
@@ -492,8 +542,8 @@ def main():
         await_go()
         state[i] = {"in_buf": st["in_buf"], "g": st["g"]}  # later calls may reuse the buffers
 
-    import socket
-    ctl = socket.socket(fileno=5) if plan.get("session") else None
+    if ctl is None and plan.get("session"):
+        ctl = socket.socket(fileno=5)
     while True:
         shm = torch.frombuffer(mm, dtype=torch.uint8)
         calls = plan["calls"]
@@ -516,7 +566,7 @@ def main():
                 other.start()
                 body(i)
                 other.join()
-                synchronize(i)
+                settle(i)
                 finish(i)
                 finish(i + 1)
                 i += 2
@@ -531,15 +581,15 @@ def main():
                         load_a @ load_a
             emit(f"start {i}")
             invoke(i)
-            synchronize(i)
+            settle(i)
             try:
                 finish(i)
             except Exception as e:  # noqa: BLE001 - a device error surfacing at the copy back
                 emit("fault device " + hexs(str(e).splitlines()[0][:500]))
                 os._exit(1)
             i += 1
-        if ctl is None:
-            break
+        if ctl is None or not plan.get("session"):
+            break  # a standby worker's sanitized batch: one batch, then bye (the tools report at exit)
         # NOTES: every view of this batch's memfd goes before the next one is mapped.
         del shm, state, calls
         mm = None

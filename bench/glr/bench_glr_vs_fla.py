@@ -676,7 +676,7 @@ def import_glr():
     try:
         import glr_torch
     except ImportError:
-        sys.path.insert(0, os.path.join(REPO, "python", "glr_torch"))
+        sys.path.insert(0, os.path.join(REPO, "glr", "python", "glr_torch"))
         import glr_torch
     if os.environ.get("GLR_BENCH_NO_JIT", "") not in ("", "0"):
         try:

@@ -11,7 +11,7 @@
 #          bench/glr/device_bench.sh --prepare         build and compile only (a fresh machine's
 #                                                      first call; the next call then benches)
 #
-# Steps: glr_torch built with python/glr_torch/setup.py against the machine's torch into
+# Steps: glr_torch built with glr/python/glr_torch/setup.py against the machine's torch into
 # build/glr_torch_bench/ (git-ignored, so a warm machine keeps it between calls and ninja rebuilds
 # only what changed), as device_gates.sh builds it; at the same time FLA's Triton kernels compiled
 # for the selected shapes by nproc-2 processes (bench_glr_vs_fla.py --warm-fla: every autotune
@@ -83,8 +83,8 @@ cat "$out/env.txt"
 lib=$repo/build/glr_torch_bench/lib
 (
   t0=$SECONDS
-  note "glr_torch: building (python/glr_torch/setup.py, GLR_TORCH_ARCH=${GLR_TORCH_ARCH:-90a})"
-  if (cd python/glr_torch && MAX_JOBS=$(nproc) GLR_TORCH_ARCH=${GLR_TORCH_ARCH:-90a} \
+  note "glr_torch: building (glr/python/glr_torch/setup.py, GLR_TORCH_ARCH=${GLR_TORCH_ARCH:-90a})"
+  if (cd glr/python/glr_torch && MAX_JOBS=$(nproc) GLR_TORCH_ARCH=${GLR_TORCH_ARCH:-90a} \
         timeout $(( $(left) > 120 ? $(left) - 60 : 60 )) "$py" setup.py build --build-base "$repo/build/glr_torch_bench/tmp" \
         --build-lib "$lib") > "$out/logs/glr_torch_build.txt" 2>&1 && ls "$lib"/glr_torch/_C*.so > /dev/null 2>&1; then
     note "glr_torch: built in $((SECONDS - t0)) s ($(ls "$lib"/glr_torch/_C*.so))"

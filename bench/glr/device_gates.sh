@@ -83,8 +83,8 @@ verify() {  # NAME PROBLEM SOLUTION [kcv args]: kcv verify --kernelbench, all 12
 # ---- glr: build glr_torch, then its tests and glr's two verifications ----
 (
   t0=$SECONDS
-  note "glr_torch: building (python/glr_torch/setup.py, GLR_TORCH_ARCH=${GLR_TORCH_ARCH:-90a})"
-  if (cd python/glr_torch && MAX_JOBS=$(nproc) GLR_TORCH_ARCH=${GLR_TORCH_ARCH:-90a} timeout 300 "$py" setup.py build \
+  note "glr_torch: building (glr/python/glr_torch/setup.py, GLR_TORCH_ARCH=${GLR_TORCH_ARCH:-90a})"
+  if (cd glr/python/glr_torch && MAX_JOBS=$(nproc) GLR_TORCH_ARCH=${GLR_TORCH_ARCH:-90a} timeout 300 "$py" setup.py build \
         --build-base "$work/build" --build-lib "$work/lib") > "$out/logs/glr_torch_build.txt" 2>&1 &&
      ls "$work"/lib/glr_torch/_C*.so > /dev/null 2>&1; then
     note "glr_torch: built in $((SECONDS - t0)) s ($(ls "$work"/lib/glr_torch/_C*.so))"

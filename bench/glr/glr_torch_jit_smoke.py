@@ -1,4 +1,4 @@
-"""glr_torch's JIT path, as a checkout without installing uses it: sys.path gets python/glr_torch,
+"""glr_torch's JIT path, as a checkout without installing uses it: sys.path gets glr/python/glr_torch,
 the first call builds the extension with torch.utils.cpp_extension.load (TORCH_EXTENSIONS_DIR),
 then one forward and backward against the float64 recurrence of tests/python/test_glr_torch.py.
 Run from the repo root by device_gates.sh, beside the setup.py build. Exit 0: built and right."""
@@ -8,11 +8,12 @@ import sys
 import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-sys.path.insert(0, os.path.join(REPO, "python", "glr_torch"))
+GLR_TORCH = os.path.join(REPO, "glr", "python", "glr_torch")
+sys.path.insert(0, GLR_TORCH)
 import glr_torch  # noqa: E402
 import torch  # noqa: E402
 
-assert os.path.dirname(glr_torch.__file__) == os.path.join(REPO, "python", "glr_torch", "glr_torch"), glr_torch.__file__
+assert os.path.dirname(glr_torch.__file__) == os.path.join(GLR_TORCH, "glr_torch"), glr_torch.__file__
 spec = importlib.util.spec_from_file_location("t", os.path.join(REPO, "tests", "python", "test_glr_torch.py"))
 t = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(t)

@@ -5,6 +5,7 @@ KernelBench problem through kcv.Session, against the same candidates through sep
 
     PYTHONPATH=build/python python3 bench/kernelbench/session_speed.py PROBLEM.py [SOLUTION.py ...]
         [--kcv build/kcv] [--backend cpu] [--python /usr/bin/python3] [--copies N] [--gates G,G]
+        [--pause S]
 
 Without solutions the problem itself is the candidate (its own reference control), offered
 --copies times (default 4). Per candidate: the wall time, and the reference answers the session
@@ -15,7 +16,9 @@ kernelbench.compile_seconds: the worker's start, torch's import, the solution's 
 load_inline build), the gates (the sum of their seconds: calls, judging and any reference the
 session computed; the report does not split these further, so the gates that cost most are named),
 and the rest (the private copy, the backend probe, the report). --skip-first-separate leaves out
-candidate 1's separate run, which the ratio does not use (a device budget).
+candidate 1's separate run, which the ratio does not use (a device budget). --pause S waits S
+seconds before each candidate after the first, untimed, in both loops (a generator loop's LLM
+call): the session-wide pool's workers start in it (docs/architecture.md).
 """
 import argparse
 import functools
@@ -41,6 +44,7 @@ def main():
     ap.add_argument("--gates", default="")
     ap.add_argument("--seed", type=int, default=12345)
     ap.add_argument("--skip-first-separate", action="store_true")
+    ap.add_argument("--pause", type=float, default=0.0, help="untimed seconds before each candidate after the first")
     ap.add_argument("--json", default="", help="write the session's reports here (one JSON list)")
     a = ap.parse_args()
     sols = a.solutions or [a.problem] * a.copies
@@ -50,6 +54,8 @@ def main():
 
     separate = [(float("nan"), "not run")] if a.skip_first_separate else []
     for sol in sols[len(separate):]:
+        if separate and a.pause > 0:
+            time.sleep(a.pause)
         cmd = [a.kcv, "verify", "--kernelbench", a.problem, sol, "--backend", a.backend, "--python", a.python,
                "--seed", str(a.seed), "--quiet"] + (["--gates", ",".join(gates)] if gates else [])
         t = time.monotonic()
@@ -62,6 +68,8 @@ def main():
     with kcv.Session(a.problem, backend=a.backend, python=a.python, seed=a.seed) as s:
         start = time.monotonic() - t0
         for sol in sols:
+            if session and a.pause > 0:
+                time.sleep(a.pause)
             misses, hits = s.reference_misses, s.reference_hits
             t = time.monotonic()
             r = s.verify(sol, gates=gates)
@@ -70,7 +78,8 @@ def main():
                   f"(session start {start:.2f} s; build {(r.report.get('kernelbench') or {}).get('compile_seconds')} s; "
                   + ", ".join(f"{g.id} {g.seconds:.1f}" for g in r.gates.values()) + ")")
 
-    print(f"problem {a.problem}, backend {a.backend}, gates {','.join(gates) if gates else 'all 12'}, seed {a.seed}; "
+    print(f"problem {a.problem}, backend {a.backend}, gates {','.join(gates) if gates else 'all 12'}, seed {a.seed}, "
+          f"pause {a.pause:g} s, KCV_POOL={os.environ.get('KCV_POOL', '1')}; "
           f"session start (reference server, description) {start:.2f} s")
     print("| # | candidate | separate kcv verify s | verdict | session s | verdict | references computed | served from cache |")
     print("|---|---|---|---|---|---|---|---|")

@@ -1,6 +1,6 @@
 /// glr — the chunked algorithm on the CPU (DESIGN §7), forward and backward, header-only and
 /// templated on the compute type, so that the same code is the fp32 CPU positive control
-/// (controls/cpu/glr/*.cpp, float), the fp64 "chunked order" of the reference (double), and the
+/// (glr/controls/cpu/*.cpp, float), the fp64 "chunked order" of the reference (double), and the
 /// legitimate / TF32-like evaluation orders of the error-model tests.
 ///
 /// Per (sequence, head) slice of length L, in chunks of C = 64 positions c0 .. c0+n-1:

@@ -1,7 +1,7 @@
 /// glr — the CUDA kernel family's C++ API (DESIGN §7): the chunked gated linear recurrence,
 /// forward and backward, on the caller's stream. No framework headers; raw device pointers, sizes
-/// and a stream in, a Status out. The kcv candidates (controls/cuda/glr/) and the PyTorch op
-/// (python/glr_torch/) are thin fronts over these two calls.
+/// and a stream in, a Status out. The kcv candidates (glr/controls/cuda/) and the PyTorch op
+/// (glr/python/glr_torch/) are thin fronts over these two calls.
 ///
 /// Layout (contiguous, row-major): q, k [B,T,H,K]; v, o, do [B,T,H,V]; g, dg [B,T,H,K] (vector
 /// gate) or [B,T,H] (scalar gate); h0, hT, dhT, dh0 [N,H,K,V] with N = B (fixed length) or the
@@ -58,8 +58,13 @@ struct FwdParams {
   void* o = nullptr;         ///< [B,T,H,V] dtype
   void* hT = nullptr;        ///< [N,H,K,V] state dtype, or null when not wanted
   double scale = 1.0;        ///< the caller's; K^-1/2 is the usual choice
-  void* workspace = nullptr;       ///< device scratch of forward_workspace_bytes(shape) bytes
+  void* workspace = nullptr;       ///< device scratch of forward_workspace_bytes(shape, saved != null) bytes
   size_t workspace_bytes = 0;
+  /// Optional: device memory of saved_states_bytes(shape) bytes that keeps what the backward
+  /// would otherwise recompute (the chunk states and the factored operands), for a backward of
+  /// the same inputs given BwdParams::saved. Ignored when saved_states_bytes(shape) is 0.
+  void* saved = nullptr;
+  size_t saved_bytes = 0;
 };
 
 /// Backward of the forward above, from do (and dhT when given).
@@ -78,17 +83,31 @@ struct BwdParams {
   void* dg = nullptr;         ///< shaped like g, state dtype
   void* dh0 = nullptr;        ///< [N,H,K,V] state dtype, or null when not wanted
   double scale = 1.0;
-  void* workspace = nullptr;  ///< device scratch of backward_workspace_bytes(shape) bytes
+  void* workspace = nullptr;  ///< device scratch of backward_workspace_bytes(shape, saved != null) bytes
   size_t workspace_bytes = 0;
+  /// Optional: what a forward of the same shape, q, k, v, g and h0 kept in FwdParams::saved (and
+  /// that nothing wrote since); the backward then skips recomputing it. Ignored when
+  /// saved_states_bytes(shape) is 0.
+  const void* saved = nullptr;
+  size_t saved_bytes = 0;
 };
 
 /// Why `shape` cannot run (empty when it can): sizes out of range, an unsupported chunk, ...
 std::string unsupported(const Shape& shape);
 
 /// Device scratch the calls need (may be 0). Varlen sizes are bounded by T, not by the actual
-/// lengths, so the host never reads cu_seqlens.
-size_t forward_workspace_bytes(const Shape& shape);
-size_t backward_workspace_bytes(const Shape& shape);
+/// lengths, so the host never reads cu_seqlens. With saved states (`saving`, `from_saved`) the
+/// scratch is what remains beside them.
+size_t forward_workspace_bytes(const Shape& shape, bool saving = false);
+size_t backward_workspace_bytes(const Shape& shape, bool from_saved = false);
+
+/// Bytes a forward can keep for the backward of the same inputs (FwdParams::saved,
+/// BwdParams::saved), or 0 when this shape's kernels keep nothing (the backward recomputes): the
+/// sm90 split kernels (bf16/f16, K <= 256, chunk 64) on a device whose backward is the sm90 one.
+/// Where the forward walks plainly the backward's results are the same bits either way; where it
+/// walks in segments (forward_kernels says so) the backward reads the segmented walk's states, an
+/// fp32 order the contracts' error model covers.
+size_t saved_states_bytes(const Shape& shape);
 
 /// The kernels forward / backward run for `shape` on the current device, in words (e.g. "sm90
 /// split forward (tensor cores), walk in 9 segments"): which path a shape takes, for benchmarks

@@ -1,7 +1,7 @@
 /// glr — bf16 and f16 storage for the CPU candidates: widening to float (exact) and narrowing from
 /// float with IEEE round-to-nearest-even, gradual underflow, overflow to ±Inf and quiet NaNs (the
 /// payload's top bits kept). Header-only, no dependencies: candidate files compile against it alone.
-/// tests/unit/glr/half_test.cpp checks it bit for bit against kcv's conversions (kcv/dtype.hpp).
+/// glr/tests/unit/half_test.cpp checks it bit for bit against kcv's conversions (kcv/dtype.hpp).
 #pragma once
 
 #include <cstdint>

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "kcv/settings.hpp"
+
 namespace kcv {
 
 /// A usage or setup problem (unknown op, missing file, compile error, no kcv_run, ABI mismatch):
@@ -68,14 +70,21 @@ class Candidate {
   /// Compiles a source candidate into workdir (or takes a prebuilt .so as it is), within limits,
   /// the compiler's whole output kept in workdir/build.log. Throws BuildError with the compiler's
   /// first error line (or the limit it ran past) and that path when it does not build.
+  /// settings: its include directory and CUDA target (kept: the sanitized build and the gates use them too).
   static Candidate prepare(const std::string& path, const std::string& backend, const std::string& workdir,
-                           const CaptureLimits& limits = default_compile_limits());
+                           const CaptureLimits& limits = default_compile_limits(), const Settings& settings = {});
   /// A KernelBench solution (Python, docs/kernelbench.md): the torch worker runs it under python.
   /// Nothing is built here; load_inline builds when the worker first imports it (Runner::probe).
   /// With a workdir, the worker imports private copies of the solution and the problem (with
   /// their directories, private_copy); without one (tests), the files themselves.
   static Candidate kernelbench(const std::string& problem, const std::string& solution, const std::string& python,
                                const std::string& workdir = "");
+
+  /// The KernelBench candidate kernelbench(problem, solution, python, workdir) would make, as far
+  /// as a worker's spawn sees it (paths only: nothing is read or copied, the files need not
+  /// exist): what the session-wide pool starts its workers for (docs/architecture.md).
+  static Candidate kernelbench_expected(const std::string& problem, const std::string& solution,
+                                        const std::string& python, const std::string& workdir);
 
   const std::string& path() const { return path_; }          // as given by the user
   const std::string& library() const { return library_; }    // the .so to load
@@ -101,27 +110,27 @@ class Candidate {
   /// workdir/build-asan.log; throws BuildError if that build fails). Empty for a prebuilt .so,
   /// which runs under valgrind instead.
   std::string sanitized_library() const;
+  /// The settings it was prepared under (its include directory and CUDA target).
+  const Settings& settings() const { return settings_; }
 
  private:
   std::string path_, library_, kind_, backend_, workdir_, problem_, python_;
   std::string problem_copy_, problem_origin_dir_;
   PrivateCopy copy_;
   CaptureLimits limits_;
+  Settings settings_;
   mutable std::string sanitized_;
   mutable std::shared_ptr<std::mutex> mu_ = std::make_shared<std::mutex>();
 };
 
-/// The directory candidates include <kcv/abi.h> from (env KCV_INCLUDE_DIR overrides).
-std::string kcv_include_dir();
-/// The directory holding torch/kcv_torch_worker.py (env KCV_ADAPTERS_DIR overrides).
-std::string kcv_adapters_dir();
-/// The Python interpreter for KernelBench candidates, as an absolute path: given, else env
-/// KCV_PYTHON, else /usr/bin/python3 (where Debian's python3-torch lives), else python3; a bare
-/// name is looked up on kcv's PATH. SetupError when there is no such executable.
-std::string resolve_python(const std::string& given);
-/// The positive integer in env `name` (at most `max`), or `unset` when it is unset or empty; any
-/// other value is a SetupError "NAME='value' is not a positive integer".
-int64_t positive_integer_env(const char* name, int64_t unset, int64_t max = INT64_MAX);
+/// The directory candidates include <kcv/abi.h> from: settings.include_dir, else kcv's own.
+std::string kcv_include_dir(const Settings& settings);
+/// The directory holding torch/kcv_torch_worker.py: settings.adapters_dir, else kcv's own.
+std::string kcv_adapters_dir(const Settings& settings);
+/// The Python interpreter for KernelBench candidates, as an absolute path: given, else
+/// settings.python, else /usr/bin/python3 (where Debian's python3-torch lives), else python3; a
+/// bare name is looked up on kcv's PATH. SetupError when there is no such executable.
+std::string resolve_python(const std::string& given, const Settings& settings);
 /// Runs argv, capturing stdout+stderr; returns the exit status (-1 if it could not start).
 int run_capture(const std::vector<std::string>& argv, std::string& output);
 /// The same within limits: -2 when it ran out of time (it was killed, its process group too).

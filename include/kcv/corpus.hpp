@@ -10,10 +10,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "kcv/settings.hpp"
 #include "kcv/stats.hpp"
 
 namespace kcv {
@@ -108,7 +110,7 @@ struct CorpusOptions {
   double compile_grace_s = -1;       // verify's --compile-grace; negative: verify's default
   double pair_timeout_s = 1800;      // wall clock per pair; then its process tree is killed
   std::string python;                // verify's --python; "" = not passed
-  std::string verifier;              // "" = default_corpus_verifier()
+  std::string verifier;              // "" = default_corpus_verifier(settings)
   /// Stop requests, read as the run goes (a signal handler may raise it): 1, start no new pair and
   /// let the running ones finish and be journaled; 2, also kill the running ones, unjournaled.
   const std::atomic<int>* stop = nullptr;
@@ -125,10 +127,24 @@ struct CorpusOptions {
   /// OUT/reference-cache, "off" for none. Used only where kcv is root (reference_cache_refusal);
   /// otherwise off, and the summary says why.
   std::string reference_cache;
+  /// Where the pairs keep their extension builds (verify --build-cache): "" for OUT/build-cache,
+  /// "off" for none. Used only where kcv is root (build_cache_refusal), never with self_check;
+  /// otherwise off, and the summary says why.
+  std::string build_cache;
+  /// The run's own (corpus_verifier, python, adapters_dir for the precompiled-header helper) and
+  /// every verifier's: the verifiers are kcv processes of their own that map their environment
+  /// onto Settings, so each gets these as its KCV_* variables (settings_variables), threads as
+  /// KCV_THREADS when positive, else cores/jobs.
+  Settings settings;
 };
 
-/// The verifier executable: env KCV_CORPUS_VERIFIER, else the running executable (/proc/self/exe).
-std::string default_corpus_verifier();
+/// The verifier executable: settings.corpus_verifier, else the running executable (/proc/self/exe).
+std::string default_corpus_verifier(const Settings& settings);
+
+/// The KCV_* variables that give a kcv process these settings, the inverse of the CLI's mapping
+/// (settings_from_environment, tools/kcv/environment.cpp): every variable it reads, in the order
+/// it documents them, each with its value or "" (unset: the default).
+std::vector<std::pair<std::string, std::string>> settings_variables(const Settings& settings);
 
 /// Counts of non-pass verdicts of one gate over the verified pairs.
 struct GateFailureCount {
@@ -162,6 +178,9 @@ struct CorpusRunSummary {
   /// computed and written, X rejected" over the pairs run now, or "off: <why>".
   uint64_t seed = 0;
   std::string reference_cache;
+  /// The build cache: "DIR: H entries used, S stored, R rejected, F refused, W write failures"
+  /// over the pairs run now, or "off: <why>".
+  std::string build_cache;
   std::vector<GateFailureCount> gates;   // in the reports' gate order
   /// Issue 21 item 4 (stats.hpp, verdict_split): the verified pairs that fail, split into own
   /// calling convention / library op only / crash in every gate / not said; and the same among

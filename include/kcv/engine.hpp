@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kcv/gate.hpp"
+#include "kcv/kernelbench_door.hpp"
+#include "kcv/settings.hpp"
 
 namespace kcv {
 
@@ -64,8 +66,8 @@ struct Report {
   uint64_t seed = 0;
   Verdict verdict = Verdict::fail;   // pass or fail
   std::vector<GateReport> gates;     // all 12, DESIGN order
-  /// KernelBench candidates: {problem, solution, python, compile_seconds, baseline?}; null otherwise.
-  nlohmann::json kernelbench;
+  /// The KernelBench front door's section (kernelbench_door.hpp); empty for another door's candidate.
+  std::optional<KernelBenchReport> kernelbench;
   /// The sandbox the workers ran in (the weakest of them; docs/security.md): what was in force,
   /// what the platform refused, and whether a PASS could stand. Null when no worker ran.
   nlohmann::json sandbox;
@@ -101,21 +103,19 @@ struct VerifyOptions {
   /// candidates, none (timeout_s) for ABI candidates.
   std::optional<double> compile_grace_s;
   std::string workdir;               // empty: a fresh temp dir, removed afterwards
-  // KernelBench candidates (docs/kernelbench.md): set both files instead of op and candidate.
-  std::string kernelbench_problem, kernelbench_solution;
-  std::string python;                // interpreter with torch (empty: resolve_python's default)
-  bool baseline = false;             // also run KernelBench's own check (--baseline kernelbench)
   double max_time_s = 0;             // the whole verification, wall clock (0: no limit)
   double compile_timeout_s = 300;    // the candidate's compile (each build), wall clock
   bool sandbox = true;               // false: --no-sandbox (a PASS is then withheld)
-  /// KernelBench: a directory for the reference's answers, content-addressed, shared by every
-  /// verification of the problem under the same seed (a corpus run's solutions, a resumed or
-  /// sharded run; docs/kernelbench.md "Reference cache"). Empty: none. Needs kcv to run as root.
-  std::string reference_cache;
-  /// KernelBench candidates: once every selected gate passed, time the candidate and the
-  /// reference (`kcv time`, docs/timing.md) into Report::timing; otherwise the section says why not.
+  /// A KernelBench pair instead of op and candidate (kernelbench_door.hpp, docs/kernelbench.md).
+  KernelBenchOptions kernelbench;
+  /// Once every selected gate passed, time the candidate and the reference (`kcv time`,
+  /// docs/timing.md) into Report::timing; otherwise the section says why not. Only a door with a
+  /// reference to time against (KernelBench) takes it.
   bool timing = false;
   int timing_reps = 30;              // timed repetitions per model, kMinTimingReps..kMaxTimingReps
+  /// Worker, paths, threads, sandbox switches, ... (settings.hpp; the CLI maps the environment's
+  /// KCV_* onto them). Default: kcv's defaults, whatever the environment says.
+  Settings settings;
 };
 
 /// Called after each gate finishes (for progress output).
@@ -124,45 +124,14 @@ using GateCallback = std::function<void(const GateReport&)>;
 /// Runs the verification. Throws SetupError for usage/setup problems.
 Report verify(const VerifyOptions& options, const GateCallback& on_gate = {});
 
-/// One KernelBench problem kept warm across candidates (issue 22, docs/python-api.md): its reference
-/// server starts once, and its answers are kept by case under one session seed, so the N-th
-/// candidate costs its own build and calls. Candidates run in workers as in verify(); verify may
-/// be called from several threads at once (the gates of each run side by side; a verification
-/// being timed runs alone). Throws SetupError as verify does.
-class KernelBenchSession {
- public:
-  /// seed: the session's (every candidate's) run seed; empty: drawn fresh. cache_bytes: reference
-  /// answers kept (0: KCV_REFERENCE_CACHE_BYTES, default a quarter of physical memory).
-  KernelBenchSession(const std::string& problem, const std::string& backend, const std::string& python = "",
-                     std::optional<uint64_t> seed = std::nullopt, std::size_t cache_bytes = 0);
-  ~KernelBenchSession();
-  KernelBenchSession(const KernelBenchSession&) = delete;
-  KernelBenchSession& operator=(const KernelBenchSession&) = delete;
-  /// The gates on `solution` against the session's problem; the options' problem, backend, python
-  /// and seed are the session's (set there; others as given).
-  Report verify(const std::string& solution, VerifyOptions options = {}, const GateCallback& on_gate = {});
-  uint64_t seed() const;
-  /// Reference answers served from the session's cache, and computed, so far; bytes kept.
-  int64_t reference_hits() const;
-  int64_t reference_misses() const;
-
- private:
-  struct State;
-  std::unique_ptr<State> s_;
-};
-
 /// Reruns one case of one gate exactly (same seed → same inputs) and returns its judgement.
 struct ReplayResult {
   std::string label;
   CaseJudgement judgement;
 };
 ReplayResult replay(const std::string& op, const std::string& candidate, const std::string& backend,
-                    const std::string& gate, uint64_t gate_seed, int64_t case_index, double timeout_s);
-/// The same for a KernelBench candidate (the report's kernelbench.problem / .solution).
-ReplayResult replay_kernelbench(const std::string& problem, const std::string& solution, const std::string& python,
-                                const std::string& backend, const std::string& gate, uint64_t gate_seed,
-                                int64_t case_index, double timeout_s);
-
+                    const std::string& gate, uint64_t gate_seed, int64_t case_index, double timeout_s,
+                    const Settings& settings = {});
 /// Whether text (a worker log, a judgement's evidence, a verifier's error) says the device or the
 /// host ran out of memory: torch's "CUDA out of memory" (torch.OutOfMemoryError), the runtime's
 /// "CUDA error: out of memory", "cudaErrorMemoryAllocation" (e.g. compute-sanitizer's report of a

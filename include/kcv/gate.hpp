@@ -170,10 +170,12 @@ std::vector<CasePlan> plans_of(std::vector<Case> cases);
 std::vector<Case> make_all(const std::vector<CasePlan>& plans);
 
 class Candidate;
+class Backend;
 
 struct GateContext {
   const Contract& contract;
-  std::string backend;              // "cpu" or "cuda"
+  /// What the gates ask of the device (kcv/backends/host_backend.hpp): they compare no names.
+  const Backend& backend;
   const Candidate& candidate;
 };
 
@@ -188,6 +190,11 @@ class Gate {
   /// The same cases, made only when the engine asks. Default: cases(), made at once. Gates whose
   /// cases are full-size override it (and make cases() from it).
   virtual std::vector<CasePlan> plan(const GateContext& ctx, uint64_t seed) const { return plans_of(cases(ctx, seed)); }
+  /// The worker options its cases run under other than the default WorkerOptions{}, known before
+  /// any case is made (the same for every seed): the engine starts those workers beside the main
+  /// one (docs/architecture.md "Standby workers"). A test holds it equal to what cases() uses; one
+  /// left out costs time, never a verdict. Default: none.
+  virtual std::vector<WorkerOptions> worker_options(const GateContext&) const { return {}; }
   /// What the gate left out and why (e.g. shapes the contract rejects), said beside its verdict.
   virtual std::string note(const GateContext&) const { return {}; }
   /// A check of the candidate's build that runs nothing (sanitizer: the TMEM check of an sm_100

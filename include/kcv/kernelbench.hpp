@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kcv/contract.hpp"
+#include "kcv/kernelbench_door.hpp"
+#include "kcv/settings.hpp"
 
 namespace kcv {
 
@@ -29,6 +31,8 @@ struct KernelBenchSetup {
   /// verification of the problem (a corpus run's other solutions, a resumed or sharded run;
   /// docs/kernelbench.md "Reference cache"). Empty: none. Needs kcv to run as root.
   std::string reference_cache;
+  /// Adapters directory, threads, KCV_MAX_ELEMENTS's cap, the precompiled header, the disk cache's entry cap.
+  Settings settings;
 };
 
 /// The calibrated bound's constant: allowed_i = K·max(max_j e_j, u·max_j |r_j|) + 2u·|r_i| where e
@@ -36,18 +40,13 @@ struct KernelBenchSetup {
 /// KCV_TORCH_BOUND=calibrated, else the floor of the elements no derived rule covers.
 inline constexpr double kKernelBenchK = 32;
 
-/// The most elements (inputs plus outputs, at the problem's own sizes) one call may move: env
-/// KCV_MAX_ELEMENTS, default 2^27. kcv holds about 40 bytes per element of the case it is judging
-/// (5.1 GB at 2^27, measured on cpu), the torch reference server about 26. Larger problems are a
-/// setup error, not an out-of-memory kill.
-int64_t max_elements_per_call();
 
 /// A precompiled torch/extension.h manifest (the JSON object kcv_torch_pch.py prints) as the
 /// torch worker takes it: an array of {key, header, gch, sha256}. Text that is not such a
 /// manifest is a SetupError naming what is wrong.
 nlohmann::json torch_pch_entries(const std::string& manifest);
-/// The same for env KCV_TORCH_PCH (`kcv corpus run` sets it); empty when unset.
-nlohmann::json torch_pch_entries();
+/// The same for Settings::torch_pch (env KCV_TORCH_PCH, which `kcv corpus run` sets); empty when unset.
+nlohmann::json torch_pch_entries(const Settings& settings);
 /// The entries whose gch kcv copied into workdir/torch-pch/<sha256[:16]>/torch/ (beside a stub
 /// extension.h), each copy's bytes checked against the entry's sha256: where the torch worker
 /// finds them. An entry whose file is unreadable or not the one hashed is left out.
@@ -96,12 +95,11 @@ class KernelBenchContract : public Contract {
   /// What the reference server runs on (provenance, issue 21 item 8): "torch" (torch.__version__),
   /// "torch_cuda" (torch.version.cuda), "gpu" (the device's name on cuda); absent when unknown.
   const nlohmann::json& runtime() const;
-  /// The bound so far (report key kernelbench.bound): {"mode": "derived"|"calibrated"}, and with
-  /// the derived bound the references answered, per output how many elements were judged by the
-  /// derived bound, by the calibrated floor (an op without a rule made or fed them) and free in
-  /// class (DESIGN §4 (c)), where fp32 eager erred beyond the derived bound ("eager_over"), and
-  /// the ops without a rule ("unruled").
-  nlohmann::json bound_summary() const;
+  /// The bound so far (the report's kernelbench.bound): its mode, and with the derived bound the
+  /// references answered, per output how many elements were judged by the derived bound, by the
+  /// calibrated floor (an op without a rule made or fed them) and free in class (DESIGN §4 (c)),
+  /// where fp32 eager erred beyond the derived bound, and the ops without a rule.
+  KernelBenchBound bound_summary() const;
   /// Why the reference rejected b (empty when it did not).
   std::string rejection(const Bindings& b) const override;
   /// shape_within(kStructuralElements).
@@ -149,8 +147,8 @@ class KernelBenchContract : public Contract {
 
 /// KernelBench's own acceptance check (5 trials at the fixed shape, inputs from get_inputs()
 /// under seeds 0..4, allclose(atol=rtol=1e-2) against Model in float32), run through the runner
-/// like any case. Returns {"verdict","trials","atol","rtol","max_abs_diff","detail"}.
-nlohmann::json kernelbench_baseline(const KernelBenchContract& contract, Runner& runner);
+/// like any case.
+KernelBenchBaseline kernelbench_baseline(const KernelBenchContract& contract, Runner& runner);
 
 /// How `kcv time` / timing=True times a candidate that passed its gates (docs/timing.md).
 struct TimingOptions {

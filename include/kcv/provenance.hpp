@@ -20,9 +20,9 @@ std::string sha256_hex(std::string_view data);
 std::string sha256_file(const std::string& path);
 
 /// The machine's side of a report's "provenance": kcv_version, kcv_commit, host (gethostname),
-/// backend; on cuda also gpu (the driver's model names, /proc/driver/nvidia/gpus; with
-/// CUDA_VISIBLE_DEVICES when set), driver (/proc/driver/nvidia/version) and cuda (the toolkit kcv
-/// was built with). A value that cannot be found is null, never a guess.
+/// backend, and the backend's own (Backend::provenance; cuda: gpu, the driver's model names from
+/// /proc/driver/nvidia/gpus, with CUDA_VISIBLE_DEVICES when set; driver, /proc/driver/nvidia/version;
+/// cuda, the toolkit kcv was built with). A value that cannot be found is null, never a guess.
 nlohmann::json machine_provenance(const std::string& backend);
 
 }  // namespace kcv

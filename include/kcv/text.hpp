@@ -15,6 +15,9 @@ namespace kcv {
 /// (two characters): a one-line message stays one line. Valid, printable text is unchanged.
 std::string clean_text(std::string_view s, bool keep_newlines = false);
 
+/// s without its leading and trailing blanks (space, tab, CR, LF).
+std::string trim_blanks(std::string_view s);
+
 /// The longest prefix of s of at most n bytes that does not end inside a UTF-8 sequence.
 std::string_view utf8_prefix(std::string_view s, std::size_t n);
 

@@ -151,6 +151,17 @@ class _Files:
         return p
 
 
+class _KeptFiles(_Files):
+    """_Files whose directory outlives the call (a session's): removed by remove()."""
+
+    def __exit__(self, *exc):
+        pass
+
+    def remove(self):
+        _Files.__exit__(self, None, None, None)
+        self.dir = None
+
+
 def _candidate_name(src: str, language: Optional[str]) -> str:
     ext = {"c": ".c", "c++": ".cpp", "cpp": ".cpp", "cuda": ".cu", "cu": ".cu"}
     if language is not None:
@@ -254,6 +265,8 @@ class Session:
         self._seeds = [self._s.seed]
         import threading
         self._lock = threading.Lock()
+        self._text = _KeptFiles()  # solutions given as text, one at a time (verify)
+        self._text_busy = False
 
     @property
     def seed(self) -> int:
@@ -297,11 +310,23 @@ class Session:
                timing: bool = False, timing_reps: Optional[int] = None) -> Result:
         """The gates on one solution (and, with timing=True, its timing once they all pass: while
         it is timed no other verification of this session runs)."""
-        with _Files() as files:
-            opts = {"gates": _gates(gates), "timeout": timeout, "baseline": baseline, "sandbox": sandbox,
-                    "max_time": max_time, "timing": bool(timing), "timing_reps": timing_reps}
-            path = files.path("solution", solution, "solution.py")
-            return _result(self._next().verify_json(path, opts))
+        opts = {"gates": _gates(gates), "timeout": timeout, "baseline": baseline, "sandbox": sandbox,
+                "max_time": max_time, "timing": bool(timing), "timing_reps": timing_reps}
+        # Source text goes into the session's own directory while no other verification of it
+        # uses that: the next candidate's workers, started early (docs/architecture.md "The
+        # session-wide pool"), keep the solution's directory reachable and expect that one.
+        with self._lock:
+            own = not self._text_busy and isinstance(solution, str) and "\n" in solution
+            if own:
+                self._text_busy = True
+        try:
+            with (self._text if own else _Files()) as files:
+                path = files.path("solution", solution, "solution.py")
+                return _result(self._next().verify_json(path, opts))
+        finally:
+            if own:
+                with self._lock:
+                    self._text_busy = False
 
     def verify_many(self, solutions: Iterable[Source], jobs: int = 1, **kwargs) -> list:
         """verify() on each solution, up to `jobs` at once (threads of this process; each
@@ -325,8 +350,9 @@ class Session:
 
     def close(self):
         if self._s is not None:
-            self._s = None  # ends the reference server
+            self._s = None  # ends the reference server and the workers started for the next candidate
             self._files.__exit__(None, None, None)
+            self._text.remove()
 
     def __enter__(self):
         return self

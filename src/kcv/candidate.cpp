@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/build_config.hpp"
 #include "kcv/core/sha256.hpp"
 #include "kcv/runner.hpp"
@@ -27,17 +28,8 @@ namespace fs = std::filesystem;
 
 namespace kcv {
 
-int64_t positive_integer_env(const char* name, int64_t unset, int64_t max) {
-  const char* e = std::getenv(name);
-  if (!e || !*e) return unset;
-  char* end = nullptr;
-  const long long v = std::strtoll(e, &end, 10);
-  if (*end != '\0' || v <= 0 || v > max) throw SetupError(fmt::format("{}='{}' is not a positive integer", name, e));
-  return v;
-}
-
-std::string kcv_include_dir() {
-  if (const char* e = std::getenv("KCV_INCLUDE_DIR"); e && *e) return e;
+std::string kcv_include_dir(const Settings& settings) {
+  if (!settings.include_dir.empty()) return settings.include_dir;
   // An installed kcv finds ../include beside its bin/; a build tree uses the source tree.
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -48,8 +40,8 @@ std::string kcv_include_dir() {
   return KCV_BUILD_INCLUDE_DIR;
 }
 
-std::string kcv_adapters_dir() {
-  if (const char* e = std::getenv("KCV_ADAPTERS_DIR"); e && *e) return e;
+std::string kcv_adapters_dir(const Settings& settings) {
+  if (!settings.adapters_dir.empty()) return settings.adapters_dir;
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
@@ -59,10 +51,8 @@ std::string kcv_adapters_dir() {
   return KCV_BUILD_ADAPTERS_DIR;
 }
 
-std::string resolve_python(const std::string& given) {
-  std::string name = given;
-  if (name.empty())
-    if (const char* e = std::getenv("KCV_PYTHON"); e && *e) name = e;
+std::string resolve_python(const std::string& given, const Settings& settings) {
+  std::string name = given.empty() ? settings.python : given;
   if (name.empty()) name = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   // NOTES: one interpreter for the reference server and every worker, named by an absolute path.
   // A python finds its venv by looking its own name up on its own PATH, and a worker runs with a
@@ -78,6 +68,8 @@ std::string resolve_python(const std::string& given) {
     if (!runnable(p)) throw SetupError(fmt::format("python interpreter '{}' is not an executable file", name));
     return p.string();
   }
+  // NOTES: kcv's own PATH, as a shell would look the name up: an environment the library passes
+  // through, not a setting of its own (include/kcv/settings.hpp).
   const char* path = std::getenv("PATH");
   std::istringstream dirs(path ? path : "");
   for (std::string dir; std::getline(dirs, dir, ':');) {
@@ -187,30 +179,24 @@ void build(const std::vector<std::string>& cmd, const CaptureLimits& limits, con
     throw BuildError(fmt::format("{}: {} (whole compiler output: {})", what, first_error(out), log), log);
 }
 
-std::vector<std::string> compile_command(const std::string& kind, const std::string& src, const std::string& out,
-                                         bool sanitize, const std::string& origin_dir) {
-  std::vector<std::string> cmd;
-  const std::string opt = sanitize ? "-O1" : "-O2";
-  if (kind == "c") cmd = {"cc", "-std=gnu17", opt, "-shared", "-fPIC"};
-  else if (kind == "cpp") cmd = {"c++", "-std=c++20", opt, "-shared", "-fPIC"};
-  else {
-    const char* arch = std::getenv("KCV_CUDA_ARCH");
-    const std::string a = arch && *arch ? arch : "90a";
-    cmd = {"nvcc", "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
-           "-gencode", fmt::format("arch=compute_{0},code=sm_{0}", a), "-lineinfo"};
-  }
+/// The build of a source candidate on `backend` (its CompileRecipe for the kind), sanitized or not.
+std::vector<std::string> compile_command(const std::string& backend, const std::string& kind, const std::string& src,
+                                         const std::string& out, bool sanitize, const std::string& origin_dir,
+                                         const Settings& settings) {
+  const std::optional<CompileRecipe> recipe = backend_named(backend).compile_recipe(kind, settings);
+  if (!recipe) throw SetupError(fmt::format("backend '{}' does not build {} sources", backend, kind));
+  std::vector<std::string> cmd = recipe->command;
   if (sanitize) {
+    std::replace(cmd.begin(), cmd.end(), recipe->optimize, std::string("-O1"));
     cmd.insert(cmd.end(), {"-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"});
   }
-  cmd.insert(cmd.end(), {"-I", kcv_include_dir()});
+  cmd.insert(cmd.end(), {"-I", kcv_include_dir(settings)});
   // NOTES: #include "x.h" finds the private copy's own files first (the including file's
   // directory); the original directory comes after, for what the copy leaves out (above its cap,
-  // outside the directory: "../common/x.h"). nvcc has no -iquote (H200, 2026-12: every cuda
-  // candidate failed with "Unknown option '-iquote'"), and its front end must see the directory
-  // too: -I there, after kcv's own.
-  if (!origin_dir.empty()) cmd.insert(cmd.end(), {kind == "cu" ? "-I" : "-iquote", origin_dir});
+  // outside the directory: "../common/x.h"), on the recipe's flag for it.
+  if (!origin_dir.empty()) cmd.insert(cmd.end(), {recipe->quote_include, origin_dir});
   cmd.insert(cmd.end(), {"-o", out, src});
-  if (kind != "cu") cmd.push_back("-lm");  // the candidate names its own libm: the worker need not have it
+  if (recipe->link_libm) cmd.push_back("-lm");
   return cmd;
 }
 
@@ -319,21 +305,27 @@ std::string PrivateCopy::describe() const {
 }
 
 Candidate Candidate::prepare(const std::string& path, const std::string& backend, const std::string& workdir,
-                             const CaptureLimits& limits) {
+                             const CaptureLimits& limits, const Settings& settings) {
   if (!fs::is_regular_file(path)) throw SetupError(fmt::format("candidate '{}' does not exist or is not a file", path));
   Candidate c;
   c.path_ = fs::absolute(path).string();
   c.backend_ = backend;
   c.workdir_ = workdir;
   c.limits_ = limits;
+  c.settings_ = settings;
   const std::string ext = fs::path(path).extension().string();
   if (ext == ".c") c.kind_ = "c";
   else if (ext == ".cpp" || ext == ".cc" || ext == ".cxx") c.kind_ = "cpp";
   else if (ext == ".cu") c.kind_ = "cu";
   else if (ext == ".so") c.kind_ = "so";
   else throw SetupError(fmt::format("candidate '{}': expected a .c, .cpp, .cu or .so file", path));
-  if (c.kind_ == "cu" && backend != "cuda")
-    throw SetupError(fmt::format("candidate '{}' is CUDA source; use --backend cuda", path));
+  if (c.kind_ != "so" && !backend_named(backend).compile_recipe(c.kind_, settings)) {
+    std::string which;
+    for (const std::string& name : backend_names())
+      if (backend_named(name).compile_recipe(c.kind_, settings)) which += (which.empty() ? "" : " or ") + name;
+    throw SetupError(fmt::format("candidate '{}' is {} source, which backend '{}' does not build; use --backend {}", path,
+                                 c.kind_ == "cu" ? "CUDA" : c.kind_, backend, which.empty() ? "?" : which));
+  }
 
   // NOTES: every build (plain and sanitized) and every worker use one private, read-only copy,
   // made once here, whose SHA-256 the report carries: the file at the user's path can change
@@ -347,7 +339,7 @@ Candidate Candidate::prepare(const std::string& path, const std::string& backend
     return c;
   }
   c.library_ = (fs::path(workdir) / "candidate.so").string();
-  build(compile_command(c.kind_, c.copy_.file, c.library_, false, c.copy_.origin_dir), limits,
+  build(compile_command(backend, c.kind_, c.copy_.file, c.library_, false, c.copy_.origin_dir, settings), limits,
         (fs::path(workdir) / "build.log").string(), fmt::format("candidate '{}' does not compile", path));
   return c;
 }
@@ -384,6 +376,20 @@ Candidate Candidate::kernelbench(const std::string& problem, const std::string& 
   return c;
 }
 
+Candidate Candidate::kernelbench_expected(const std::string& problem, const std::string& solution,
+                                          const std::string& python, const std::string& workdir) {
+  Candidate c;
+  c.kind_ = "kernelbench";
+  c.path_ = fs::absolute(solution).string();
+  c.problem_ = fs::absolute(problem).string();
+  c.problem_copy_ = c.problem_;
+  c.python_ = python;
+  c.workdir_ = workdir;
+  // Where kernelbench() puts the private copy (private_copy: into/<the file's own name>).
+  c.library_ = (fs::path(workdir) / "candidate-src" / fs::path(c.path_).filename()).string();
+  return c;
+}
+
 std::vector<std::string> Candidate::python_search_path() const {
   std::vector<std::string> dirs;
   for (const std::string& f : {library_, problem_copy_}) dirs.push_back(fs::path(f).parent_path().string());
@@ -400,7 +406,8 @@ std::string Candidate::sanitized_library() const {
   std::lock_guard<std::mutex> lock(*mu_);
   if (sanitized_.empty()) {
     const std::string lib = (fs::path(workdir_) / "candidate-asan.so").string();
-    build(compile_command(kind_, copy_.file, lib, true, copy_.origin_dir), limits_, (fs::path(workdir_) / "build-asan.log").string(),
+    build(compile_command(backend_, kind_, copy_.file, lib, true, copy_.origin_dir, settings_), limits_,
+          (fs::path(workdir_) / "build-asan.log").string(),
           fmt::format("candidate '{}' does not build with sanitizers", path_));
     sanitized_ = lib;
   }

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -54,23 +55,102 @@ int64_t default_address_space_limit() {
   return std::min(cap, pages / 4 * 3 * page);
 }
 
-int default_threads() {
-  return static_cast<int>(positive_integer_env("KCV_THREADS", std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)), 4096));
+int default_threads(const Settings& settings) {
+  return settings.threads > 0 ? settings.threads : static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
 }
 
-std::string default_worker_path() {
-  if (const char* e = std::getenv("KCV_WORKER"); e && *e) return e;
+std::string default_worker_path(const Settings& settings) {
+  if (!settings.worker.empty()) return settings.worker;
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec && fs::exists(exe.parent_path() / "kcv-worker")) return (exe.parent_path() / "kcv-worker").string();
   return KCV_BUILD_WORKER_PATH;
 }
 
+namespace {
+/// A worker's options as the report's standby notes say them.
+std::string options_text(const WorkerOptions& o) {
+  return fmt::format("threads {}{}{}", o.threads, o.sanitized ? ", sanitized" : "",
+                     o.sanitizer_tool.empty() ? "" : " (" + o.sanitizer_tool + ")");
+}
+}  // namespace
+
 Runner::Runner(const Candidate& candidate, RunnerOptions options)
     : candidate_(candidate), opt_(std::move(options)), backend_(backend_named(opt_.backend)) {}
 
 Runner::~Runner() {
+  for (auto& s : standby_) isolation::end_worker(s, 0);  // never given a batch: nothing of the candidate ran
   for (auto& s : sessions_) isolation::end_worker(s, 1);  // end of file on fd 5: a session worker exits by itself
+}
+
+isolation::Context Runner::context_for(const WorkerOptions& wopts) const {
+  isolation::Context ctx{opt_, candidate_, backend_, wopts, isolation::worker_mode(backend_, candidate_, wopts, opt_.timeout_s), {}};
+  ctx.library = ctx.mode.sanitizer.instrumented_build ? candidate_.sanitized_library() : candidate_.library();
+  return ctx;
+}
+
+void Runner::start_one_standby(const WorkerOptions& o, std::vector<std::string>* unused) {
+  std::string why;
+  if (std::optional<isolation::Session> s = isolation::start_standby(context_for(o), serial_++, &why))
+    standby_.push_back(std::move(*s));
+  else
+    unused->push_back(fmt::format("{}: {}", options_text(o), why));
+}
+
+void Runner::start_standby(const std::vector<WorkerOptions>& options) {
+  if (!opt_.settings.standby || !candidate_.runs_in_torch_worker() || candidate_.library().empty()) return;
+  for (const WorkerOptions& o : options) {
+    const bool have = o == WorkerOptions{} ||
+                      std::any_of(standby_.begin(), standby_.end(), [&](const auto& s) { return s.options == o; }) ||
+                      std::any_of(sessions_.begin(), sessions_.end(), [&](const auto& s) { return s.options == o; });
+    if (have) continue;
+    ++standby_started_;
+    start_one_standby(o, &standby_unused_);
+  }
+}
+
+void Runner::adopt(WorkerPool& pool) {
+  using namespace isolation;
+  std::vector<Session> offered = std::move(pool.workers_);
+  pool.workers_.clear();
+  for (Session& w : offered) {
+    ++pool_offered_;
+    std::string why;
+    const bool taken_already = std::any_of(standby_.begin(), standby_.end(), [&](const Session& s) {
+      return s.options == w.options;
+    });
+    const bool fits = candidate_.runs_in_torch_worker() && !candidate_.library().empty() && w.serial >= serial_ &&
+                      !taken_already;
+    if (!fits) why = "this verification starts no such worker";
+    if (fits && spawn_matches(context_for(w.options), w, &why)) {
+      serial_ = w.serial + 1;
+      pooled_.insert(w.serial);
+      if (w.options == WorkerOptions{})
+        pool_main_age_s_ = std::chrono::duration<double>(Clock::now() - w.started).count();
+      standby_.push_back(std::move(w));
+      continue;
+    }
+    end_worker(w, 0);  // nothing of any candidate ran in it
+    pool_unused_.push_back(fmt::format("{}: {}", options_text(w.options), why));
+  }
+}
+
+WorkerPool::WorkerPool(const Candidate& expected, RunnerOptions options, const std::vector<WorkerOptions>& extra)
+    : thread_(std::this_thread::get_id()) {
+  // NOTES: numbered as Runner numbers a verification's workers: the standby ones first
+  // (start_standby), then the main one (the probe's batch).
+  Runner r(expected, std::move(options));
+  r.start_standby(extra);
+  r.start_one_standby(WorkerOptions{}, &r.standby_unused_);
+  workers_ = std::move(r.standby_);
+  r.standby_.clear();
+  not_started_ = r.standby_unused_;
+}
+
+int WorkerPool::size() const { return static_cast<int>(workers_.size()); }
+
+WorkerPool::~WorkerPool() {
+  for (auto& w : workers_) isolation::end_worker(w, 0);
 }
 
 int64_t staged_bytes(const Case& c) {
@@ -133,6 +213,25 @@ isolation::Session Runner::worker_for(const isolation::Context& ctx, const isola
     end_worker(s, 1);  // it is gone: a fresh worker
   }
   *reused = false;
+  // A standby worker of these options: the batch's new worker (it loads the candidate now, under
+  // the load timeout, as one started here would).
+  auto standby = std::find_if(standby_.begin(), standby_.end(), [&](const Session& s) { return s.options == ctx.wopts; });
+  if (standby != standby_.end()) {
+    Session s = std::move(*standby);
+    standby_.erase(standby);
+    std::string why;
+    if (await_standby(ctx, s, &why)) {
+      if (send_data_file(s, data.fd())) {
+        ++(pooled_.count(s.serial) ? pool_used_ : standby_used_);
+        if (!in_force_) in_force_ = s.proc.in_force;
+        else in_force_->weaken_to(s.proc.in_force);
+        return s;
+      }
+      end_worker(s, 0);
+      why = "it was gone when its batch came";
+    }
+    (pooled_.count(s.serial) ? pool_unused_ : standby_unused_).push_back(fmt::format("{}: {}", options_text(ctx.wopts), why));
+  }
   Session w = start_worker(ctx, serial_++, data);
   if (!in_force_) in_force_ = w.proc.in_force;
   else in_force_->weaken_to(w.proc.in_force);
@@ -141,8 +240,7 @@ isolation::Session Runner::worker_for(const isolation::Context& ctx, const isola
 
 std::vector<CaseRun> Runner::run_batch(const std::vector<const Case*>& batch, const WorkerOptions& wopts) {
   using namespace isolation;
-  Context ctx{opt_, candidate_, backend_, wopts, worker_mode(backend_, candidate_, wopts, opt_.timeout_s), {}};
-  ctx.library = ctx.mode.sanitizer.instrumented_build ? candidate_.sanitized_library() : candidate_.library();
+  Context ctx = context_for(wopts);
 
   // Staged in the data file of the session worker of these options when it has one that fits.
   // NOTES: buffers are placed at varied offsets (issue 25 class 3) where kcv-worker can place

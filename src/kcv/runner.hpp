@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <optional>
@@ -19,6 +20,7 @@
 #include "kcv/candidate.hpp"
 #include "kcv/gate.hpp"
 #include "kcv/sandbox.hpp"
+#include "kcv/settings.hpp"
 
 namespace kcv {
 
@@ -30,7 +32,7 @@ struct Session;
 
 struct RunnerOptions {
   std::string backend = "cpu";
-  std::string worker;          // path of kcv-worker
+  std::string worker;          // path of kcv-worker (default_worker_path(settings))
   std::string workdir;         // scratch space of this verification (worker cwds, logs)
   double timeout_s = 10;       // per call, wall clock (the load phase gets the same)
   uint64_t canary_key = 0;
@@ -46,13 +48,15 @@ struct RunnerOptions {
   nlohmann::json kernelbench;
   /// Confine every worker (src/kcv/sandbox.hpp). false: --no-sandbox, and a PASS is withheld.
   bool sandbox = true;
-  /// Protections switched off for diagnosis (sandbox::Protection bits; env KCV_SANDBOX_OFF): the
-  /// report lists them and a PASS is withheld.
-  uint32_t sandbox_off = 0;
   /// The overall limit (--max-time): past it no worker starts and a running one is ended; the
   /// case is a TIMEOUT that says so. The default: none.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   double max_time_s = 0;
+  /// What the workers' start reads beyond the above: sandbox_off (the report lists those
+  /// protections and a PASS is withheld), standby (start_standby starts workers ahead: torch
+  /// candidates, docs/architecture.md "Standby workers"), threads, adapters_dir,
+  /// sanitizer_port_ranges. The worker's path is `worker` above.
+  Settings settings;
 };
 
 /// Thrown when kcv was asked to stop (SIGINT/SIGTERM through request_stop): workers are ended
@@ -67,14 +71,14 @@ void request_stop(int sig);
 /// The signal that asked kcv to stop, or 0.
 int stop_requested();
 
-/// Path of kcv-worker: env KCV_WORKER, else beside the running executable, else the build tree's.
-std::string default_worker_path();
+/// Path of kcv-worker: settings.worker, else beside the running executable, else the build tree's.
+std::string default_worker_path(const Settings& settings);
 
 /// CPU threads a candidate (and the torch reference server) gets unless a case asks otherwise:
-/// env KCV_THREADS (a positive integer; anything else is a SetupError), else the machine's cores.
-/// `kcv corpus run --jobs N` sets it to cores/N for its verifiers: N torch processes with a
+/// settings.threads when positive, else the machine's cores.
+/// `kcv corpus run --jobs N` sets its verifiers' KCV_THREADS to cores/N: N torch processes with a
 /// thread per core each would spin on each other's cores.
-int default_threads();
+int default_threads(const Settings& settings);
 
 /// RLIMIT_AS of an unsanitized cpu worker: 32 GiB or three quarters of the machine's memory,
 /// whichever is less (a runaway candidate meets its own limit before the host's OOM killer).
@@ -110,6 +114,33 @@ inline constexpr int64_t kBatchBytes = int64_t(512) << 20;
 /// What staging a case takes: twice the bytes of every input and output of every call.
 int64_t staged_bytes(const Case& c);
 
+class Runner;
+
+/// The session-wide pool (docs/architecture.md "The session-wide pool"): the workers a
+/// verification of `expected` under `options` would start — the standby workers of `extra`, then
+/// the main one (WorkerOptions{}) — started here and now, numbered as that verification's Runner
+/// numbers them, each importing torch and reading no candidate. A later verification's Runner
+/// takes them (Runner::adopt) once it has proved each one's spawn equal to its own. Started on
+/// the thread that will verify next (pdeathsig: a worker dies when the thread that started it ends).
+class WorkerPool {
+ public:
+  WorkerPool(const Candidate& expected, RunnerOptions options, const std::vector<WorkerOptions>& extra);
+  ~WorkerPool();  // ends the workers not taken (none has read a candidate)
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+  /// Workers waiting, and why others could not start.
+  int size() const;
+  const std::vector<std::string>& not_started() const { return not_started_; }
+  /// The thread that started them: only a verification on it may take them.
+  std::thread::id thread() const { return thread_; }
+
+ private:
+  friend class Runner;
+  std::vector<isolation::Session> workers_;
+  std::vector<std::string> not_started_;
+  std::thread::id thread_;
+};
+
 class Runner {
  public:
   Runner(const Candidate& candidate, RunnerOptions options);
@@ -120,6 +151,30 @@ class Runner {
   /// loaded or lacks kcv_run or declares another ABI version; a candidate that crashes while
   /// loading is left to the gates (they report CRASH).
   void probe();
+  /// Starts one standby worker per option (other than the default one and those already
+  /// started), here and now; their imports run in them, beside everything else. Each imports
+  /// torch, reads no candidate and waits for the first batch of its options, which it then runs as
+  /// that batch's new worker. A torch candidate only (a kcv-worker starts in milliseconds), and
+  /// only with options().settings.standby. One that fails before it is ready is ended, and its batch starts
+  /// a worker of its own as without it.
+  void start_standby(const std::vector<WorkerOptions>& options);
+  /// Takes the pool's workers whose spawn equals the one this runner would make for their
+  /// options and number (isolation::spawn_matches) as its standby workers (the main one too: the
+  /// probe's batch goes to it); ends the others, reported in pool_unused(). The pool is left empty.
+  void adopt(WorkerPool& pool);
+  /// Pooled workers offered, taken (spawn proved equal), and used (ran a batch); why the others
+  /// were not used; whether the main worker was a pooled one, and how long before adopt() it was
+  /// started (seconds; negative: not pooled).
+  int pool_offered() const { return pool_offered_; }
+  int pool_taken() const { return static_cast<int>(pooled_.size()); }
+  int pool_used() const { return pool_used_; }
+  const std::vector<std::string>& pool_unused() const { return pool_unused_; }
+  double pool_main_age_s() const { return pool_main_age_s_; }
+  /// Standby workers started, and those that ran a batch.
+  int standby_started() const { return standby_started_; }
+  int standby_used() const { return standby_used_; }
+  /// Why a standby worker a batch looked for was not used (its options and the reason), in order.
+  const std::vector<std::string>& standby_unused() const { return standby_unused_; }
   /// Runs the cases in order, batching consecutive cases with the same worker options into one
   /// worker. Stops after the first case whose worker crashed or timed out: the result has one
   /// CaseRun per case run, that one last.
@@ -133,6 +188,7 @@ class Runner {
   const RunnerOptions& options() const { return opt_; }
 
  private:
+  friend class WorkerPool;
   /// One batch of cases with the same worker options in one worker (src/kcv/isolation/).
   std::vector<CaseRun> run_batch(const std::vector<const Case*>& batch, const WorkerOptions& opts);
   /// The waiting session worker of ctx's options, handed the data file, or a fresh worker on it
@@ -152,6 +208,19 @@ class Runner {
   /// said `idle` and waits on its session socket for the next data file. Ended by the destructor
   /// or by any abnormal batch.
   std::vector<isolation::Session> sessions_;
+  /// Standby workers (importing torch, or idle): each is taken by the first batch of its options.
+  std::vector<isolation::Session> standby_;
+  int standby_started_ = 0, standby_used_ = 0;
+  std::vector<std::string> standby_unused_;
+  /// Serials of the standby workers that came from a pool (adopt), and the pool's counts.
+  std::set<int> pooled_;
+  int pool_offered_ = 0, pool_used_ = 0;
+  double pool_main_age_s_ = -1;
+  std::vector<std::string> pool_unused_;
+  /// Starts one standby worker of options o, numbered serial_++.
+  void start_one_standby(const WorkerOptions& o, std::vector<std::string>* unused);
+  /// The batch context of worker options wopts (what the worker loads, how it runs).
+  isolation::Context context_for(const WorkerOptions& wopts) const;
 };
 
 }  // namespace kcv

@@ -7,7 +7,11 @@
 // on a status pipe (fixed-size records, written before exec: the candidate never holds it), and
 // in namespace mode init reports the worker's wait status there too.
 // NOTES: the children run between clone/fork and exec in a copy of a possibly multithreaded kcv:
-// nothing there allocates; every string and the seccomp program are made before.
+// nothing there allocates; every string and the seccomp program are made before. Nor does
+// anything there take a lock of the C library: a lock another thread of kcv held when init was
+// copied stays held in the copy forever. So init forks with the bare system call (the C
+// library's fork takes stdio's and malloc's locks) and the uid change is the bare system call
+// (the C library's signals every thread it believes exists, under a lock of its own).
 #include "kcv/sandbox.hpp"
 
 #include <dirent.h>
@@ -186,6 +190,9 @@ void put(int fd, const Record& r) {
   (void)ignored;
 }
 
+/// fork() without the C library's locks (see the NOTES at the top): for init, a copy made by clone().
+pid_t bare_fork() { return static_cast<pid_t>(syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr)); }
+
 [[noreturn]] void abort_child(const ChildPlan& c, Step step, int err) {
   put(c.status_w, Record{kAbort, step, err, 0});
   _exit(126);
@@ -271,9 +278,10 @@ bool loopback_works() {
         limits = setrlimit(RLIMIT_NPROC, &tasks) == 0 && limits;
       }
       const gid_t groups[1] = {me.device_group};
-      if (setgroups(me.device_group ? 1 : 0, me.device_group ? groups : nullptr) != 0 ||
-          setresgid(kWorkerGid, kWorkerGid, kWorkerGid) != 0 ||
-          setresuid(kWorkerUid, kWorkerUid, kWorkerUid) != 0)
+      // The bare system calls: this process has one thread (see the NOTES at the top).
+      if (syscall(SYS_setgroups, me.device_group ? 1 : 0, me.device_group ? groups : nullptr) != 0 ||
+          syscall(SYS_setresgid, kWorkerGid, kWorkerGid, kWorkerGid) != 0 ||
+          syscall(SYS_setresuid, kWorkerUid, kWorkerUid, kWorkerUid) != 0)
         failed |= kFailUid;
     }
     if (!limits) failed |= kFailRlimits;
@@ -355,7 +363,7 @@ int init_main(void* arg) {
       failed |= kFailProc;
   }
   put(c.status_w, Record{kInitReady, failed, 0, 0});
-  const pid_t worker = fork();
+  const pid_t worker = bare_fork();
   if (worker == 0) become_worker(c);
   // init keeps only its status pipe.
   const int status_w = c.status_w;
@@ -585,32 +593,127 @@ void InForce::weaken_to(const InForce& o) {
     if (std::find(switched_off.begin(), switched_off.end(), r) == switched_off.end()) switched_off.push_back(r);
 }
 
-Process spawn(const Request& r) {
-  Process p;
-  InForce& f = p.in_force;
-  f.requested = r.enabled;
-  f.kcv_root = geteuid() == 0;
-  if (r.enabled) f.switched_off = off_names(r.off);
-  auto on = [&](Protection x) { return r.enabled && !(r.off & x); };
+namespace {
 
-  std::vector<std::string> argv_s = r.argv, env_s = r.env;
+/// What a ChildPlan points into, made before the clone and alive until the worker has started.
+struct ChildStrings {
+  std::vector<std::string> argv_s, env_s;
   std::vector<char*> argv, envp;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env_s) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  std::string uid_map, gid_map;
+  std::vector<std::string> tmp_s, keep_s, mk_s;     // private tmp dirs, dirs bound back, their ancestors
+  std::vector<std::string> ro_s, rw_s;              // user-namespace mode: read-only mounts, writable dirs
+  std::vector<unsigned long> ro_fl, rw_fl;
+  std::vector<const char*> tmp_p, keep_p, mk_p, ro_p, rw_p;
+};
 
-  int status[2];
-  if (pipe2(status, O_CLOEXEC) != 0) throw SetupError("sandbox: pipe failed");
+/// The private tmp dirs (kTmpDirs that are real directories, not links elsewhere), the kept
+/// directories under them (outer ones only: one inside another would be bound twice), and their
+/// ancestors to recreate inside the tmpfs, outermost first.
+void plan_private_tmp(const Request& r, ChildStrings& s, Process& p) {
+  std::vector<std::string> kept;
+  for (const char* t : kTmpDirs) {
+    std::error_code ec;
+    if (!fs::is_directory(t, ec) || fs::is_symlink(t, ec)) continue;
+    const std::string root = fs::canonical(t, ec).string();
+    if (ec || root != t) continue;  // a link elsewhere (e.g. /var/tmp -> /tmp): leave it
+    s.tmp_s.push_back(root);
+    for (const auto& k : r.keep_dirs) {
+      const std::string dir = fs::weakly_canonical(k, ec).string();
+      if (ec || dir.rfind(root + "/", 0) != 0) continue;
+      if (std::find(kept.begin(), kept.end(), dir) != kept.end()) continue;
+      kept.push_back(dir);
+      std::vector<std::string> chain;
+      for (fs::path a = dir; a.string() != root && a.has_parent_path(); a = a.parent_path()) chain.push_back(a.string());
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        s.mk_s.push_back(*it);
+        p.tmp_ancestors.insert(*it);
+      }
+    }
+  }
+  for (const auto& k : kept) {
+    bool inside = false;
+    for (const auto& o : kept) inside = inside || (o != k && k.rfind(o + "/", 0) == 0);
+    if (!inside) s.keep_s.push_back(k);
+  }
+  p.tmp_kept.insert(s.keep_s.begin(), s.keep_s.end());
+}
+
+/// A mount point of /proc/self/mountinfo as written there (spaces and the like escaped as \ooo).
+std::string unescape_mount_point(const std::string& point) {
+  std::string out;
+  for (std::size_t i = 0; i < point.size(); ++i) {
+    if (point[i] == '\\' && i + 3 < point.size()) {
+      out += static_cast<char>(std::stoi(point.substr(i + 1, 3), nullptr, 8));
+      i += 3;
+    } else {
+      out += point[i];
+    }
+  }
+  return out;
+}
+
+/// The MS_* flags a read-only remount must keep, from a mount's options ("rw,nosuid,relatime").
+unsigned long kept_mount_flags(const std::string& opts) {
+  unsigned long fl = 0;
+  std::istringstream o(opts);
+  for (std::string opt; std::getline(o, opt, ',');) {
+    if (opt == "nosuid") fl |= MS_NOSUID;
+    else if (opt == "nodev") fl |= MS_NODEV;
+    else if (opt == "noexec") fl |= MS_NOEXEC;
+    else if (opt == "noatime") fl |= MS_NOATIME;
+    else if (opt == "nodiratime") fl |= MS_NODIRATIME;
+    else if (opt == "relatime") fl |= MS_RELATIME;
+    else if (opt == "strictatime") fl |= MS_STRICTATIME;
+  }
+  return fl;
+}
+
+/// User-namespace mode (kcv not root): every mount but /proc's to make read-only (root first),
+/// and the workdir kept writable with the flags of the mount it lies in.
+void plan_read_only_mounts(const Request& r, ChildStrings& s) {
+  std::ifstream mi("/proc/self/mountinfo");
+  std::vector<std::pair<std::string, unsigned long>> mounts;
+  for (std::string line; std::getline(mi, line);) {
+    std::istringstream in(line);
+    std::string id, parent, dev, root, point, opts;
+    in >> id >> parent >> dev >> root >> point >> opts;
+    const std::string unescaped = unescape_mount_point(point);
+    if (unescaped == "/proc" || unescaped.rfind("/proc/", 0) == 0) continue;
+    mounts.emplace_back(unescaped, kept_mount_flags(opts));
+  }
+  std::stable_sort(mounts.begin(), mounts.end(), [](const auto& a, const auto& b) { return a.first.size() < b.first.size(); });
+  for (const auto& [point, fl] : mounts) { s.ro_s.push_back(point); s.ro_fl.push_back(fl); }
+  std::error_code ec;
+  if (!r.keep_dirs.empty()) {
+    const std::string dir = fs::weakly_canonical(r.keep_dirs.front(), ec).string();
+    unsigned long fl = 0;
+    std::size_t best = 0;
+    for (const auto& [point, mfl] : mounts)
+      if ((dir == point || dir.rfind(point == "/" ? "/" : point + "/", 0) == 0) && point.size() >= best) { best = point.size(); fl = mfl; }
+    s.rw_s.push_back(dir);
+    s.rw_fl.push_back(fl);
+  }
+}
+
+/// The child's plan for request r (status_w: the status pipe's write end), its strings in s.
+ChildPlan child_plan(const Request& r, int status_w, ChildStrings& s, Process& p) {
+  InForce& f = p.in_force;
+  auto on = [&](Protection x) { return r.enabled && !(r.off & x); };
+  s.argv_s = r.argv;
+  s.env_s = r.env;
+  for (auto& a : s.argv_s) s.argv.push_back(a.data());
+  s.argv.push_back(nullptr);
+  for (auto& e : s.env_s) s.envp.push_back(e.data());
+  s.envp.push_back(nullptr);
   ChildPlan c;
-  c.argv = argv.data();
-  c.envp = envp.data();
+  c.argv = s.argv.data();
+  c.envp = s.envp.data();
   c.cwd = r.cwd.c_str();
   c.log = r.log.c_str();
   c.data_fd = r.data_fd;
   c.result_fd = r.result_fd;
   c.ctl_fd = r.ctl_fd;
-  c.status_w = status[1];
+  c.status_w = status_w;
   c.enabled = r.enabled;
   c.address_space = static_cast<rlim_t>(r.address_space_bytes);
   f.address_space_bytes = r.address_space_bytes;
@@ -629,163 +732,146 @@ Process spawn(const Request& r) {
     c.device_group = dev.st_gid;
   if (c.drop_uid && chown(r.cwd.c_str(), kWorkerUid, kWorkerGid) != 0)
     throw SetupError(fmt::format("sandbox: cannot hand {} to uid {}: {}", r.cwd, kWorkerUid, std::strerror(errno)));
-  const std::string uid_map = fmt::format("{0} {0} 1", geteuid()), gid_map = fmt::format("{0} {0} 1", getegid());
-  c.uid_map = uid_map.c_str();
-  c.gid_map = gid_map.c_str();
+  s.uid_map = fmt::format("{0} {0} 1", geteuid());
+  s.gid_map = fmt::format("{0} {0} 1", getegid());
+  c.uid_map = s.uid_map.c_str();
+  c.gid_map = s.gid_map.c_str();
+  plan_private_tmp(r, s, p);
+  if (r.enabled && !f.kcv_root) plan_read_only_mounts(r, s);
+  for (auto& x : s.ro_s) s.ro_p.push_back(x.c_str());
+  for (auto& x : s.rw_s) s.rw_p.push_back(x.c_str());
+  for (auto& x : s.tmp_s) s.tmp_p.push_back(x.c_str());
+  for (auto& x : s.keep_s) s.keep_p.push_back(x.c_str());
+  for (auto& x : s.mk_s) s.mk_p.push_back(x.c_str());
+  c.ro_mounts = s.ro_p.data();
+  c.ro_flags = s.ro_fl.data();
+  c.n_ro = static_cast<int>(s.ro_p.size());
+  c.rw_dirs = s.rw_p.data();
+  c.rw_flags = s.rw_fl.data();
+  c.n_rw = static_cast<int>(s.rw_p.size());
+  c.tmp_dirs = s.tmp_p.data();
+  c.n_tmp = static_cast<int>(s.tmp_p.size());
+  c.keep = s.keep_p.data();
+  c.n_keep = static_cast<int>(s.keep_p.size());
+  c.mkdirs = s.mk_p.data();
+  c.n_mkdirs = static_cast<int>(s.mk_p.size());
+  return c;
+}
 
-  // Private tmp dirs, and the kept directories under them with their ancestors to recreate.
-  std::vector<std::string> tmp_s, keep_s, mk_s;
-  for (const char* t : kTmpDirs) {
-    std::error_code ec;
-    if (!fs::is_directory(t, ec) || fs::is_symlink(t, ec)) continue;
-    const std::string root = fs::canonical(t, ec).string();
-    if (ec || root != t) continue;  // a link elsewhere (e.g. /var/tmp -> /tmp): leave it
-    tmp_s.push_back(root);
-    for (const auto& k : r.keep_dirs) {
-      const std::string dir = fs::weakly_canonical(k, ec).string();
-      if (ec || dir.rfind(root + "/", 0) != 0) continue;
-      if (std::find(keep_s.begin(), keep_s.end(), dir) != keep_s.end()) continue;
-      keep_s.push_back(dir);
-      std::vector<std::string> chain;
-      for (fs::path a = dir; a.string() != root && a.has_parent_path(); a = a.parent_path()) chain.push_back(a.string());
-      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-        mk_s.push_back(*it);
-        p.tmp_ancestors.insert(*it);
-      }
-    }
+/// Starts init in the namespaces r asks for (with a user namespace of its own where kcv is not
+/// root or they are refused without; without the network namespace where only it is refused).
+/// Returns init's pid, or -1 with the refusals said in f.refused.
+pid_t start_in_namespaces(const Request& r, ChildPlan& c, InForce& f) {
+  auto on = [&](Protection x) { return r.enabled && !(r.off & x); };
+  int ns = (on(kPid) ? CLONE_NEWPID : 0) | (on(kMount) ? CLONE_NEWNS : 0) | (on(kIpc) ? CLONE_NEWIPC : 0);
+  // NOTES: a network namespace of its own (loopback only) per worker: no network, and no TCP
+  // port shared with another worker. compute-sanitizer's front end and its target meet on a
+  // port range of the loopback (49152 on): in a shared network namespace, with the same target
+  // pid in every PID namespace, one front end may take another's target (docs/security.md).
+  if (on(kNet)) {
+    std::string why;
+    if (network_namespace_available(&why)) ns |= CLONE_NEWNET;
+    else f.refused.push_back("network namespace: " + why);
   }
-  // A directory kept inside another kept one would be bound twice: keep the outer ones only.
-  std::vector<std::string> outer;
-  for (const auto& k : keep_s) {
-    bool inside = false;
-    for (const auto& o : keep_s) inside = inside || (o != k && k.rfind(o + "/", 0) == 0);
-    if (!inside) outer.push_back(k);
-  }
-  // User-namespace mode: the mounts to make read-only (root first) and the dirs to keep writable.
-  std::vector<std::string> ro_s, rw_s;
-  std::vector<unsigned long> ro_fl, rw_fl;
-  std::vector<const char*> ro_p, rw_p;
-  if (r.enabled && !f.kcv_root) {
-    std::ifstream mi("/proc/self/mountinfo");
-    std::vector<std::pair<std::string, unsigned long>> mounts;
-    for (std::string line; std::getline(mi, line);) {
-      std::istringstream in(line);
-      std::string id, parent, dev, root, point, opts;
-      in >> id >> parent >> dev >> root >> point >> opts;
-      std::string unescaped;  // mountinfo escapes spaces and the like as \ooo
-      for (std::size_t i = 0; i < point.size(); ++i) {
-        if (point[i] == '\\' && i + 3 < point.size()) {
-          unescaped += static_cast<char>(std::stoi(point.substr(i + 1, 3), nullptr, 8));
-          i += 3;
-        } else {
-          unescaped += point[i];
-        }
-      }
-      unsigned long fl = 0;
-      std::istringstream o(opts);
-      for (std::string opt; std::getline(o, opt, ',');) {
-        if (opt == "nosuid") fl |= MS_NOSUID;
-        else if (opt == "nodev") fl |= MS_NODEV;
-        else if (opt == "noexec") fl |= MS_NOEXEC;
-        else if (opt == "noatime") fl |= MS_NOATIME;
-        else if (opt == "nodiratime") fl |= MS_NODIRATIME;
-        else if (opt == "relatime") fl |= MS_RELATIME;
-        else if (opt == "strictatime") fl |= MS_STRICTATIME;
-      }
-      if (unescaped == "/proc" || unescaped.rfind("/proc/", 0) == 0) continue;
-      mounts.emplace_back(unescaped, fl);
-    }
-    std::stable_sort(mounts.begin(), mounts.end(), [](const auto& a, const auto& b) { return a.first.size() < b.first.size(); });
-    for (const auto& [point, fl] : mounts) { ro_s.push_back(point); ro_fl.push_back(fl); }
-    // The workdir stays writable, with the flags of the mount it lies in.
-    std::error_code ec;
-    if (!r.keep_dirs.empty()) {
-      const std::string dir = fs::weakly_canonical(r.keep_dirs.front(), ec).string();
-      unsigned long fl = 0;
-      std::size_t best = 0;
-      for (const auto& [point, mfl] : mounts)
-        if ((dir == point || dir.rfind(point == "/" ? "/" : point + "/", 0) == 0) && point.size() >= best) { best = point.size(); fl = mfl; }
-      rw_s.push_back(dir);
-      rw_fl.push_back(fl);
-    }
-  }
-  for (auto& s : ro_s) ro_p.push_back(s.c_str());
-  for (auto& s : rw_s) rw_p.push_back(s.c_str());
-  c.ro_mounts = ro_p.data();
-  c.ro_flags = ro_fl.data();
-  c.n_ro = static_cast<int>(ro_p.size());
-  c.rw_dirs = rw_p.data();
-  c.rw_flags = rw_fl.data();
-  c.n_rw = static_cast<int>(rw_p.size());
-  std::vector<const char*> tmp_p, keep_p, mk_p;
-  for (auto& s : tmp_s) tmp_p.push_back(s.c_str());
-  for (auto& s : outer) keep_p.push_back(s.c_str());
-  p.tmp_kept.insert(outer.begin(), outer.end());
-  for (auto& s : mk_s) mk_p.push_back(s.c_str());
-  c.tmp_dirs = tmp_p.data();
-  c.n_tmp = static_cast<int>(tmp_p.size());
-  c.keep = keep_p.data();
-  c.n_keep = static_cast<int>(keep_p.size());
-  c.mkdirs = mk_p.data();
-  c.n_mkdirs = static_cast<int>(mk_p.size());
-
+  // Without a PID namespace kcv stays addressable: the filter also guards it.
+  const Program& prog = filter(on(kPid));
+  if (!prog.error.empty()) f.refused.push_back("seccomp: " + prog.error);
+  c.prog = sock_fprog{static_cast<unsigned short>(prog.code.size()), const_cast<sock_filter*>(prog.code.data())};
+  if (ns == 0) return -1;
+  c.new_pid = (ns & CLONE_NEWPID) != 0;
+  c.new_mount = (ns & CLONE_NEWNS) != 0;
+  c.new_net = (ns & CLONE_NEWNET) != 0;
+  constexpr std::size_t kStack = 256 * 1024;
+  void* stack = mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) throw SetupError("sandbox: cannot map a stack");
   pid_t pid = -1;
-  bool in_ns = false;
-  if (r.enabled) {
-    int ns = (on(kPid) ? CLONE_NEWPID : 0) | (on(kMount) ? CLONE_NEWNS : 0) | (on(kIpc) ? CLONE_NEWIPC : 0);
-    // NOTES: a network namespace of its own (loopback only) per worker: no network, and no TCP
-    // port shared with another worker. compute-sanitizer's front end and its target meet on a
-    // port range of the loopback (49152 on): in a shared network namespace, with the same target
-    // pid in every PID namespace, one front end may take another's target (docs/security.md).
-    if (on(kNet)) {
-      std::string why;
-      if (network_namespace_available(&why)) ns |= CLONE_NEWNET;
-      else f.refused.push_back("network namespace: " + why);
+  int err = 0;
+  // As root the namespaces alone; otherwise (or refused) with a user namespace of its own.
+  auto start = [&] {
+    c.user_ns = false;
+    pid = clone(init_main, static_cast<char*>(stack) + kStack, ns | SIGCHLD, &c);
+    err = pid < 0 ? errno : 0;
+    if (pid < 0 && !f.kcv_root && on(kUser)) {
+      c.user_ns = true;
+      pid = clone(init_main, static_cast<char*>(stack) + kStack, ns | CLONE_NEWUSER | SIGCHLD, &c);
+      if (pid < 0) { err = errno; c.user_ns = false; }
     }
-    // Without a PID namespace kcv stays addressable: the filter also guards it.
-    const Program& prog = filter(on(kPid));
-    if (!prog.error.empty()) f.refused.push_back("seccomp: " + prog.error);
-    c.prog = sock_fprog{static_cast<unsigned short>(prog.code.size()), const_cast<sock_filter*>(prog.code.data())};
-    if (ns != 0) {
-      c.new_pid = (ns & CLONE_NEWPID) != 0;
-      c.new_mount = (ns & CLONE_NEWNS) != 0;
-      c.new_net = (ns & CLONE_NEWNET) != 0;
-      constexpr std::size_t kStack = 256 * 1024;
-      void* stack = mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-      if (stack == MAP_FAILED) throw SetupError("sandbox: cannot map a stack");
-      int err = 0;
-      // As root the namespaces alone; otherwise (or refused) with a user namespace of its own.
-      auto start = [&] {
-        c.user_ns = false;
-        pid = clone(init_main, static_cast<char*>(stack) + kStack, ns | SIGCHLD, &c);
-        err = pid < 0 ? errno : 0;
-        if (pid < 0 && !f.kcv_root && on(kUser)) {
-          c.user_ns = true;
-          pid = clone(init_main, static_cast<char*>(stack) + kStack, ns | CLONE_NEWUSER | SIGCHLD, &c);
-          if (pid < 0) { err = errno; c.user_ns = false; }
-        }
-      };
-      start();
-      if (pid < 0 && (ns & CLONE_NEWNET)) {  // the others without it rather than none at all
-        f.refused.push_back(fmt::format("network namespace: clone refused it: {}", std::strerror(err)));
-        ns &= ~CLONE_NEWNET;
-        c.new_net = false;
-        start();
-      }
-      munmap(stack, kStack);  // the child has its own copy
-      if (pid >= 0) {
-        in_ns = true;
-        f.user_namespace = c.user_ns;
-      } else {
-        std::string which;
-        for (const auto& [bit, name] : {std::pair{CLONE_NEWPID, "pid"}, {CLONE_NEWNS, "mount"}, {CLONE_NEWIPC, "ipc"},
-                                        {CLONE_NEWNET, "net"}})
-          if (ns & bit) which += (which.empty() ? "" : ", ") + std::string(name);
-        if (!f.kcv_root && on(kUser)) which += ", user";
-        f.refused.push_back(fmt::format("namespaces ({}): {}", which, std::strerror(err)));
-      }
-    }
+  };
+  start();
+  if (pid < 0 && (ns & CLONE_NEWNET)) {  // the others without it rather than none at all
+    f.refused.push_back(fmt::format("network namespace: clone refused it: {}", std::strerror(err)));
+    ns &= ~CLONE_NEWNET;
+    c.new_net = false;
+    start();
   }
+  munmap(stack, kStack);  // the child has its own copy
+  if (pid >= 0) {
+    f.user_namespace = c.user_ns;
+    return pid;
+  }
+  std::string which;
+  for (const auto& [bit, name] : {std::pair{CLONE_NEWPID, "pid"}, {CLONE_NEWNS, "mount"}, {CLONE_NEWIPC, "ipc"},
+                                  {CLONE_NEWNET, "net"}})
+    if (ns & bit) which += (which.empty() ? "" : ", ") + std::string(name);
+  if (!f.kcv_root && on(kUser)) which += ", user";
+  f.refused.push_back(fmt::format("namespaces ({}): {}", which, std::strerror(err)));
+  return -1;
+}
+
+/// What the kernel accepted of what c asked, from the failure bits init and the worker reported.
+void record_in_force(const Request& r, const ChildPlan& c, bool in_ns, uint32_t init_failed, uint32_t worker_failed,
+                     InForce& f) {
+  auto on = [&](Protection x) { return r.enabled && !(r.off & x); };
+  auto took = [&](uint32_t failed, uint32_t bit) { return (failed & bit) == 0; };
+  f.pid_namespace = in_ns && c.new_pid;
+  f.ipc_namespace = in_ns && on(kIpc);
+  f.network_namespace = in_ns && c.new_net && took(init_failed, kFailNet);
+  if (in_ns && c.new_net && !f.network_namespace) f.refused.push_back("network namespace: its loopback did not come up");
+  f.mount_namespace = in_ns && c.new_mount && took(init_failed, kFailPrivateRoot);
+  // A fresh /proc is only mounted with a PID namespace of its own (it would show the host's).
+  const bool proc_asked = in_ns && c.new_mount && c.new_pid && c.private_proc, tmp_asked = in_ns && c.new_mount && c.private_tmp;
+  f.private_proc = proc_asked && took(init_failed, kFailProc);
+  f.private_tmp = tmp_asked && took(init_failed, kFailTmp);
+  if (proc_asked && !f.private_proc) f.refused.push_back("private /proc: mount refused");
+  if (tmp_asked && !f.private_tmp) f.refused.push_back("private /tmp: mount refused");
+  if (in_ns && c.user_ns && !took(init_failed, kFailUserMap)) f.refused.push_back("user namespace id maps: refused");
+  f.read_only_root = in_ns && c.new_mount && c.n_ro > 0 && took(init_failed, kFailReadOnly);
+  if (in_ns && c.new_mount && c.n_ro > 0 && !f.read_only_root) f.refused.push_back("read-only mounts: refused");
+  f.uid_separated = c.drop_uid && took(worker_failed, kFailUid);
+  if (c.drop_uid && !f.uid_separated) f.refused.push_back(fmt::format("uid {}: setresuid refused", kWorkerUid));
+  if (!f.kcv_root && !c.user_ns && on(kUser))
+    f.refused.push_back("uid separation: kcv is not root (the worker keeps kcv's uid)");
+  f.uid = f.uid_separated ? static_cast<int>(kWorkerUid) : static_cast<int>(geteuid());
+  f.gid = f.uid_separated ? static_cast<int>(kWorkerGid) : static_cast<int>(getegid());
+  f.no_new_privs = c.no_new_privs && took(worker_failed, kFailNoNewPrivs);
+  f.pdeathsig = c.pdeathsig && took(worker_failed, kFailPdeathsig);
+  f.seccomp = c.seccomp && took(worker_failed, kFailSeccomp);
+  if (c.seccomp && !f.seccomp) f.refused.push_back("seccomp: the filter was refused");
+  f.rlimits = c.rlimits && took(worker_failed, kFailRlimits);
+  if (c.rlimits && !f.rlimits) f.refused.push_back("rlimits: refused");
+}
+
+}  // namespace
+
+Process spawn(const Request& r) {
+  Process p;
+  InForce& f = p.in_force;
+  f.requested = r.enabled;
+  f.kcv_root = geteuid() == 0;
+  if (r.enabled) f.switched_off = off_names(r.off);
+  int status[2];
+  if (pipe2(status, O_CLOEXEC) != 0) throw SetupError("sandbox: pipe failed");
+  ChildStrings strings;
+  ChildPlan c;
+  try {
+    c = child_plan(r, status[1], strings, p);
+  } catch (...) {
+    close(status[0]);
+    close(status[1]);
+    throw;
+  }
+  pid_t pid = r.enabled ? start_in_namespaces(r, c, f) : -1;
+  const bool in_ns = pid >= 0;
   if (!in_ns) {
     c.new_pid = c.new_mount = c.new_net = false;
     if (r.enabled) {
@@ -820,34 +906,7 @@ Process spawn(const Request& r) {
     close(status[0]);
     p.status_fd = -1;
   }
-  if (!r.enabled) return p;
-  auto took = [&](uint32_t failed, uint32_t bit) { return (failed & bit) == 0; };
-  f.pid_namespace = in_ns && c.new_pid;
-  f.ipc_namespace = in_ns && on(kIpc);
-  f.network_namespace = in_ns && c.new_net && took(init_failed, kFailNet);
-  if (in_ns && c.new_net && !f.network_namespace) f.refused.push_back("network namespace: its loopback did not come up");
-  f.mount_namespace = in_ns && c.new_mount && took(init_failed, kFailPrivateRoot);
-  // A fresh /proc is only mounted with a PID namespace of its own (it would show the host's).
-  const bool proc_asked = in_ns && c.new_mount && c.new_pid && c.private_proc, tmp_asked = in_ns && c.new_mount && c.private_tmp;
-  f.private_proc = proc_asked && took(init_failed, kFailProc);
-  f.private_tmp = tmp_asked && took(init_failed, kFailTmp);
-  if (proc_asked && !f.private_proc) f.refused.push_back("private /proc: mount refused");
-  if (tmp_asked && !f.private_tmp) f.refused.push_back("private /tmp: mount refused");
-  if (in_ns && c.user_ns && !took(init_failed, kFailUserMap)) f.refused.push_back("user namespace id maps: refused");
-  f.read_only_root = in_ns && c.new_mount && c.n_ro > 0 && took(init_failed, kFailReadOnly);
-  if (in_ns && c.new_mount && c.n_ro > 0 && !f.read_only_root) f.refused.push_back("read-only mounts: refused");
-  f.uid_separated = c.drop_uid && took(worker_failed, kFailUid);
-  if (c.drop_uid && !f.uid_separated) f.refused.push_back(fmt::format("uid {}: setresuid refused", kWorkerUid));
-  if (!f.kcv_root && !c.user_ns && on(kUser))
-    f.refused.push_back("uid separation: kcv is not root (the worker keeps kcv's uid)");
-  f.uid = f.uid_separated ? static_cast<int>(kWorkerUid) : static_cast<int>(geteuid());
-  f.gid = f.uid_separated ? static_cast<int>(kWorkerGid) : static_cast<int>(getegid());
-  f.no_new_privs = c.no_new_privs && took(worker_failed, kFailNoNewPrivs);
-  f.pdeathsig = c.pdeathsig && took(worker_failed, kFailPdeathsig);
-  f.seccomp = c.seccomp && took(worker_failed, kFailSeccomp);
-  if (c.seccomp && !f.seccomp) f.refused.push_back("seccomp: the filter was refused");
-  f.rlimits = c.rlimits && took(worker_failed, kFailRlimits);
-  if (c.rlimits && !f.rlimits) f.refused.push_back("rlimits: refused");
+  if (r.enabled) record_in_force(r, c, in_ns, init_failed, worker_failed, f);
   return p;
 }
 

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "kcv/candidate.hpp"
+#include "kcv/text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -61,13 +62,6 @@ struct Instr {
   std::vector<std::string> defs;  // registers it writes (first operand, or the {..} / a|b list)
 };
 
-std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return {};
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
 /// Operands split at top-level commas ({a, b} and [a+4] stay whole).
 std::vector<std::string> split_args(const std::string& s) {
   std::vector<std::string> out;
@@ -77,13 +71,13 @@ std::vector<std::string> split_args(const std::string& s) {
     if (c == '{' || c == '[') ++depth;
     if (c == '}' || c == ']') --depth;
     if (c == ',' && depth == 0) {
-      out.push_back(trim(cur));
+      out.push_back(trim_blanks(cur));
       cur.clear();
     } else {
       cur += c;
     }
   }
-  if (!trim(cur).empty()) out.push_back(trim(cur));
+  if (!trim_blanks(cur).empty()) out.push_back(trim_blanks(cur));
   return out;
 }
 
@@ -140,14 +134,14 @@ void parse_body(const std::string& ptx, std::size_t begin, std::size_t end, Entr
     if (auto c = raw.find("//"); c != std::string::npos) raw.resize(c);
     std::stringstream pieces(raw);
     for (std::string piece; std::getline(pieces, piece, ';');) {
-      piece = trim(piece);
+      piece = trim_blanks(piece);
       auto count = [&](char c) { return std::count(piece.begin(), piece.end(), c); };
-      while (!piece.empty() && piece.front() == '{' && count('{') > count('}')) piece = trim(piece.substr(1));
-      while (!piece.empty() && piece.back() == '}' && count('}') > count('{')) piece = trim(piece.substr(0, piece.size() - 1));
+      while (!piece.empty() && piece.front() == '{' && count('{') > count('}')) piece = trim_blanks(piece.substr(1));
+      while (!piece.empty() && piece.back() == '}' && count('}') > count('{')) piece = trim_blanks(piece.substr(0, piece.size() - 1));
       std::smatch m;
       if (std::regex_match(piece, m, label)) {
         e.labels[m[1].str()] = static_cast<int>(e.code.size());
-        piece = trim(m[2].str());
+        piece = trim_blanks(m[2].str());
       }
       if (piece.empty() || piece.front() == '.') continue;
       Instr ins;
@@ -159,7 +153,7 @@ void parse_body(const std::string& ptx, std::size_t begin, std::size_t end, Entr
           ins.guard_negated = true;
           ins.guard.erase(0, 1);
         }
-        piece = trim(sp == std::string::npos ? "" : piece.substr(sp));
+        piece = trim_blanks(sp == std::string::npos ? "" : piece.substr(sp));
       }
       const auto sp = piece.find_first_of(" \t");
       ins.op = piece.substr(0, sp);

@@ -10,33 +10,38 @@
 
 #include "kcv/candidate.hpp"
 #include "kcv/engine.hpp"
+#include "kcv/kernelbench_session.hpp"
 #include "kcv/gate.hpp"
 #include "kcv/provenance.hpp"
 #include "kcv/report.hpp"
+
+#include "environment.hpp"  // tools/kcv: the CLI's mapping of KCV_* onto kcv::Settings
 
 namespace py = pybind11;
 
 namespace {
 
-/// The options kcv.verify / kcv.verify_kernelbench pass, by keyword (the Python side validates).
+/// The options kcv.verify / kcv.verify_kernelbench pass, by keyword (the Python side validates),
+/// and the settings of the environment as it is at the call (KCV_*, as for the CLI).
 kcv::VerifyOptions options_from(const py::dict& d) {
   kcv::VerifyOptions o;
+  o.settings = kcv::cli::settings_from_environment();
   auto str = [&](const char* key, std::string& out) {
     if (d.contains(key) && !d[key].is_none()) out = d[key].cast<std::string>();
   };
   str("op", o.op);
   str("candidate", o.candidate);
   str("backend", o.backend);
-  str("kernelbench_problem", o.kernelbench_problem);
-  str("kernelbench_solution", o.kernelbench_solution);
-  str("python", o.python);
+  str("kernelbench_problem", o.kernelbench.problem);
+  str("kernelbench_solution", o.kernelbench.solution);
+  str("python", o.kernelbench.python);
   str("workdir", o.workdir);
   if (d.contains("gates") && !d["gates"].is_none()) o.gates = d["gates"].cast<std::vector<std::string>>();
   if (d.contains("seed") && !d["seed"].is_none()) o.seed = d["seed"].cast<uint64_t>();
   if (d.contains("timeout") && !d["timeout"].is_none()) o.timeout_s = d["timeout"].cast<double>();
   if (d.contains("compile_grace") && !d["compile_grace"].is_none()) o.compile_grace_s = d["compile_grace"].cast<double>();
   if (d.contains("max_time") && !d["max_time"].is_none()) o.max_time_s = d["max_time"].cast<double>();
-  if (d.contains("baseline")) o.baseline = d["baseline"].cast<bool>();
+  if (d.contains("baseline")) o.kernelbench.baseline = d["baseline"].cast<bool>();
   if (d.contains("sandbox")) o.sandbox = d["sandbox"].cast<bool>();
   if (d.contains("timing")) o.timing = d["timing"].cast<bool>();
   if (d.contains("timing_reps") && !d["timing_reps"].is_none()) o.timing_reps = d["timing_reps"].cast<int>();
@@ -68,8 +73,9 @@ PYBIND11_MODULE(_kcv, m) {
   py::class_<kcv::KernelBenchSession>(m, "KernelBenchSession")
       .def(py::init([](const std::string& problem, const std::string& backend, const std::string& python,
                        std::optional<uint64_t> seed, std::size_t cache_bytes) {
+             const kcv::Settings settings = kcv::cli::settings_from_environment();
              py::gil_scoped_release release;  // starts the reference server
-             return std::make_unique<kcv::KernelBenchSession>(problem, backend, python, seed, cache_bytes);
+             return std::make_unique<kcv::KernelBenchSession>(problem, backend, python, seed, cache_bytes, settings);
            }),
            py::arg("problem"), py::arg("backend"), py::arg("python") = "", py::arg("seed") = std::nullopt,
            py::arg("cache_bytes") = 0)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tests of glr_torch.chunk_glr (python/glr_torch), the PyTorch op over glr's CUDA kernels.
+"""Tests of glr_torch.chunk_glr (glr/python/glr_torch), the PyTorch op over glr's CUDA kernels.
 
     python3 tests/python/test_glr_torch.py [-v] [TestClass.test_name ...]
 
@@ -34,7 +34,7 @@ except Exception as e:  # noqa: BLE001 - any broken torch is a reason to skip, s
 try:  # an installed / built glr_torch (PYTHONPATH) first, else this checkout's (JIT build)
     import glr_torch
 except ImportError:
-    sys.path.insert(0, os.path.join(REPO, "python", "glr_torch"))
+    sys.path.insert(0, os.path.join(REPO, "glr", "python", "glr_torch"))
     import glr_torch
 
 CUDA = torch.cuda.is_available()
@@ -297,15 +297,20 @@ class Cases:
 class StandIn:
     """The compiled extension's fwd/bwd, done by the float64 reference on the CPU."""
 
+    calls = []  # (what, save_states or the kept object bwd received): the plumbing of kept states
+
     @staticmethod
-    def fwd(q, k, v, g, h0, cu, scale, output_final_state):
+    def fwd(q, k, v, g, h0, cu, scale, output_final_state, save_states=False):
         cu_list = cu.tolist() if cu is not None else None
         o, hT = reference(*as64(q, k, v, g, h0), scale, cu_list)
         state = torch.float64 if q.dtype == torch.float64 else torch.float32
-        return o.to(q.dtype), (hT.to(state) if output_final_state else None)
+        kept = torch.zeros(3, dtype=torch.uint8) if save_states else None  # what the extension would keep
+        StandIn.calls.append(("fwd", save_states, kept))
+        return o.to(q.dtype), (hT.to(state) if output_final_state else None), kept
 
     @staticmethod
-    def bwd(q, k, v, g, h0, cu, do, dht, scale, want_dh0):
+    def bwd(q, k, v, g, h0, cu, do, dht, scale, want_dh0, saved=None):
+        StandIn.calls.append(("bwd", saved))
         with torch.enable_grad():  # autograd runs a backward with grad mode off
             ins = [x.requires_grad_(True) if x is not None else None for x in as64(q, k, v, g, h0)]
             o, hT = reference(*ins, scale, cu.tolist() if cu is not None else None)
@@ -340,6 +345,22 @@ class StandInTests(Cases, unittest.TestCase):
             self.check_forward(1, 9, 1, 4, 4, "vector", dtype, True, True)
             self.check_backward(1, 9, 1, 4, 4, "scalar", dtype, True, True)
 
+    def test_keeps_states_only_for_a_backward(self):
+        ins = draw(1, 9, 1, 4, 4)
+        StandIn.calls.clear()
+        with torch.no_grad():
+            glr_torch.chunk_glr(*[x.clone().requires_grad_(True) for x in ins[:4]])
+        glr_torch.chunk_glr(*ins[:4])  # nothing requires a gradient
+        self.assertEqual([c[1] for c in StandIn.calls], [False, False])
+        for recompute in (False, True):
+            StandIn.calls.clear()
+            leaves = [x.clone().requires_grad_(True) for x in ins[:4]]
+            o, _ = glr_torch.chunk_glr(*leaves, recompute_states=recompute)
+            o.sum().backward()
+            (_, saved_flag, kept), (_, got) = StandIn.calls
+            self.assertEqual(saved_flag, not recompute)
+            self.assertIs(got, kept, "bwd must receive what fwd kept (None when recomputing)")
+
     def test_refuses_cpu_tensors(self):
         glr_torch._check_device = self.saved[1]
         try:
@@ -371,6 +392,18 @@ class GlrCudaTests(Cases, unittest.TestCase):
             got, got_hT = glr_torch.chunk_glr(q2, k, v, g, initial_state=h0, output_final_state=True)
         side.synchronize()
         self.assertTrue(torch.equal(got, want) and torch.equal(got_hT, want_hT))
+
+    def test_kept_states_give_the_recomputed_bits(self):
+        for dtype, gate in ((torch.bfloat16, "vector"), (torch.float16, "scalar")):
+            ins = [x.requires_grad_(True) for x in draw(2, 300, 2, 128, 96, gate, dtype, "cuda", True, 5)]
+            runs = []
+            for recompute in (False, True):
+                o, hT = glr_torch.chunk_glr(*ins[:4], initial_state=ins[4], output_final_state=True,
+                                            recompute_states=recompute)
+                grads = torch.autograd.grad([o, hT], ins, [torch.ones_like(o), torch.ones_like(hT)])
+                runs.append([o, hT, *grads])
+            for a, b in zip(*runs):
+                self.assertTrue(torch.equal(a, b), f"{dtype} {gate}: kept and recomputed states differ")
 
     def test_bitwise_repeatable(self):
         ins = [x.requires_grad_(True) for x in draw(2, 300, 2, 64, 64, device="cuda")]

@@ -144,6 +144,8 @@ class CpuTiming(unittest.TestCase, Sane):
             rs = s.verify_many([sol("caches_result"), sol("ok"), "not python(\n"], jobs=3,
                                gates=["numerics", "stateless"], timing=True, timing_reps=20)
         self.assertEqual(len(rs), 3)
+        self.assertNotIsInstance(rs[0], kcv.SetupError, str(rs[0]))
+        self.assertNotIsInstance(rs[1], kcv.SetupError, str(rs[1]))
         self.assertEqual(rs[0].verdict, "FAIL")
         self.assertFalse(rs[0].timing["timed"])
         self.assertEqual(rs[1].verdict, "PASS", rs[1].to_json())

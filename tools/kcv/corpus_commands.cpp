@@ -16,6 +16,8 @@
 #include "kcv/candidate.hpp"
 #include "kcv/corpus_report.hpp"
 
+#include "environment.hpp"
+
 namespace fs = std::filesystem;
 
 namespace kcv::cli {
@@ -89,6 +91,7 @@ void print_summary(const CorpusRunSummary& s, const std::string& out) {
   if (!s.torch_pch.empty()) std::cout << "  torch PCH       " << s.torch_pch << "\n";
   std::cout << "  seed            " << s.seed << "  (every pair's; a resumed run keeps it)\n";
   if (!s.reference_cache.empty()) std::cout << "  reference cache " << s.reference_cache << "\n";
+  if (!s.build_cache.empty()) std::cout << "  build cache     " << s.build_cache << "\n";
   const SplitCounts& sp = s.split;
   if (s.verified_fail > 0) {
     // Issue 21 item 4: wrong in the problem's own setting, or only as a library op is called.
@@ -169,6 +172,9 @@ CorpusCommands::CorpusCommands(CLI::App& app) {
   run_->add_option("--reference-cache", opts_.reference_cache,
                    "DIR for the reference's answers, content-addressed, shared by the pairs (and by shards given the "
                    "same DIR and --seed), or off (default: OUT/reference-cache; only when kcv runs as root)");
+  run_->add_option("--build-cache", opts_.build_cache,
+                   "DIR for the solutions' extension builds, content-addressed, so that a rerun (a new kcv, a resumed "
+                   "shard) compiles nothing it has built; or off (default: OUT/build-cache; only when kcv runs as root)");
   run_->add_option("--torch-pch", torch_pch_,
                    "precompiled torch/extension.h for the solutions' load_inline builds: auto (with --backend cuda), "
                    "on, off")
@@ -198,6 +204,7 @@ int CorpusCommands::dispatch() {
   if (!shard_.empty()) opts_.shard = parse_shard(shard_);
   if (run_->count("--seed") > 0) opts_.seed = seed_;
   opts_.torch_pch = torch_pch_ == "on" || (torch_pch_ == "auto" && opts_.backend == "cuda");
+  opts_.settings = settings_from_environment();
   const bool tty = isatty(2);
   g_progress_bar = tty;
   bool drew = false;

@@ -18,12 +18,14 @@
 #include "kcv/contract.hpp"
 #include "kcv/corpus.hpp"
 #include "kcv/engine.hpp"
+#include "kcv/kernelbench_session.hpp"
 #include "kcv/provenance.hpp"
 #include "kcv/report.hpp"
 #include "kcv/runner.hpp"
 #include "kcv/text.hpp"
 
 #include "corpus_commands.hpp"
+#include "environment.hpp"
 
 namespace fs = std::filesystem;
 
@@ -123,11 +125,11 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
   kcv::Report report = kcv::verify(opts, [&](const kcv::GateReport& g) {
     if (quiet) return;
     if (!header) {  // printed once the candidate built and loaded: setup errors stay one line
-      if (opts.kernelbench_problem.empty())
+      if (!opts.kernelbench.given())
         human << fmt::format("kcv verify: op {} candidate {} backend {}\n", opts.op, opts.candidate, opts.backend);
       else
-        human << fmt::format("kcv verify: kernelbench problem {} solution {} backend {}\n", opts.kernelbench_problem,
-                                 opts.kernelbench_solution, opts.backend);
+        human << fmt::format("kcv verify: kernelbench problem {} solution {} backend {}\n", opts.kernelbench.problem,
+                             opts.kernelbench.solution, opts.backend);
       human << fmt::format("  {:<14} {:<8} {:>6} {:>9}  {}\n", "gate", "verdict", "cases", "time", "evidence");
       header = true;
     }
@@ -143,11 +145,11 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
       const fs::path p = fs::relative(fs::absolute(file), dir, ec);
       if (!ec && !p.empty()) rel[key] = p.string();
     };
-    if (opts.kernelbench_problem.empty()) {
+    if (!opts.kernelbench.given()) {
       add("candidate", opts.candidate);
     } else {
-      add("problem", opts.kernelbench_problem);
-      add("solution", opts.kernelbench_solution);
+      add("problem", opts.kernelbench.problem);
+      add("solution", opts.kernelbench.solution);
     }
     report.provenance["paths_from_report"] = rel;
   }
@@ -155,29 +157,8 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
   if (!junit_out.empty()) write_output(junit_out, kcv::report_to_junit(report));
   int failed = 0;
   for (const auto& g : report.gates) failed += g.verdict != kcv::Verdict::pass && g.evidence != "not selected (--gates)";
-  if (!report.kernelbench.is_null() && report.kernelbench.contains("reduced_sizes"))
-    human << "kernelbench sizes: " << report.kernelbench["reduced_sizes"].get<std::string>() << "\n";
-  if (!report.kernelbench.is_null() && report.kernelbench.contains("bound")) {
-    // Which bound judged which output (docs/kernelbench.md, "The error bound, derived").
-    const auto& b = report.kernelbench["bound"];
-    std::string line = "kernelbench bound: " + b.value("mode", std::string("?"));
-    if (b.contains("outputs"))
-      for (const auto& o : b["outputs"])
-        line += fmt::format("; {} {} ({} derived, {} calibrated, {} free in class)", o.value("output", std::string()),
-                            o.value("judged_by", std::string()), o.value("derived", int64_t{0}),
-                            o.value("calibrated", int64_t{0}), o.value("free", int64_t{0}));
-    if (b.contains("unruled") && !b["unruled"].empty()) {
-      line += "; ops without a rule (calibrated floor):";
-      for (const auto& op : b["unruled"]) line += " " + op.get<std::string>();
-    }
-    human << line << "\n";
-  }
-  if (!report.kernelbench.is_null() && report.kernelbench.contains("baseline")) {
-    const auto& b = report.kernelbench["baseline"];
-    human << fmt::format("kernelbench baseline (5 trials, allclose atol=rtol=1e-2): {}{}{}\n",
-                             b.value("verdict", std::string("?")), b.value("detail", std::string()).empty() ? "" : ": ",
-                             b.value("detail", std::string()));
-  }
+  if (report.kernelbench)
+    for (const std::string& line : kcv::kernelbench_summary_lines(*report.kernelbench)) human << line << "\n";
   if (!report.sandbox.is_null()) human << kcv::clean_text(report.sandbox.value("summary", std::string())) << "\n";
   if (!report.pass_withheld.empty()) human << "PASS withheld: " << kcv::clean_text(report.pass_withheld) << "\n";
   // Issue 21 item 4: which failures a caller meets in the problem's own calling convention, and
@@ -343,21 +324,25 @@ int cmd_replay(const ReplayOptions& o) {
   for (const auto& x : r.gates)
     if (x.id == o.gate) g = &x;
   if (!g) throw kcv::SetupError(fmt::format("report has no gate '{}'", o.gate));
-  const bool kb = !r.kernelbench.is_null();
+  const bool kb = r.kernelbench.has_value();
   std::string candidate, problem;
   if (kb) {
-    candidate = resolve_recorded(r.kernelbench.at("solution").get<std::string>(), r.provenance, "solution", report_dir);
-    problem = resolve_recorded(r.kernelbench.at("problem").get<std::string>(), r.provenance, "problem", report_dir);
+    if (r.kernelbench->solution.empty() || r.kernelbench->problem.empty())
+      throw kcv::SetupError("the report's kernelbench section names no problem and solution to replay");
+    candidate = resolve_recorded(r.kernelbench->solution, r.provenance, "solution", report_dir);
+    problem = resolve_recorded(r.kernelbench->problem, r.provenance, "problem", report_dir);
     check_unchanged(candidate, r.provenance, "candidate_sha256", o.allow_changed);
     check_unchanged(problem, r.provenance, "problem_sha256", o.allow_changed);
   } else {
     candidate = resolve_recorded(r.candidate, r.provenance, "candidate", report_dir);
     check_unchanged(candidate, r.provenance, "candidate_sha256", o.allow_changed);
   }
-  const std::string python = !o.python.empty() ? o.python : kb ? r.kernelbench.value("python", std::string()) : "";
+  const std::string python = !o.python.empty() ? o.python : kb ? r.kernelbench->python : "";
   const kcv::ReplayResult res =
-      kb ? kcv::replay_kernelbench(problem, candidate, python, r.backend, o.gate, g->seed, o.case_index, o.timeout)
-         : kcv::replay(r.op, candidate, r.backend, o.gate, g->seed, o.case_index, o.timeout);
+      kb ? kcv::replay_kernelbench(problem, candidate, python, r.backend, o.gate, g->seed, o.case_index, o.timeout,
+                                   kcv::cli::settings_from_environment())
+         : kcv::replay(r.op, candidate, r.backend, o.gate, g->seed, o.case_index, o.timeout,
+                       kcv::cli::settings_from_environment());
   std::cout << fmt::format("replay: {} op {} candidate {} gate {} case {} ({}) seed {}\n", kcv::clean_text(where), r.op,
                            kcv::clean_text(candidate), o.gate, o.case_index, kcv::clean_text(res.label), g->seed);
   std::cout << fmt::format("{}{}{}\n", kcv::verdict_name(res.judgement.verdict), res.judgement.evidence.empty() ? "" : ": ",
@@ -367,12 +352,19 @@ int cmd_replay(const ReplayOptions& o) {
 
 /// `kcv --version`: the version and commit (as every report's provenance), the CUDA toolkit kcv was
 /// built with, and where this kcv finds the candidate headers, its adapters and its worker (from
-/// its own location when installed, the environment's KCV_* when set).
+/// its own location when installed, the environment's KCV_* when set). A KCV_* value kcv cannot
+/// take is said in place of the paths.
 std::string version_text() {
   const std::string cuda = KCV_BUILD_CUDA_VERSION;
-  return fmt::format("kcv {} (commit {}; {})\ninclude:  {}\nadapters: {}\nworker:   {}", kcv::kcv_version(),
-                     kcv::kcv_commit(), cuda.empty() ? "cpu backend only" : "cuda " + cuda, kcv::kcv_include_dir(),
-                     kcv::kcv_adapters_dir(), kcv::default_worker_path());
+  const std::string head = fmt::format("kcv {} (commit {}; {})", kcv::kcv_version(), kcv::kcv_commit(),
+                                       cuda.empty() ? "cpu backend only" : "cuda " + cuda);
+  try {
+    const kcv::Settings s = kcv::cli::settings_from_environment();
+    return fmt::format("{}\ninclude:  {}\nadapters: {}\nworker:   {}", head, kcv::kcv_include_dir(s),
+                       kcv::kcv_adapters_dir(s), kcv::default_worker_path(s));
+  } catch (const kcv::SetupError& e) {
+    return fmt::format("{}\nsettings: {}", head, kcv::clean_text(e.what()));
+  }
 }
 
 }  // namespace
@@ -400,7 +392,7 @@ int main(int argc, char** argv) {
   verify->add_option("--candidate", vopts.candidate, "candidate: .c, .cpp, .cu or .so");
   verify->add_option("--kernelbench", kernelbench_files, "PROBLEM.py SOLUTION.py: a KernelBench candidate (docs/kernelbench.md)")
       ->expected(2);
-  verify->add_option("--python", vopts.python, "interpreter with torch for --kernelbench (default: $KCV_PYTHON, else /usr/bin/python3)");
+  verify->add_option("--python", vopts.kernelbench.python, "interpreter with torch for --kernelbench (default: $KCV_PYTHON, else /usr/bin/python3)");
   verify->add_option("--baseline", baseline, "also run a baseline check beside the gates: kernelbench");
   verify->add_option("--backend", vopts.backend, "cpu or cuda")->capture_default_str();
   verify->add_option("--gates", gates, "comma-separated gate ids (default: all 12)");
@@ -419,9 +411,13 @@ int main(int argc, char** argv) {
   bool no_sandbox = false;
   verify->add_flag("--no-sandbox", no_sandbox,
                    "run workers without the sandbox (debugging): a PASS is then withheld (docs/security.md)");
-  verify->add_option("--reference-cache", vopts.reference_cache,
+  verify->add_option("--reference-cache", vopts.kernelbench.reference_cache,
                      "--kernelbench: keep the reference's answers in DIR, content-addressed, for later verifications "
                      "of the problem under the same --seed (kcv must run as root; docs/kernelbench.md)");
+  verify->add_option("--build-cache", vopts.kernelbench.build_cache,
+                     "--kernelbench: keep the solution's extension builds in DIR, content-addressed; a later "
+                     "verification of the same solution imports them instead of compiling (kcv must run as root; "
+                     "docs/kernelbench.md)");
   verify->add_option("--keep-workdir", vopts.workdir,
                      "work in DIR (new or empty) and keep it: worker logs worker-N.log, extension builds");
 
@@ -435,7 +431,7 @@ int main(int argc, char** argv) {
   auto* time_cmd = app.add_subcommand(
       "time", "verify a KernelBench pair, then time it against the reference if every selected gate passed");
   time_cmd->add_option("FILES", time_files, "PROBLEM.py SOLUTION.py")->expected(2)->required();
-  time_cmd->add_option("--python", vopts.python, "interpreter with torch (default: $KCV_PYTHON, else /usr/bin/python3)");
+  time_cmd->add_option("--python", vopts.kernelbench.python, "interpreter with torch (default: $KCV_PYTHON, else /usr/bin/python3)");
   time_cmd->add_option("--backend", vopts.backend, "cpu or cuda")->capture_default_str();
   time_cmd->add_option("--gates", gates, "comma-separated gate ids that must pass first (default: all 12)");
   auto* time_seed_opt = time_cmd->add_option("--seed", seed, "run seed (default: drawn fresh)");
@@ -449,6 +445,7 @@ int main(int argc, char** argv) {
   time_cmd->add_flag("--quiet", quiet, "print only the verdict and timing lines");
   time_cmd->add_flag("--no-sandbox", no_sandbox, "as for verify (a PASS is withheld, so nothing is timed)");
   time_cmd->add_option("--keep-workdir", vopts.workdir, "as for verify");
+  time_cmd->add_option("--build-cache", vopts.kernelbench.build_cache, "as for verify");
 
   std::string show_op;
   auto* contracts = app.add_subcommand("contracts", "list the built-in op contracts");
@@ -492,12 +489,12 @@ int main(int argc, char** argv) {
         vopts.timing = true;
       }
       if (kernelbench_files.size() == 2) {
-        vopts.kernelbench_problem = kernelbench_files[0];
-        vopts.kernelbench_solution = kernelbench_files[1];
+        vopts.kernelbench.problem = kernelbench_files[0];
+        vopts.kernelbench.solution = kernelbench_files[1];
       }
       if (!baseline.empty() && baseline != "kernelbench")
         throw kcv::SetupError(fmt::format("unknown baseline '{}' (kernelbench)", baseline));
-      vopts.baseline = baseline == "kernelbench";
+      vopts.kernelbench.baseline = baseline == "kernelbench";
       if (!vopts.workdir.empty()) {
         // NOTES: workers write worker-N.log and worker-N/ there: another run's files or the
         // user's would be overwritten.
@@ -510,6 +507,7 @@ int main(int argc, char** argv) {
       vopts.sandbox = !no_sandbox;
       install_stop_handlers();
       try {
+        vopts.settings = kcv::cli::settings_from_environment();
         return cmd_verify(vopts, json_out, junit_out, quiet, time_cmd->parsed());
       } catch (const kcv::Interrupted&) {
         throw;  // stopped, not a setup error: no error report
@@ -517,9 +515,9 @@ int main(int argc, char** argv) {
         // A setup error still leaves the reports asked for: a record of the error (exit 2).
         const bool setup = dynamic_cast<const kcv::SetupError*>(&e) != nullptr;
         const std::string why = (setup ? "" : "internal error: ") + kcv::clean_text(e.what());
-        const bool kb = !vopts.kernelbench_problem.empty();
+        const bool kb = vopts.kernelbench.given();
         const std::string op = kb ? "kernelbench" : vopts.op;
-        const std::string cand = kb ? vopts.kernelbench_solution : vopts.candidate;
+        const std::string cand = kb ? vopts.kernelbench.solution : vopts.candidate;
         try {
           if (!json_out.empty())
             write_output(json_out, json_text(kcv::error_report_json(op, cand, vopts.backend, vopts.seed, why)));

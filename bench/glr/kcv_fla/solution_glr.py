@@ -1,5 +1,5 @@
 # KernelBench-format solution for problem.py / problem_bf16.py: glr's CUDA kernels through the
-# PyTorch op glr_torch.chunk_glr (python/glr_torch), with FLA chunk_gla's arguments. The gate is
+# PyTorch op glr_torch.chunk_glr (glr/python/glr_torch), with FLA chunk_gla's arguments. The gate is
 # the problem's own expression, in torch, as in solution_fla.py.
 # glr_torch is imported from PYTHONPATH (bench/glr/device_gates.sh puts its prebuilt extension
 # there), else from this checkout (built on first use).
@@ -13,7 +13,8 @@ import torch.nn.functional as F
 try:
     import glr_torch
 except ImportError:
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "python", "glr_torch"))
+    repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+    sys.path.insert(0, os.path.join(repo, "glr", "python", "glr_torch"))
     import glr_torch
 
 glr_torch.extension()  # build or load now, not inside the first timed call

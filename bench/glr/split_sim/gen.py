@@ -23,7 +23,7 @@ __device__ __forceinline__ void cp_async_commit() {}
 template <int kPending> __device__ __forceinline__ void cp_async_wait() {}
 
 ''' + fs[b:]
-fs = launches(fs)
+fs = launches(fs)  # (the cut above also drops ldsm_x4_trans, ldsm_x2_trans, mma16816: sim.hpp emulates them)
 open(out + 'glr_fwd_split.cuh', 'w').write(fs)
 bs = launches(open(inc + 'glr_bwd_split.cuh').read())
 open(out + 'glr_bwd_split.cuh', 'w').write(bs)

@@ -9,12 +9,13 @@
 # asynchrony (a missing cp.async wait), WMMA fragment layouts or timing. From the repo root:
 #
 #   bench/glr/split_sim/run.sh [quick|ktiles|sweep]   (build/split_sim/; a few minutes on 2 cores)
+#   SIM_FLAGS=-DGLR_WALK_REGS bench/glr/split_sim/run.sh ...   (a build variant, e.g. the register walk)
 set -euo pipefail
 out=build/split_sim
 mkdir -p "$out"
 python3 bench/glr/split_sim/gen.py . "$out/include"
 cuda_inc=${CUDA_HOME:-/usr/local/cuda}/include
-g++ -std=c++20 -O1 -include bench/glr/split_sim/sim.hpp -I"$out/include" -Iinclude -I"$cuda_inc" \
+g++ -std=c++20 -O1 ${SIM_FLAGS:-} -include bench/glr/split_sim/sim.hpp -I"$out/include" -Iinclude -I"$cuda_inc" \
   bench/glr/split_sim/harness.cpp -o "$out/harness"
 "$out/harness" "$@" | tee "$out/forward.txt"
 SIM_REVERSE=1 "$out/harness" "$@" > "$out/reverse.txt"

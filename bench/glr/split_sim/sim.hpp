@@ -18,6 +18,7 @@
 #include <memory>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 
 #define __launch_bounds__(...)
 namespace sim {
@@ -89,6 +90,71 @@ inline void mma_sync(fragment<accumulator, 16, 16, 16, T, void>& d, const fragme
   std::memcpy(d.x, out, sizeof out);
 }
 }  // namespace nvcuda::wmma
+
+// The walk's warp-level tensor-core pieces (glr_fwd_split.cuh: ldsm_x4_trans, ldsm_x2_trans,
+// mma16816), emulated from the PTX ISA's fragment layouts with a warp exchange like the shuffle's:
+// every lane publishes its operands, then each computes its own registers from the whole warp's.
+namespace sim {
+inline const unsigned char* ptr_buf[256];
+inline uint32_t frag_buf[256][10];
+inline uint32_t lds_pair(const unsigned char* row, int col) {  // two 16-bit elements, transposed pick
+  uint16_t v;
+  std::memcpy(&v, row + 2 * col, 2);
+  return v;
+}
+// Lane 4g + t of a .trans load gets, of the 8x8 matrix whose rows lanes 8j..8j+7 address, the
+// elements (row 2t, col g) and (row 2t + 1, col g) in the low and high halves.
+inline void ldsm_trans(uint32_t* r, int nmat, const void* p) {
+  const int tid = int(threadIdx.x), base = tid & ~31, lane = tid & 31, g = lane / 4, t = lane % 4;
+  ptr_buf[tid] = static_cast<const unsigned char*>(p);
+  sync_warp();
+  for (int j = 0; j < nmat; ++j)
+    r[j] = lds_pair(ptr_buf[base + 8 * j + 2 * t], g) | (lds_pair(ptr_buf[base + 8 * j + 2 * t + 1], g) << 16);
+  sync_warp();
+}
+}  // namespace sim
+namespace glr::cuda::sm90 {
+inline void ldsm_x4_trans(uint32_t (&r)[4], const void* p) { ::sim::ldsm_trans(r, 4, p); }
+inline void ldsm_x2_trans(uint32_t (&r)[2], const void* p) { ::sim::ldsm_trans(r, 2, p); }
+template <class E>
+inline void mma16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  const int tid = int(threadIdx.x), base = tid & ~31, lane = tid & 31;
+  for (int i = 0; i < 4; ++i) ::sim::frag_buf[tid][i] = a[i];
+  for (int i = 0; i < 2; ++i) ::sim::frag_buf[tid][4 + i] = b[i];
+  for (int i = 0; i < 4; ++i) std::memcpy(&::sim::frag_buf[tid][6 + i], &d[i], 4);
+  ::sim::sync_warp();
+  auto half_of = [](uint32_t w, int hi) {
+    const uint16_t v = uint16_t(hi ? w >> 16 : w & 0xffff);
+    E e;
+    std::memcpy(&e, &v, 2);
+    return nvcuda::wmma::tf(e);
+  };
+  float A[16][16], B[16][8], Cm[16][8];
+  for (int L = 0; L < 32; ++L) {  // lane L = 4g + t holds (PTX ISA, m16n8k16, 16-bit A/B, f32 C)
+    const int g = L / 4, t = L % 4;
+    const uint32_t* f = ::sim::frag_buf[base + L];
+    for (int h = 0; h < 2; ++h) {
+      A[g][2 * t + h] = half_of(f[0], h);
+      A[g + 8][2 * t + h] = half_of(f[1], h);
+      A[g][2 * t + 8 + h] = half_of(f[2], h);
+      A[g + 8][2 * t + 8 + h] = half_of(f[3], h);
+      B[2 * t + h][g] = half_of(f[4], h);
+      B[2 * t + 8 + h][g] = half_of(f[5], h);
+    }
+    float c[4];
+    std::memcpy(c, &f[6], 16);
+    Cm[g][2 * t] = c[0], Cm[g][2 * t + 1] = c[1], Cm[g + 8][2 * t] = c[2], Cm[g + 8][2 * t + 1] = c[3];
+  }
+  ::sim::sync_warp();
+  const int g = lane / 4, t = lane % 4;
+  const int rows[4] = {g, g, g + 8, g + 8}, cols[4] = {2 * t, 2 * t + 1, 2 * t, 2 * t + 1};
+  for (int i = 0; i < 4; ++i) {
+    float s = Cm[rows[i]][cols[i]];
+    for (int k = 0; k < 16; ++k) s += A[rows[i]][k] * B[k][cols[i]];
+    d[i] = s;
+  }
+}
+}  // namespace glr::cuda::sm90
 
 namespace sim {
 inline long ctas_run = 0;

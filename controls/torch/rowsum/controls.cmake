@@ -31,6 +31,7 @@ rowsum_negative(nan_laundering nonfinite pass OWN)
 rowsum_negative(oob_write bounds pass OWN)
 rowsum_negative(mutates_input inputs_intact pass OWN)
 rowsum_negative(stale_output coverage fail OWN)
+rowsum_negative(stale_by_reuse coverage fail OWN)
 rowsum_negative(random_order determinism pass OWN)
 kcv_torch_control(NAME rowsum.dithers PROBLEM ${p} SOLUTION ${CONTROL_DIR}/solution_dithers.py EXPECT FAIL
                   FAILS determinism PASSES coverage numerics BASELINE pass ARGS --gates determinism,coverage,numerics)

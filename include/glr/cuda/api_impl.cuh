@@ -1,7 +1,7 @@
 /// glr CUDA family — the API of glr/cuda.hpp, inline in namespace glr::cuda::impl: checks,
-/// workspace sizes and the dispatch to the arch's kernels. The library (src/glr/cuda/api.cu)
+/// workspace sizes and the dispatch to the arch's kernels. The library (glr/cuda/api.cu)
 /// defines the public functions over these; each kcv candidate (one translation unit, compiled by
-/// kcv from controls/cuda/glr/) calls them directly, so both run the same source.
+/// kcv from glr/controls/cuda/) calls them directly, so both run the same source.
 #pragma once
 
 #include <cstdio>
@@ -36,11 +36,22 @@ inline std::string unsupported(const Shape& s) {
   return {};
 }
 
-inline size_t forward_workspace_bytes(const Shape& s) { return sm90::fwd_workspace_bytes(s); }
+/// What a forward can keep for the backward: the split kernels' states, when both directions run
+/// the sm90 split kernels (sm100_glr_bwd recomputes its own).
+inline size_t saved_states_bytes(const Shape& s) {
+  if (!impl::unsupported(s).empty() || sm100::runs_here(s)) return 0;
+  return sm90::fwd_tensor_cores(s) && sm90::bwd_tensor_cores(s) ? sm90::fwd_split::saved_bytes(s) : 0;
+}
+
+inline size_t forward_workspace_bytes(const Shape& s, bool saving = false) {
+  return saving && impl::saved_states_bytes(s) ? sm90::fwd_split::workspace_bytes_saving(s) : sm90::fwd_workspace_bytes(s);
+}
 /// sm100_glr_bwd (a 10.x device, bf16/f16) uses the FFMA backward's workspace; sm90 the one of the
 /// kernels launch_bwd picks.
-inline size_t backward_workspace_bytes(const Shape& s) {
-  return sm100::runs_here(s) ? sm90::bwd_ffma_workspace_bytes(s) : sm90::bwd_workspace_bytes(s);
+inline size_t backward_workspace_bytes(const Shape& s, bool from_saved = false) {
+  if (sm100::runs_here(s)) return sm90::bwd_ffma_workspace_bytes(s);
+  return from_saved && impl::saved_states_bytes(s) ? sm90::bwd_split::layout(s, /*from_saved=*/true).bytes
+                                             : sm90::bwd_workspace_bytes(s);
 }
 
 /// The kernels a call runs for this shape on the current device, in words (benchmarks and tests
@@ -67,19 +78,35 @@ inline Status check_workspace(const char* what, size_t need, const void* ws, siz
 }
 }  // namespace detail
 
-inline Status forward(const FwdParams& p, cudaStream_t stream) {
-  if (std::string why = impl::unsupported(p.shape); !why.empty()) return {why};
-  if (Status st = detail::check_workspace("glr::cuda::forward", impl::forward_workspace_bytes(p.shape), p.workspace,
-                                          p.workspace_bytes);
+namespace detail {
+inline Status check_saved(const char* what, size_t need, const void* saved, size_t have) {
+  if (!saved || have >= need) return {};
+  return {std::string(what) + ": saved states of " + std::to_string(need) + " bytes needed, " +
+          std::to_string(have) + " given"};
+}
+}  // namespace detail
+
+inline Status forward(const FwdParams& given, cudaStream_t stream) {
+  if (std::string why = impl::unsupported(given.shape); !why.empty()) return {why};
+  FwdParams p = given;
+  const size_t keep = impl::saved_states_bytes(p.shape);
+  if (!keep) p.saved = nullptr, p.saved_bytes = 0;  // this shape keeps nothing: the backward recomputes
+  if (Status st = detail::check_saved("glr::cuda::forward", keep, p.saved, p.saved_bytes); !st.ok()) return st;
+  if (Status st = detail::check_workspace("glr::cuda::forward", impl::forward_workspace_bytes(p.shape, p.saved != nullptr),
+                                          p.workspace, p.workspace_bytes);
       !st.ok())
     return st;
   return sm90::launch_fwd(p, stream);
 }
 
-inline Status backward(const BwdParams& p, cudaStream_t stream) {
-  if (std::string why = impl::unsupported(p.shape); !why.empty()) return {why};
-  if (Status st = detail::check_workspace("glr::cuda::backward", impl::backward_workspace_bytes(p.shape), p.workspace,
-                                          p.workspace_bytes);
+inline Status backward(const BwdParams& given, cudaStream_t stream) {
+  if (std::string why = impl::unsupported(given.shape); !why.empty()) return {why};
+  BwdParams p = given;
+  const size_t keep = impl::saved_states_bytes(p.shape);
+  if (!keep) p.saved = nullptr, p.saved_bytes = 0;
+  if (Status st = detail::check_saved("glr::cuda::backward", keep, p.saved, p.saved_bytes); !st.ok()) return st;
+  if (Status st = detail::check_workspace("glr::cuda::backward", impl::backward_workspace_bytes(p.shape, p.saved != nullptr),
+                                          p.workspace, p.workspace_bytes);
       !st.ok())
     return st;
   if (sm100::runs_here(p.shape)) return sm100::launch_bwd(p, stream);  // bf16/f16 on a 10.x device

@@ -193,7 +193,9 @@ inline int cuda_refusal(const kcv_call* call, const char* what, cudaError_t e) {
 }
 
 /// The whole candidate: parse, gather, run, scatter. backward: the glr_bwd* ABI, else glr_fwd*.
-inline int run(const kcv_call* call, bool backward, bool varlen) {
+/// from_saved (backward only): a forward of the same inputs first, keeping its states
+/// (FwdParams::saved, its o in scratch), then the backward from them, as an autograd caller runs it.
+inline int run(const kcv_call* call, bool backward, bool varlen, bool from_saved = false) {
   if (!call) return 1;
   if (call->abi_version != KCV_ABI_VERSION)
     return refuse(call, "abi_version %d, this candidate speaks %d", int(call->abi_version), KCV_ABI_VERSION);
@@ -281,8 +283,13 @@ inline int run(const kcv_call* call, bool backward, bool varlen) {
   // NOTES: the workspace is sized for varlen only when cu_seqlens is set (its size depends on N);
   // the pointer is rebound to the dense copy below, if one is made.
   if (cu) s.cu_seqlens = static_cast<const int64_t*>(in[n_in - 1].data);
-  const size_t ws_bytes = backward ? impl::backward_workspace_bytes(s) : impl::forward_workspace_bytes(s);
+  const size_t keep = from_saved ? impl::saved_states_bytes(s) : 0;  // 0: this shape keeps nothing
+  const size_t ws_bytes =
+      backward ? impl::backward_workspace_bytes(s, keep > 0) : impl::forward_workspace_bytes(s);
   const size_t ws_at = scratch.take(ws_bytes);
+  const size_t fws_bytes = keep ? impl::forward_workspace_bytes(s, true) : 0;  // the forward's, beside ws
+  const size_t keep_at = scratch.take(keep), fws_at = scratch.take(fws_bytes),
+               o_at = scratch.take(keep ? size_t(s.B * s.T * s.H * s.V) * dtype_bytes(in[0].dtype) : 0);
 
   // NOTES: the fault default_stream (a negative control) puts everything on the legacy stream.
   cudaStream_t stream = static_cast<cudaStream_t>(call->stream);
@@ -314,7 +321,21 @@ inline int run(const kcv_call* call, bool backward, bool varlen) {
     p.scale = call->scalars[0];
     p.workspace = ws;
     p.workspace_bytes = ws_bytes;
-    st = impl::backward(p, stream);
+    if (keep) {
+      FwdParams f;
+      f.shape = s;
+      f.q = p.q; f.k = p.k; f.v = p.v; f.g = p.g; f.h0 = p.h0;
+      f.o = scratch.base + o_at;
+      f.scale = p.scale;
+      f.workspace = fws_bytes ? scratch.base + fws_at : nullptr;
+      f.workspace_bytes = fws_bytes;
+      f.saved = scratch.base + keep_at;
+      f.saved_bytes = keep;
+      st = impl::forward(f, stream);
+      p.saved = f.saved;
+      p.saved_bytes = keep;
+    }
+    if (st.ok()) st = impl::backward(p, stream);
   } else {
     FwdParams p;
     p.shape = s;
@@ -345,5 +366,11 @@ inline int candidate_fwd(const kcv_call* call, bool varlen) { return cand::run(c
 
 /// The backward as a kcv candidate.
 inline int candidate_bwd(const kcv_call* call, bool varlen) { return cand::run(call, /*backward=*/true, varlen); }
+
+/// The backward as an autograd caller runs it: the forward keeps its states, the backward reads
+/// them (glr::cuda::saved_states_bytes; shapes that keep nothing run candidate_bwd's path).
+inline int candidate_bwd_from_saved(const kcv_call* call, bool varlen) {
+  return cand::run(call, /*backward=*/true, varlen, /*from_saved=*/true);
+}
 
 }  // namespace glr::cuda

@@ -99,8 +99,13 @@ class WorkerBackend {
   virtual void synchronize(bool stream_only) = 0;
   /// A device error that outlives the call (illegal address, trap): the worker must end. Empty if none.
   virtual std::string device_error() { return {}; }
+  /// The candidate's code runs on this process's threads and memory (cpu): kcv-worker's fault
+  /// handler turns its faults into records, and a pipe probe checks what a call left behind.
+  virtual bool runs_on_host() const { return false; }
 };
 
-std::unique_ptr<WorkerBackend> make_cpu_worker_backend();
+/// The worker side of the backend the plan names (one line per backend, worker/worker_backends.cpp);
+/// nullptr when this kcv-worker was built without it.
+std::unique_ptr<WorkerBackend> make_worker_backend(const std::string& name);
 
 }  // namespace kcv

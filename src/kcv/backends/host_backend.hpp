@@ -5,9 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kcv/settings.hpp"
 
 namespace kcv {
 
@@ -46,11 +51,59 @@ struct PlacementRule {
   bool tails = false;    // the allocation reaches a drawn [0, range) bytes past the trailing guard band (cuda)
 };
 
+/// How one kind of candidate source becomes a candidate library on a backend (candidate.cpp adds
+/// the sanitizer flags, kcv's include directory, the candidate's own directory and the output).
+struct CompileRecipe {
+  /// The compiler and its flags for a plain build, before any -I or file (the sanitized build
+  /// replaces the optimization flag `optimize` with -O1).
+  std::vector<std::string> command;
+  std::string optimize;
+  /// The flag that puts the candidate's own directory after kcv's on the include path ("-iquote";
+  /// nvcc has none: "-I").
+  std::string quote_include = "-iquote";
+  /// -lm at the end: the candidate names its own libm (the worker need not have it).
+  bool link_libm = true;
+};
+
+/// The plain host compilers' recipes, every backend's for "c" and "cpp" (none for other kinds).
+std::optional<CompileRecipe> host_compile_recipe(const std::string& kind);
+
 class Backend {
  public:
   virtual ~Backend() = default;
   /// The name on the command line and in the plan (kcv-worker picks its WorkerBackend by it).
   virtual std::string_view name() const = 0;
+  /// Why this kcv cannot run it ("" when it can: cuda needs the toolkit at kcv's build).
+  virtual std::string unavailable() const { return {}; }
+  /// Whether a worker checks the device before anything is compiled (engine's probe_backend).
+  virtual bool probes_device() const = 0;
+  /// How a source of kind `kind` ("c", "cpp", "cu") is compiled for it; none: it does not run
+  /// that kind (Candidate::prepare says which backend does). settings: the target (cuda_arch).
+  virtual std::optional<CompileRecipe> compile_recipe(const std::string& kind, const Settings& settings) const = 0;
+  /// The device's side of a report's provenance (gpu, driver, toolkit); {} where there is none.
+  virtual nlohmann::json provenance() const { return nlohmann::json::object(); }
+  /// The torch device a KernelBench problem runs on ("cpu", "cuda").
+  virtual std::string_view torch_device() const = 0;
+
+  /// Calls run on streams that the caller chooses (the gates' questions, issue 23: they never
+  /// compare backend names): the gates then call as production does too (the legacy null stream,
+  /// buffers of the tensors' own size: gates/common.hpp's Calling), the concurrency gate puts a
+  /// writer kernel on the caller's stream before a call (else two calls on two threads at once),
+  /// determinism runs a load kernel beside the calls (else other thread counts), stateless adds
+  /// a long run called as production calls. false: a call runs on the caller's thread.
+  virtual bool has_streams() const = 0;
+  /// A torch worker's tensors are host memory from glibc's malloc: the worker fills every block
+  /// malloc hands out during a call with its output poison (kcv_torch_worker.py allocation_fill),
+  /// which needs malloc's per-thread cache off in that worker (isolation/spawn.cpp).
+  virtual bool tensors_on_host() const = 0;
+  /// The shapes gate's large tier (element indices past 2^31, sampled judging) runs here: it needs
+  /// memory that holds such tensors (device memory).
+  virtual bool large_tier() const = 0;
+  /// The sanitizer gate's tools, one worker each (sanitized_run's `tool`): `has_source`, kcv
+  /// builds the candidate; `torch_worker`, a KernelBench solution.
+  virtual std::vector<std::string> sanitizer_tools(bool has_source, bool torch_worker) const = 0;
+  /// What the sanitizer gate's tools did not check, said beside its verdict ("" when nothing).
+  virtual std::string sanitizer_scope(bool torch_worker) const { return {}; }
   /// How a sanitized worker runs: `tool` as the sanitizer gate names it ("" = the backend's
   /// default), `has_source`: kcv builds the candidate (not a prebuilt .so), `torch_worker`: the
   /// worker is the torch worker (a KernelBench candidate).
@@ -74,6 +127,10 @@ class Backend {
 
 /// The backend of that name; SetupError "unknown backend 'NAME' (cpu, cuda)" when there is none.
 const Backend& backend_named(std::string_view name);
+/// The backend of that name, or nullptr.
+const Backend* find_backend(std::string_view name);
+/// backend_named, and SetupError with Backend::unavailable() when this kcv cannot run it.
+const Backend& require_backend(std::string_view name);
 /// The registered backends' names, in registry order.
 std::vector<std::string> backend_names();
 

@@ -14,8 +14,9 @@ std::unique_ptr<Contract> make_softmax_contract();
 std::unique_ptr<Contract> make_matmul_contract();
 std::unique_ptr<Contract> make_layernorm_contract();
 
-/// For references: throws std::invalid_argument unless inputs match the contract's input specs
-/// at these bindings (count, dtype, shape).
+/// For references (reference_inputs.cpp, in kcv_base; glr's contracts use it too): throws
+/// std::invalid_argument unless inputs match the contract's input specs at these bindings
+/// (count, dtype, shape).
 void check_reference_inputs(const Contract& contract, const std::vector<HostTensor>& inputs,
                             const Bindings& shape);
 

@@ -64,4 +64,10 @@ std::string_view utf8_prefix(std::string_view s, std::size_t n) {
   return s.substr(0, cut);
 }
 
+std::string trim_blanks(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return {};
+  return std::string(s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1));
+}
+
 }  // namespace kcv

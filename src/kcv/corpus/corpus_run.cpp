@@ -24,11 +24,14 @@
 #include "kcv/corpus.hpp"
 #include "kcv/corpus/journal.hpp"
 #include "kcv/kernelbench.hpp"
+#include "kcv/kernelbench/build_cache.hpp"
 #include "kcv/kernelbench/reference_cache.hpp"
 #include "kcv/report.hpp"
 #include "kcv/runner.hpp"
+#include "kcv/sandbox.hpp"
 #include "kcv/stats.hpp"
 #include "kcv/subprocess.hpp"
+#include "kcv/workdir.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -112,8 +115,33 @@ std::size_t next_pair(const std::vector<CorpusPair>& todo, const std::map<std::s
   return best;
 }
 
-std::string default_corpus_verifier() {
-  if (const char* e = std::getenv("KCV_CORPUS_VERIFIER"); e && *e) return e;
+std::vector<std::pair<std::string, std::string>> settings_variables(const Settings& s) {
+  const auto count = [](int64_t n) { return n > 0 ? std::to_string(n) : std::string(); };
+  std::string off;
+  for (const std::string& name : sandbox::off_names(s.sandbox_off)) off += (off.empty() ? "" : ",") + name;
+  const char* pool_start = s.pool_start == PoolStart::after    ? "after"
+                           : s.pool_start == PoolStart::during ? "during"
+                                                               : "";
+  return {{"KCV_WORKER", s.worker},
+          {"KCV_INCLUDE_DIR", s.include_dir},
+          {"KCV_ADAPTERS_DIR", s.adapters_dir},
+          {"KCV_PYTHON", s.python},
+          {"KCV_CUDA_ARCH", s.cuda_arch},
+          {"KCV_TORCH_PCH", s.torch_pch},
+          {"KCV_CORPUS_VERIFIER", s.corpus_verifier},
+          {"KCV_THREADS", count(s.threads)},
+          {"KCV_MAX_ELEMENTS", count(s.max_elements)},
+          {"KCV_REFERENCE_CACHE_BYTES", count(s.reference_cache_bytes)},
+          {"KCV_REFERENCE_CACHE_ENTRY_BYTES", count(s.reference_cache_entry_bytes)},
+          {"KCV_SANDBOX_OFF", off},
+          {"KCV_STANDBY", s.standby ? "" : "0"},
+          {"KCV_POOL", s.pool ? "" : "0"},
+          {"KCV_POOL_START", pool_start},
+          {"KCV_SANITIZER_PORT_RANGES", s.sanitizer_port_ranges ? "" : "0"}};
+}
+
+std::string default_corpus_verifier(const Settings& settings) {
+  if (!settings.corpus_verifier.empty()) return settings.corpus_verifier;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) throw SetupError("cannot find the running kcv executable (/proc/self/exe); set KCV_CORPUS_VERIFIER");
@@ -267,17 +295,17 @@ struct Child {
 };
 
 /// This process's environment with KCV_THREADS set to each verifier's share of the cores
-/// (runner.hpp, default_threads), unless the caller set it.
-std::vector<std::string> verifier_environment(int jobs) {
+/// (runner.hpp, default_threads), unless the caller chose a count (settings.threads).
+/// NOTES: a verifier is a kcv CLI of its own, which maps its environment onto its settings (the
+/// CLI's settings_from_environment): this process's environment is how every other KCV_* setting
+/// reaches it, unchanged, as before the library took settings (issue 23).
+std::vector<std::string> verifier_environment(int jobs, const Settings& settings) {
   std::vector<std::string> env = own_environment();
-  const bool set = std::any_of(env.begin(), env.end(),
-                               [](const std::string& e) { return e.rfind("KCV_THREADS=", 0) == 0 && e.size() > 12; });
-  if (set) {
-    default_threads();  // a bad value is the caller's error, said once here
-  } else {
-    const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
-    set_env(env, "KCV_THREADS", std::to_string(std::max(1L, cores / jobs)));
-  }
+  // NOTES: each pair's kcv maps its environment onto Settings again (tools/kcv/environment.cpp):
+  // this run's settings, not the environment it was started in, are what it must see.
+  for (const auto& [name, value] : settings_variables(settings)) set_env(env, name, value);
+  const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  set_env(env, "KCV_THREADS", std::to_string(settings.threads > 0 ? settings.threads : std::max(1L, cores / jobs)));
   return env;
 }
 
@@ -302,8 +330,8 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
 /// verifier in its environment, never through a file a candidate could rewrite.
 class TorchPchBuild {
  public:
-  TorchPchBuild(const std::string& python, const std::string& backend, const fs::path& dir, const std::string& scratch,
-                std::vector<std::string> env)
+  TorchPchBuild(const std::string& python, const std::string& adapters_dir, const std::string& backend,
+                const fs::path& dir, const std::string& scratch, std::vector<std::string> env)
       : dir_(dir), out_path_(scratch + "/torch-pch.stdout"), err_path_(scratch + "/torch-pch.stderr"),
         start_(Clock::now()) {
     std::error_code ec;
@@ -318,7 +346,7 @@ class TorchPchBuild {
       }
     if (!has_path) env.push_back("PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin");
     set_env(env, "KCV_TORCH_PCH", "");
-    pid_ = spawn({python, (fs::path(kcv_adapters_dir()) / "torch" / "kcv_torch_pch.py").string(), dir.string(),
+    pid_ = spawn({python, (fs::path(adapters_dir) / "torch" / "kcv_torch_pch.py").string(), dir.string(),
                   "--backend", backend},
                  env, err_path_, out_path_);
   }
@@ -464,21 +492,6 @@ std::string out_of_memory_reason(const nlohmann::ordered_json& rec) {
   return "";
 }
 
-/// A scratch directory for the children's reports and stderr, removed at scope end.
-class ScratchDir {
- public:
-  ScratchDir() {
-    const char* t = std::getenv("TMPDIR");
-    std::string tmpl = std::string(t && *t ? t : "/tmp") + "/kcv-corpus-XXXXXX";
-    if (!mkdtemp(tmpl.data())) throw SetupError(fmt::format("cannot create a scratch directory: {}", std::strerror(errno)));
-    path_ = tmpl;
-  }
-  ~ScratchDir() { std::error_code ec; fs::remove_all(path_, ec); }
-  const std::string& path() const { return path_; }
- private:
-  std::string path_;
-};
-
 }  // namespace
 
 CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback& on_pair) {
@@ -490,8 +503,8 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     throw SetupError(fmt::format("--baseline '{}': the only baseline is kernelbench", o.baseline));
   if (o.out.empty()) throw SetupError("--out is required");
   // A bad --python is one error now, not a setup error per pair; and every pair runs the same one.
-  const std::string python = o.python.empty() ? std::string() : resolve_python(o.python);
-  const std::string verifier = o.verifier.empty() ? default_corpus_verifier() : o.verifier;
+  const std::string python = o.python.empty() ? std::string() : resolve_python(o.python, o.settings);
+  const std::string verifier = o.verifier.empty() ? default_corpus_verifier(o.settings) : o.verifier;
   if (access(verifier.c_str(), X_OK) != 0)
     throw SetupError(fmt::format("verifier '{}' is not an executable file", verifier));
 
@@ -538,7 +551,21 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   } else {
     cache_dir = fs::absolute(o.reference_cache.empty() ? fs::path(o.out) / "reference-cache"
                                                         : fs::path(o.reference_cache)).lexically_normal().string();
-    (void)ReferenceDiskCache(cache_dir, json::object());  // made here, and checked once for every pair
+    // made here, and checked once for every pair
+    (void)ReferenceDiskCache(cache_dir, json::object(), o.settings.reference_cache_entry_bytes);
+  }
+  // The build cache: the same policy, its own directory (shards of one run may share it).
+  std::string builds_dir, builds_off;
+  if (o.build_cache == "off") {
+    builds_off = "off (--build-cache off)";
+  } else if (o.self_check) {
+    builds_off = "off (--self: a problem as its own candidate builds nothing)";
+  } else if (const std::string why = build_cache_refusal(); !why.empty()) {
+    builds_off = "off: " + why;
+  } else {
+    builds_dir = fs::absolute(o.build_cache.empty() ? fs::path(o.out) / "build-cache" : fs::path(o.build_cache))
+                     .lexically_normal().string();
+    (void)BuildCache(builds_dir);  // made here, and checked once for every pair
   }
   std::set<std::string> done;
   std::map<std::string, std::string> retry_reason;   // key -> why it runs again alone
@@ -558,7 +585,8 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
                   {"corpus", fs::absolute(o.dir).lexically_normal().string()}, {"backend", o.backend},
                   {"baseline", o.baseline}, {"shard", o.shard.text()}, {"jobs", o.jobs}, {"self", o.self_check},
                   {"timing", o.timing}, {"seed", std::to_string(seed)},
-                  {"reference_cache", cache_dir.empty() ? cache_off : cache_dir}});
+                  {"reference_cache", cache_dir.empty() ? cache_off : cache_dir},
+                  {"build_cache", builds_dir.empty() ? builds_off : builds_dir}});
 
   std::vector<json> records = journal.existing();
   std::vector<std::string> keys;
@@ -574,11 +602,12 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   }
   const int from_journal = progress.done;
 
-  const ScratchDir scratch;
-  std::vector<std::string> environment = verifier_environment(o.jobs);
+  const Workdir scratch("", "corpus");  // the children's reports and stderr
+  std::vector<std::string> environment = verifier_environment(o.jobs, o.settings);
   std::unique_ptr<TorchPchBuild> pch;
   if (o.torch_pch && !o.self_check && !(todo.empty() && alone.empty()))
-    pch = std::make_unique<TorchPchBuild>(python.empty() ? resolve_python("") : python, o.backend,
+    pch = std::make_unique<TorchPchBuild>(python.empty() ? resolve_python("", o.settings) : python,
+                                          kcv_adapters_dir(o.settings), o.backend,
                                           fs::path(o.out) / "torch-pch", scratch.path(), environment);
   bool pch_env_set = false;
   int pairs_with_pch = 0;
@@ -606,6 +635,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   int ran = 0;
   double wall_sum = 0, cpu_sum = 0;
   int64_t cache_read = 0, cache_written = 0, cache_rejected = 0;   // over the pairs run now
+  int64_t build_hits = 0, build_stored = 0, build_rejected = 0, build_refused = 0, build_write_failed = 0;
   auto start = [&](Child c) {
     if (pch && !pch_env_set && pch->poll() && !pch->manifest().empty()) {
       set_env(environment, "KCV_TORCH_PCH", pch->manifest());
@@ -625,6 +655,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     std::vector<std::string> argv = {verifier, "verify", "--kernelbench", c.pair.problem, c.pair.solution,
                                      "--backend", o.backend, "--json", c.json_path, "--seed", std::to_string(seed)};
     if (!cache_dir.empty()) argv.insert(argv.end(), {"--reference-cache", cache_dir});
+    if (!builds_dir.empty()) argv.insert(argv.end(), {"--build-cache", builds_dir});
     if (!o.baseline.empty()) argv.insert(argv.end(), {"--baseline", o.baseline});
     if (o.timing) argv.push_back("--timing");
     if (o.timeout_s > 0) argv.insert(argv.end(), {"--timeout", fmt::format("{:g}", o.timeout_s)});
@@ -753,6 +784,14 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
           cache_written += rc.value("written", int64_t{0});
           cache_rejected += rc.value("rejected", int64_t{0});
         }
+        const auto& bc = rec["report"]["kernelbench"].value("build_cache", nlohmann::ordered_json());
+        if (bc.is_object()) {
+          build_hits += bc.value("hits", int64_t{0});
+          build_stored += bc.value("stored", int64_t{0});
+          build_rejected += bc.value("rejected", int64_t{0});
+          build_refused += bc.value("refused", int64_t{0});
+          build_write_failed += bc.value("write_failed", int64_t{0});
+        }
       }
 
       ++ran;
@@ -784,6 +823,11 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   s.reference_cache = cache_dir.empty() ? cache_off
                                         : fmt::format("{}: {} answers read, {} computed and written, {} rejected",
                                                       cache_dir, cache_read, cache_written, cache_rejected);
+  s.build_cache = builds_dir.empty()
+                      ? builds_off
+                      : fmt::format("{}: {} entries used (builds imported), {} stored, {} rejected, {} refused, {} "
+                                    "write failures", builds_dir, build_hits, build_stored, build_rejected,
+                                    build_refused, build_write_failed);
   if (pch) {
     pch->poll();
     s.torch_pch = pch->status(pairs_with_pch);

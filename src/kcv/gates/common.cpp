@@ -1,3 +1,4 @@
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/gates/common.hpp"
 
 #include <algorithm>
@@ -120,7 +121,7 @@ CasePlan single_call_plan(std::string label, const Contract& contract, Bindings 
 }
 
 Calling calling_for(const GateContext& ctx, uint64_t seed, int64_t i, int64_t n) {
-  if (ctx.backend != "cuda") return Calling::kcv;
+  if (!ctx.backend.has_streams()) return Calling::kcv;
   // NOTES: seeded, so which cases call which way cannot be learnt from one run; with few cases
   // kcv's own way is left out (every other case of the run has it).
   const auto r = static_cast<int64_t>(seed % 12);

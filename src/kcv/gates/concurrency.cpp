@@ -4,6 +4,7 @@
 // hand over the null stream handle (the writer on the legacy default stream) and exact buffers.
 #include <fmt/format.h>
 
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/gates/common.hpp"
 #include "kcv/gates/registry.hpp"
 
@@ -24,7 +25,7 @@ class ConcurrencyGate final : public Gate {
       Rng rng = case_rng(seed, i);
       Case c;
       c.shape = b;
-      if (ctx.backend == "cuda") {
+      if (ctx.backend.has_streams()) {
         c.label = fmt::format("writer kernel before the call, round {}", i);
         c.calls.push_back(make_call(ctx.contract, b, rng));
         c.calls[0].writer_kernel = true;

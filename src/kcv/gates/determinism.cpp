@@ -2,6 +2,7 @@
 // identical outputs; so must runs with other thread counts (cpu) — across cases, same inputs.
 #include <fmt/format.h>
 
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/gates/common.hpp"
 #include "kcv/gates/registry.hpp"
 
@@ -26,6 +27,16 @@ class DeterminismGate final : public Gate {
   bool tolerance_independent() const override { return true; }
   std::string note(const GateContext& ctx) const override { return structural_note(ctx.contract); }
 
+  /// Without streams (cpu): workers started with 1 and 3 threads (a process started so, not a
+  /// call made so).
+  std::vector<WorkerOptions> worker_options(const GateContext& ctx) const override {
+    if (ctx.backend.has_streams()) return {};
+    std::vector<WorkerOptions> out(2);
+    out[0].threads = 1;
+    out[1].threads = 3;
+    return out;
+  }
+
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
     const Bindings b = ctx.contract.structural_shape();
     Rng rng = case_rng(seed, 0);
@@ -36,9 +47,9 @@ class DeterminismGate final : public Gate {
     first.shape = b;
     first.calls.assign(5, call);
     out.push_back(std::move(first));
-    // NOTES: same inputs in every case; judge_across compares the cases. cpu: other thread
-    // counts; cuda: a load kernel on another stream shares the GPU during each call.
-    if (ctx.backend == "cuda") {
+    // NOTES: same inputs in every case; judge_across compares the cases. With streams (cuda): a
+    // load kernel on another stream shares the device during each call; without: other thread counts.
+    if (ctx.backend.has_streams()) {
       Case loaded;
       loaded.label = "3 runs beside a co-running load kernel";
       loaded.shape = b;
@@ -46,11 +57,11 @@ class DeterminismGate final : public Gate {
       for (auto& c : loaded.calls) c.background_load = true;
       out.push_back(std::move(loaded));
     } else {
-      for (int threads : {1, 3}) {
+      for (const WorkerOptions& w : worker_options(ctx)) {
         Case c;
-        c.label = fmt::format("{} thread(s)", threads);
+        c.label = fmt::format("{} thread(s)", w.threads);
         c.shape = b;
-        c.worker.threads = threads;
+        c.worker = w;
         c.calls.assign(2, call);
         out.push_back(std::move(c));
       }

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/candidate.hpp"
 #include "kcv/gates/common.hpp"
 #include "kcv/gates/registry.hpp"
@@ -52,26 +53,24 @@ class SanitizerGate final : public Gate {
     std::string note;
     if (ctx.contract.sanitizer_elements > 0)
       note = structural_note(ctx.contract, ctx.contract.shape_within(ctx.contract.sanitizer_elements));
-    if (ctx.backend == "cuda" && ctx.candidate.kind() == "kernelbench")
-      note += std::string(note.empty() ? "" : "; ") +
-              "memcheck, racecheck and synccheck checked the solution's own kernels, not those of torch, cuDNN and "
-              "cuBLAS; initcheck checked all";
+    if (std::string scope = ctx.backend.sanitizer_scope(ctx.candidate.runs_in_torch_worker()); !scope.empty())
+      note += std::string(note.empty() ? "" : "; ") + scope;
     return note;
   }
 
   CaseJudgement static_check(const GateContext& ctx) const override {
-    if (ctx.backend != "cuda" || ctx.candidate.kind() != "cu") return {};
+    if (ctx.candidate.kind() != "cu") return {};  // the TMEM check reads CUDA source
     // NOTES: the private copy the build compiled, with the original directory after it, as the
     // build has them (candidate.cpp's compile_command): the same bytes as the judged build.
     std::ifstream in(ctx.candidate.source(), std::ios::binary);
     std::stringstream source;
     source << in.rdbuf();
-    const char* arch = std::getenv("KCV_CUDA_ARCH");
-    if (!tmem::applies(source.str(), arch && *arch ? arch : "90a"))
+    const Settings& settings = ctx.candidate.settings();  // as its build had them
+    if (!tmem::applies(source.str(), settings.cuda_target()))
       return {Verdict::pass, "TMEM check: no tcgen05 in the candidate and not built for sm_100"};
     try {
       const std::string dir = (std::filesystem::path(ctx.candidate.workdir()) / "tmem").string();
-      std::vector<std::string> includes = {kcv_include_dir()};
+      std::vector<std::string> includes = {kcv_include_dir(settings)};
       if (!ctx.candidate.source_copy().origin_dir.empty()) includes.push_back(ctx.candidate.source_copy().origin_dir);
       const tmem::Report r = tmem::check_source(ctx.candidate.source(), dir, includes);
       return {r.outcome == tmem::Outcome::fail ? Verdict::fail : Verdict::pass, r.evidence};
@@ -82,6 +81,20 @@ class SanitizerGate final : public Gate {
     }
   }
 
+  /// One sanitized worker per tool of the backend's (Backend::sanitizer_tools: cpu, the
+  /// instrumented build "" and, for a kcv-worker candidate with source, valgrind; cuda, the four
+  /// compute-sanitizer tools).
+  std::vector<WorkerOptions> worker_options(const GateContext& ctx) const override {
+    std::vector<WorkerOptions> out;
+    for (const auto& tool : ctx.backend.sanitizer_tools(ctx.candidate.has_source(), ctx.candidate.runs_in_torch_worker())) {
+      WorkerOptions w;
+      w.sanitized = true;
+      w.sanitizer_tool = tool;
+      out.push_back(std::move(w));
+    }
+    return out;
+  }
+
   std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override {
     std::vector<Bindings> shapes = nominal_and_uniform(ctx.contract, {13});
     if (ctx.contract.sanitizer_elements > 0) {
@@ -90,29 +103,24 @@ class SanitizerGate final : public Gate {
       // than the other size-independent gates; the boundary shape stays.
       shapes[0] = ctx.contract.shape_within(ctx.contract.sanitizer_elements);
     }
-    std::vector<std::string> tools = {""};
-    if (ctx.backend == "cuda") tools = {"memcheck", "racecheck", "initcheck", "synccheck"};
-    // NOTES: (issue 25 class 3) the ASan rebuild defines __SANITIZE_ADDRESS__: a candidate can be
-    // clean only there. The plain build, the one every other gate and production load, runs under
-    // valgrind memcheck too (a prebuilt .so already runs under it, as tool "").
-    const bool kcv_worker_cpu = ctx.backend == "cpu" && !ctx.candidate.runs_in_torch_worker();
-    if (kcv_worker_cpu && ctx.candidate.has_source()) tools.push_back("valgrind");
+    const bool streams = ctx.backend.has_streams(), kcv_worker = !ctx.candidate.runs_in_torch_worker();
     std::vector<Case> out;
-    for (const auto& tool : tools)
+    for (const WorkerOptions& w : worker_options(ctx))
       for (const auto& b : shapes) {
+        const std::string& tool = w.sanitizer_tool;
         Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));
         Case c = single_call_case(tool.empty() ? bindings_string(b) : tool + " " + bindings_string(b), ctx.contract, b, rng);
-        c.worker.sanitized = true;
-        c.worker.sanitizer_tool = tool;
-        // NOTES: cuda: exact buffers always (issue 26). Inside kcv's guard bands a read one
-        // element past a buffer is in bounds for compute-sanitizer; in a cudaMalloc of the
-        // buffer's own size memcheck reports it. Every other case hands over the null stream.
-        if (ctx.backend == "cuda")
+        c.worker = w;
+        // NOTES: with streams (cuda): exact buffers always (issue 26). Inside kcv's guard bands a
+        // read one element past a buffer is in bounds for compute-sanitizer; in a cudaMalloc of
+        // the buffer's own size memcheck reports it. Every other case hands over the null stream.
+        if (streams)
           call_as(c, (out.size() + seed) % 2 ? Calling::null_stream_exact_buffers : Calling::exact_buffers);
-        // cpu (kcv-worker): exact buffers too, each a malloc of its own size, so that ASan's and
-        // valgrind's allocators bound it: a write past an output that the candidate restores
-        // before returning leaves kcv's canaries intact, but not their redzones (issue 25 class 4).
-        if (kcv_worker_cpu) call_as(c, Calling::exact_buffers);
+        // Without (cpu, kcv-worker): exact buffers too, each a malloc of its own size, so that
+        // ASan's and valgrind's allocators bound it: a write past an output that the candidate
+        // restores before returning leaves kcv's canaries intact, but not their redzones (issue 25
+        // class 4).
+        else if (kcv_worker) call_as(c, Calling::exact_buffers);
         out.push_back(std::move(c));
       }
     return out;

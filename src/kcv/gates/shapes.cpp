@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/gates/common.hpp"
 #include "kcv/gates/registry.hpp"
 #include "kcv/protocol.hpp"
@@ -36,10 +37,10 @@ class ShapesGate final : public Gate {
       if (ctx.contract.valid(b)) shapes.push_back(b);
     std::vector<CasePlan> out =
         vary_calling(ctx, seed, one_call_per_shape_plans(ctx.contract, shapes, seed, /*varied_prefill=*/true));
-    // NOTES: the large tier (element indices past 2^31) needs device memory: cuda only, and only
-    // for contracts that can judge a sampled element from a small sub-problem. Its tensors carry
+    // NOTES: the large tier (element indices past 2^31) needs device memory (Backend::large_tier),
+    // and a contract that can judge a sampled element from a small sub-problem. Its tensors carry
     // no storage, so it is made at once.
-    if (ctx.backend == "cuda")
+    if (ctx.backend.large_tier())
       if (auto tier = ctx.contract.large_tier()) {
         std::vector<CasePlan> large = plans_of({large_case(ctx.contract, *tier, seed)});
         out.push_back(std::move(large[0]));

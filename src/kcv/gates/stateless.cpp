@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/candidate.hpp"
 #include "kcv/error_model.hpp"
 #include "kcv/gates/common.hpp"
@@ -67,12 +68,20 @@ class StatelessGate final : public Gate {
     make("A then A with one element of each input changed at a seeded interior position, same addresses",
          {a, a_inner}, {-1, 0}, {0, -1});
     vary_calling(ctx, seed, out);
-    // cuda: one long run in kcv's setting, one as production calls (null stream, exact buffers).
+    // With streams (cuda): one long run in kcv's setting, one as production calls (null stream, exact buffers).
     // NOTES: not for KernelBench solutions: their problems' shapes are fixed and a torch call
     // costs milliseconds; thousands of them would outlast the gate's budget.
-    if (ctx.candidate.kind() == "kernelbench") return out;
-    out.push_back(long_run(k, seed, Calling::kcv, 1));
-    if (ctx.backend == "cuda") out.push_back(long_run(k, seed, Calling::null_stream_exact_buffers, 2));
+    const std::vector<WorkerOptions> own = worker_options(ctx);
+    if (!own.empty()) out.push_back(long_run(k, seed, Calling::kcv, own[0].tag));
+    if (own.size() > 1) out.push_back(long_run(k, seed, Calling::null_stream_exact_buffers, own[1].tag));
+    return out;
+  }
+
+  /// The long runs' workers of their own (tags 1, and 2 with streams); none for KernelBench solutions.
+  std::vector<WorkerOptions> worker_options(const GateContext& ctx) const override {
+    if (ctx.candidate.kind() == "kernelbench") return {};
+    std::vector<WorkerOptions> out(ctx.backend.has_streams() ? 2 : 1);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i].tag = static_cast<int>(i) + 1;
     return out;
   }
 

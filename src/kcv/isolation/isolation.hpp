@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -116,9 +117,14 @@ struct Session {
   /// Files in the private tmp dirs when it said ready, for wrappers and runtimes that make them.
   std::set<std::string> file_baseline;
   int64_t oom_kills_at_start = -1;
+  Clock::time_point started{};  // when it was spawned
   int result_fd = -1, ctl_fd = -1;
   /// compute-sanitizer outside a network namespace of its own: the lock on its port range.
   int port_lock_fd = -1;
+  int port = -1;    // the port range it names (-1: none)
+  int serial = -1;  // its number in the runner that started it (its cwd worker-<serial>)
+  /// What it was spawned with (describe_spawn), kept to prove a pooled worker's spawn (spawn_matches).
+  nlohmann::json spawn;
   WorkerOptions options;
   std::string cwd, log;
   /// Shape signatures it has been called at (compile grace: only the first call at each gets it).
@@ -138,8 +144,30 @@ void write_staging(const DataFile& data, const Layout& layout, const std::vector
 /// Hands a waiting session worker its next data file (one byte with the fd, SCM_RIGHTS); false
 /// when it is gone.
 bool send_data_file(const Session& s, int fd);
+/// What start_worker hands the sandbox for worker `serial` (fds aside). *port >= 0: that port
+/// range is named (a spawn described again); else a range is taken when the wrapper needs one,
+/// held by *port_lock_fd and said in *port.
+sandbox::Request spawn_request(const Context& ctx, int serial, int* port_lock_fd, int* port);
+/// A spawn's description: every field of the request that shapes the worker (argv, environment,
+/// cwd, log, kept directories, sandbox switches, address-space limit, the ctl socket), and its
+/// first plan (set by start_standby).
+nlohmann::json describe_spawn(const Context& ctx, const sandbox::Request& req);
+/// Whether worker w (a standby one, started elsewhere: the session-wide pool) was spawned exactly
+/// as start_standby(ctx, w.serial) would spawn it now; *why names the first difference otherwise.
+bool spawn_matches(const Context& ctx, const Session& w, std::string* why);
 /// Starts a worker (serial: its number in this runner) in its sandbox on the data file.
 Session start_worker(const Context& ctx, int serial, const DataFile& data);
+/// Starts a standby torch worker (docs/architecture.md "Standby workers") exactly as
+/// start_worker(ctx, serial, ...) would start the batch's worker, on a plan that only says
+/// "standby": it imports torch, reads no candidate, says `idle` and waits on fd 5. Returns at
+/// once (the import runs in the worker). Never throws: nullopt, with *why, when it cannot start.
+/// NOTES: called on the runner's own thread: a worker's PR_SET_PDEATHSIG fires when the *thread*
+/// that started it ends, so no helper thread may start one.
+std::optional<Session> start_standby(const Context& ctx, int serial, std::string* why);
+/// Waits until a standby worker says `idle` (its load timeout, the overall deadline, kcv's stop);
+/// true then: hand it a batch's data file (send_data_file) and follow it as a new worker. false,
+/// with *why, when it did not (it is ended; the batch starts its own worker).
+bool await_standby(const Context& ctx, Session& w, std::string* why);
 /// Closes a worker's pipes, gives it grace_s to exit by itself, kills its whole group and
 /// removes its cwd. Returns its wait status; *outstayed: it had not exited by itself within
 /// grace_s (so a SIGKILL in the status may be kcv's).

@@ -3,6 +3,7 @@
 #include "isolation.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -14,6 +15,9 @@
 #include <fstream>
 
 #include <fmt/format.h>
+
+#include "kcv/protocol.hpp"
+#include "kcv/text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -52,19 +56,25 @@ struct WorkerCommand {
   std::vector<std::string> argv, env;
 };
 
-/// The wrapper (a sanitizer) and its options, before the worker's own argv.
-std::vector<std::string> wrapper_argv(const Context& ctx, int* port_lock_fd) {
+/// The wrapper (a sanitizer) and its options, before the worker's own argv. *port: the port range
+/// to name when it is >= 0 (a spawn described again, spawn_matches), else one taken now (held by
+/// *port_lock_fd) and said there (-1: none).
+std::vector<std::string> wrapper_argv(const Context& ctx, int* port_lock_fd, int* port) {
+  const int given = *port;
+  *port = -1;
   const SanitizedRun& s = ctx.mode.sanitizer;
   std::vector<std::string> argv = s.wrapper;
   if (s.uses_ports) {
     // In a network namespace of its own the default ports are its own; elsewhere a range kcv
-    // holds. KCV_SANITIZER_PORT_RANGES=0 (diagnosis, docs/security.md): the default range.
+    // holds. Settings::sanitizer_port_ranges false (KCV_SANITIZER_PORT_RANGES=0, diagnosis,
+    // docs/security.md): the default range.
     const bool own_network =
-        ctx.opt.sandbox && !(ctx.opt.sandbox_off & sandbox::kNet) && sandbox::network_namespace_available();
-    const char* ranges = std::getenv("KCV_SANITIZER_PORT_RANGES");
-    if (!own_network && !(ranges && std::string(ranges) == "0"))
-      if (const int port = sanitizer_port_range(port_lock_fd); port > 0)
-        for (std::string& flag : ctx.backend.port_flags(port)) argv.push_back(std::move(flag));
+        ctx.opt.sandbox && !(ctx.opt.settings.sandbox_off & sandbox::kNet) && sandbox::network_namespace_available();
+    if (!own_network && ctx.opt.settings.sanitizer_port_ranges) {
+      *port = given >= 0 ? given : sanitizer_port_range(port_lock_fd);
+      if (*port > 0)
+        for (std::string& flag : ctx.backend.port_flags(*port)) argv.push_back(std::move(flag));
+    }
   }
   argv.insert(argv.end(), s.wrapper_tail.begin(), s.wrapper_tail.end());
   return argv;
@@ -76,22 +86,28 @@ void add_torch_environment(const Context& ctx, std::vector<std::string>& env) {
   // load_inline build is reused by every later worker (sanitized builds hash differently).
   env.push_back("TORCH_EXTENSIONS_DIR=" + (fs::absolute(ctx.opt.workdir) / "torch-extensions").string());
   env.push_back("PYTHONDONTWRITEBYTECODE=1");
+  // NOTES: PYTHONPATH (and below CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, CUDA_HOME) is kcv's own
+  // environment passed through to the worker, not a setting of kcv's (include/kcv/settings.hpp).
   if (const char* v = std::getenv("PYTHONPATH")) env.push_back(std::string("PYTHONPATH=") + v);
   // Freed memory stays in the heap (no trim, no fresh mapping below 4 GiB): on cpu the
   // coverage gate's poison reaches the candidate's next allocation, and a large problem's
   // tensors reuse pages instead of faulting in and zeroing new ones every case.
   env.push_back("MALLOC_MMAP_THRESHOLD_=4294967296");
   env.push_back("MALLOC_TRIM_THRESHOLD_=17179869184");
+  // NOTES: where tensors are host memory, every block malloc hands out during a call holds the
+  // call's output poison (allocation_fill in kcv_torch_worker.py); the per-thread cache hands
+  // blocks out unfilled. Elsewhere (device tensors) the cache stays: host malloc at full speed.
+  if (ctx.backend.tensors_on_host()) env.push_back("GLIBC_TUNABLES=glibc.malloc.tcache_count=0");
 }
 
 /// The worker's argv (under its wrapper) and environment, cwd its own.
-WorkerCommand worker_command(const Context& ctx, const std::string& cwd, int* port_lock_fd) {
+WorkerCommand worker_command(const Context& ctx, const std::string& cwd, int* port_lock_fd, int* port) {
   WorkerCommand c;
-  c.argv = wrapper_argv(ctx, port_lock_fd);
+  c.argv = wrapper_argv(ctx, port_lock_fd, port);
   if (ctx.mode.torch) {
     // The torch worker speaks kcv-worker's protocol (adapters/torch/kcv_torch_worker.py).
-    c.argv.insert(c.argv.end(), {ctx.candidate.python(), "-u",
-                                 (fs::path(kcv_adapters_dir()) / "torch" / "kcv_torch_worker.py").string()});
+    const fs::path script = fs::path(kcv_adapters_dir(ctx.opt.settings)) / "torch" / "kcv_torch_worker.py";
+    c.argv.insert(c.argv.end(), {ctx.candidate.python(), "-u", script.string()});
   } else {
     c.argv.push_back(ctx.opt.worker);
   }
@@ -99,7 +115,7 @@ WorkerCommand worker_command(const Context& ctx, const std::string& cwd, int* po
   // NOTES: a venv's python keeps its tools (ninja, for load_inline) beside it.
   if (ctx.mode.torch && fs::path(ctx.candidate.python()).has_parent_path())
     path = fs::path(ctx.candidate.python()).parent_path().string() + ":" + path;
-  const int threads = ctx.wopts.threads > 0 ? ctx.wopts.threads : default_threads();
+  const int threads = ctx.wopts.threads > 0 ? ctx.wopts.threads : default_threads(ctx.opt.settings);
   // NOTES: a neutral environment (issue 25 class 3): nothing in it names kcv; the thread count
   // travels as OpenMP's own variable, as a production launcher would set it.
   c.env = {"PATH=" + path, "HOME=" + cwd, "TMPDIR=" + cwd, "LANG=C", fmt::format("OMP_NUM_THREADS={}", threads)};
@@ -123,7 +139,7 @@ std::vector<std::string> kept_dirs(const Context& ctx) {
     if (std::error_code ec; fs::exists(bin.parent_path() / "pyvenv.cfg", ec)) keep.push_back(bin.parent_path().string());
     keep.push_back(fs::path(ctx.candidate.problem()).parent_path().string());
     keep.push_back(fs::path(ctx.candidate.path()).parent_path().string());  // sys.path's last entries
-    keep.push_back(kcv_adapters_dir());
+    keep.push_back(kcv_adapters_dir(ctx.opt.settings));
   }
   return keep;
 }
@@ -155,6 +171,37 @@ void open_workdir_to_worker(const Context& ctx) {
 
 }  // namespace
 
+sandbox::Request spawn_request(const Context& ctx, int serial, int* port_lock_fd, int* port) {
+  sandbox::Request req;
+  req.cwd = (fs::path(ctx.opt.workdir) / fmt::format("worker-{}", serial)).string();
+  req.log = (fs::path(ctx.opt.workdir) / fmt::format("worker-{}.log", serial)).string();
+  WorkerCommand cmd = worker_command(ctx, req.cwd, port_lock_fd, port);
+  req.argv = std::move(cmd.argv);
+  req.env = std::move(cmd.env);
+  req.enabled = ctx.opt.sandbox;
+  req.off = ctx.opt.settings.sandbox_off;
+  // NOTES: below the machine's memory, so a runaway candidate meets its own limit before the
+  // host's out-of-memory killer. Not where the runtime reserves address space far beyond use
+  // (the CUDA driver) nor under the sanitizers (shadow memory).
+  if (ctx.backend.caps_address_space() && !ctx.mode.sanitized) req.address_space_bytes = default_address_space_limit();
+  req.keep_dirs = kept_dirs(ctx);
+  return req;
+}
+
+nlohmann::json describe_spawn(const Context& ctx, const sandbox::Request& req) {
+  return {{"argv", req.argv},
+          {"env", req.env},
+          {"cwd", req.cwd},
+          {"log", req.log},
+          {"keep_dirs", req.keep_dirs},
+          {"sandbox", req.enabled},
+          {"sandbox_off", req.off},
+          {"address_space_bytes", req.address_space_bytes},
+          {"ctl_socket", ctx.mode.session_capable},
+          {"torch", ctx.mode.torch},
+          {"first_plan", nullptr}};
+}
+
 bool send_data_file(const Session& s, int fd) {
   char one = 'b';
   iovec iov{&one, 1};
@@ -175,10 +222,12 @@ bool send_data_file(const Session& s, int fd) {
 Session start_worker(const Context& ctx, int serial, const DataFile& data) {
   Session w;
   w.options = ctx.wopts;
-  w.cwd = (fs::path(ctx.opt.workdir) / fmt::format("worker-{}", serial)).string();
-  w.log = (fs::path(ctx.opt.workdir) / fmt::format("worker-{}.log", serial)).string();
+  w.serial = serial;
+  sandbox::Request req = spawn_request(ctx, serial, &w.port_lock_fd, &w.port);
+  w.cwd = req.cwd;
+  w.log = req.log;
+  w.spawn = describe_spawn(ctx, req);
   fs::create_directories(w.cwd);
-  WorkerCommand cmd = worker_command(ctx, w.cwd, &w.port_lock_fd);
 
   // NOTES: a socket, not a pipe: kcv answers each `done` (protocol::kGo) once it has looked at
   // what the call left behind, so the worker cannot run on (and its namespace end) unseen.
@@ -191,21 +240,9 @@ Session start_worker(const Context& ctx, int serial, const DataFile& data) {
     if (w.port_lock_fd >= 0) close(w.port_lock_fd);
     throw std::runtime_error("socketpair failed");
   }
-  sandbox::Request req;
-  req.argv = std::move(cmd.argv);
-  req.env = std::move(cmd.env);
-  req.cwd = w.cwd;
-  req.log = w.log;
   req.data_fd = data.fd();
   req.result_fd = result_pipe[1];
   req.ctl_fd = ctl[1];
-  req.enabled = ctx.opt.sandbox;
-  req.off = ctx.opt.sandbox_off;
-  // NOTES: below the machine's memory, so a runaway candidate meets its own limit before the
-  // host's out-of-memory killer. Not where the runtime reserves address space far beyond use
-  // (the CUDA driver) nor under the sanitizers (shadow memory).
-  if (ctx.backend.caps_address_space() && !ctx.mode.sanitized) req.address_space_bytes = default_address_space_limit();
-  req.keep_dirs = kept_dirs(ctx);
   if (ctx.opt.sandbox && geteuid() == 0) open_workdir_to_worker(ctx);
   try {
     w.proc = sandbox::spawn(req);
@@ -217,11 +254,117 @@ Session start_worker(const Context& ctx, int serial, const DataFile& data) {
     throw;
   }
   w.oom_kills_at_start = sandbox::host_oom_kills();
+  w.started = Clock::now();
   close(result_pipe[1]);
   if (ctl[1] >= 0) close(ctl[1]);
   w.result_fd = result_pipe[0];
   w.ctl_fd = ctl[0];
   return w;
+}
+
+namespace {
+/// The first plan of a standby worker: the backend only (no candidate, no canary key).
+std::string standby_plan(const Context& ctx) {
+  return nlohmann::json{{"backend", std::string(ctx.backend.name())}, {"candidate", ""}, {"standby", true}, {"session", true},
+                        {"calls", nlohmann::json::array()}}
+      .dump();
+}
+
+/// A batch's context as its standby worker is started: with the ctl socket (fd 5).
+Context standby_context(const Context& ctx) {
+  Context standby = ctx;
+  standby.mode.session_capable = true;
+  return standby;
+}
+}  // namespace
+
+std::optional<Session> start_standby(const Context& ctx, int serial, std::string* why) {
+  // NOTES: the batch's worker gets ctx as it is; only the ctl socket (fd 5) is forced here, which
+  // a sanitized worker otherwise lacks: its first real plan then says no "session", and it says
+  // bye after that one batch. The plan names no candidate and carries no canary key.
+  const Context standby = standby_context(ctx);
+  const std::string plan = standby_plan(ctx);
+  Layout empty;
+  empty.end = protocol::kHeaderBytes;
+  try {
+    int made = 0;
+    DataFile data = data_file(nullptr, (empty.end + static_cast<int64_t>(plan.size()) + 63) / 64 * 64, &made);
+    write_staging(data, empty, {}, plan);
+    Session w = start_worker(standby, serial, data);
+    w.spawn["first_plan"] = plan;
+    return w;
+  } catch (const std::exception& e) {
+    *why = std::string("not started: ") + e.what();
+    return std::nullopt;
+  }
+}
+
+bool spawn_matches(const Context& ctx, const Session& w, std::string* why) {
+  // NOTES: described again for w's number and port range (no range is taken here): every field
+  // start_standby would hand the sandbox for these options now, from this verification's context.
+  const Context standby = standby_context(ctx);
+  int no_lock = -1, port = w.port;
+  nlohmann::json expected = describe_spawn(standby, spawn_request(standby, w.serial, &no_lock, &port));
+  expected["first_plan"] = standby_plan(ctx);
+  if (no_lock >= 0) close(no_lock);
+  if (w.options != ctx.wopts) {
+    *why = "its options differ";
+    return false;
+  }
+  for (const auto& [key, value] : expected.items())
+    if (!w.spawn.contains(key) || w.spawn[key] != value) {
+      *why = "its spawn differs in " + key;
+      return false;
+    }
+  if (w.spawn.size() != expected.size()) {
+    *why = "its spawn differs (fields)";
+    return false;
+  }
+  return true;
+}
+
+bool await_standby(const Context& ctx, Session& w, std::string* why) {
+  const double limit_s = std::max(ctx.mode.timeout, ctx.opt.load_timeout_s);
+  const Clock::time_point until = std::min(
+      w.started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit_s)), ctx.opt.deadline);
+  std::string got;
+  // NOTES: what the worker said is read before the clock is looked at: a pooled worker may have
+  // said idle long before its verification came (docs/architecture.md "The session-wide pool").
+  while (got.find('\n') == std::string::npos) {
+    pollfd p{w.result_fd, POLLIN, 0};
+    if (poll(&p, 1, 100) > 0) {
+      char buf[256];
+      const ssize_t n = read(w.result_fd, buf, sizeof buf);
+      if (n <= 0) {
+        *why = "it ended before saying idle";
+        end_worker(w, 0);
+        return false;
+      }
+      got.append(buf, static_cast<std::size_t>(n));
+      if (got.size() > 4096) break;
+      continue;
+    }
+    if (stop_requested() || Clock::now() >= until) {
+      *why = stop_requested() ? "kcv was asked to stop" : "it did not say idle in time";
+      end_worker(w, 0);
+      return false;
+    }
+  }
+  // Exactly one record, `idle`: anything else (a fatal, more records) and it is not used.
+  if (got != "idle\n") {
+    *why = "it said " + clean_text(got.substr(0, 200));
+    end_worker(w, 0);
+    return false;
+  }
+  // NOTES: nothing more may have come: end of file here is a worker that died after its idle (a
+  // pooled one whose starting thread ended: pdeathsig), not to be handed a candidate.
+  pollfd hup{w.result_fd, POLLIN, 0};
+  if (poll(&hup, 1, 0) > 0) {
+    *why = "it ended after saying idle";
+    end_worker(w, 0);
+    return false;
+  }
+  return true;
 }
 
 int end_worker(Session& w, double grace_s, bool* outstayed) {

@@ -35,6 +35,7 @@
 #include "kcv/kernelbench/reference_cache.hpp"
 #include "kcv/provenance.hpp"
 #include "kcv/runner.hpp"
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/subprocess.hpp"
 #include "kcv/terms.hpp"
 #include "kcv/text.hpp"
@@ -115,13 +116,13 @@ struct KernelBenchContract::Server {
   }
 
   void start(const KernelBenchSetup& s) {
-    const std::string script = (fs::path(kcv_adapters_dir()) / "torch" / "kcv_torch_reference.py").string();
+    const std::string script = (fs::path(kcv_adapters_dir(s.settings)) / "torch" / "kcv_torch_reference.py").string();
     if (!fs::exists(script)) throw SetupError(fmt::format("torch adapter not found at {} (set KCV_ADAPTERS_DIR)", script));
     log = (fs::path(s.workdir) / "reference-server.log").string();
-    const std::string threads = std::to_string(default_threads());
+    const std::string threads = std::to_string(default_threads(s.settings));
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw SetupError("pipe failed");
-    const std::string device = s.backend == "cuda" ? "cuda" : "cpu", seed = std::to_string(s.init_seed);
+    const std::string device(backend_named(s.backend).torch_device()), seed = std::to_string(s.init_seed);
     SubprocessSpec spec;
     spec.argv = {s.python, "-u", script, s.problem, device, seed};
     std::vector<std::string> env = own_environment();
@@ -267,7 +268,6 @@ double double_at(const std::string& blob, std::size_t i) {
 
 KernelBenchContract::~KernelBenchContract() = default;
 
-int64_t max_elements_per_call() { return positive_integer_env("KCV_MAX_ELEMENTS", int64_t{1} << 27); }
 
 json torch_pch_entries(const std::string& manifest) {
   const json m = json::parse(manifest, nullptr, false);
@@ -325,11 +325,10 @@ json checked_pch_copies(const json& entries, const std::string& workdir) {
   return kept;
 }
 
-json torch_pch_entries() {
-  const char* text = std::getenv("KCV_TORCH_PCH");
-  if (!text || !*text) return json::array();
+json torch_pch_entries(const Settings& settings) {
+  if (settings.torch_pch.empty()) return json::array();
   try {
-    return torch_pch_entries(text);
+    return torch_pch_entries(settings.torch_pch);
   } catch (const SetupError& e) {
     throw SetupError(std::string("KCV_TORCH_PCH is ") + e.what());
   }
@@ -341,7 +340,7 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
   std::unique_ptr<KernelBenchContract> k(new KernelBenchContract());
   k->setup_ = setup;
   // Before the server starts: a bad manifest costs nothing.
-  k->pch_ = checked_pch_copies(torch_pch_entries(), setup.workdir);
+  k->pch_ = checked_pch_copies(torch_pch_entries(setup.settings), setup.workdir);
   k->server_ = std::make_unique<Server>();
   k->server_->start(setup);
   json r = k->server_->request({{"op", "describe"}, {"bindings", json::object()}}, {}, nullptr);
@@ -397,7 +396,7 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
   // judged at the largest clipped sizes under it, and says so; with no such sizes (no module-level
   // symbol, or none the Model accepts smaller) it is refused up front, instead of running the
   // machine out of memory halfway through.
-  if (const int64_t cap = max_elements_per_call(); elements > cap) {
+  if (const int64_t cap = setup.settings.max_elements; elements > cap) {
     const std::string why = fmt::format("moves {} elements per call (inputs and outputs at its own sizes), over kcv's "
                                         "cap of {} for host-side judging (set KCV_MAX_ELEMENTS to raise it)",
                                         elements, cap);
@@ -433,10 +432,11 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
     // hash), where it runs (backend, torch, CUDA, GPU) and the bound's mode. A problem that
     // imports modules beside it is keyed by problem.py alone (docs/kernelbench.md).
     const json context = {{"problem_sha256", sha256_file(setup.problem)}, {"init_seed", setup.init_seed},
-                          {"kcv_version", kcv_version()}, {"adapters", reference_adapters_hash()},
+                          {"kcv_version", kcv_version()}, {"adapters", reference_adapters_hash(setup.settings)},
                           {"backend", setup.backend}, {"runtime", k->server_->runtime},
                           {"bound", k->server_->bound_mode}};
-    k->disk_ = std::make_unique<ReferenceDiskCache>(setup.reference_cache, context);
+    k->disk_ = std::make_unique<ReferenceDiskCache>(setup.reference_cache, context,
+                                                    setup.settings.reference_cache_entry_bytes);
   }
   return k;
 }
@@ -681,28 +681,30 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
   return refs;
 }
 
-json KernelBenchContract::bound_summary() const {
+KernelBenchBound KernelBenchContract::bound_summary() const {
   std::lock_guard<std::mutex> lock(server_->cache_mu);
   const Server::Tally& t = server_->tally;
-  json out = {{"mode", server_->bound_mode}};
+  KernelBenchBound out;
+  out.mode = server_->bound_mode;
   if (server_->bound_mode != "derived") {
-    out["detail"] = "calibrated on fp32 eager's error for every element (KCV_TORCH_BOUND=calibrated)";
+    out.detail = "calibrated on fp32 eager's error for every element (KCV_TORCH_BOUND=calibrated)";
     return out;
   }
-  out["references"] = t.answers;
-  json per = json::array();
+  out.references = t.answers;
   for (std::size_t o = 0; o < t.derived.size() && o < outputs.size(); ++o) {
-    const int64_t all = t.derived[o] + t.calibrated[o] + t.free[o];
-    const char* judged = t.calibrated[o] == 0 && t.free[o] == 0 ? "derived"
-                         : t.derived[o] == 0 && t.free[o] == 0  ? "calibrated"
-                                                                : "mixed";
-    per.push_back({{"output", outputs[o].name}, {"judged_by", judged}, {"elements", all},
-                   {"derived", t.derived[o]}, {"calibrated", t.calibrated[o]}, {"free", t.free[o]},
-                   {"eager_over", t.eager_over[o]}});
+    KernelBenchBoundOutput b;
+    b.output = outputs[o].name;
+    b.judged_by = t.calibrated[o] == 0 && t.free[o] == 0 ? "derived"
+                  : t.derived[o] == 0 && t.free[o] == 0  ? "calibrated"
+                                                         : "mixed";
+    b.elements = t.derived[o] + t.calibrated[o] + t.free[o];
+    b.derived = t.derived[o];
+    b.calibrated = t.calibrated[o];
+    b.free = t.free[o];
+    b.eager_over = t.eager_over[o];
+    out.outputs.push_back(b);
   }
-  out["outputs"] = per;
-  out["unruled"] = json::array();
-  for (const auto& op : t.unruled) out["unruled"].push_back(op);
+  out.unruled.assign(t.unruled.begin(), t.unruled.end());
   return out;
 }
 
@@ -782,12 +784,12 @@ json KernelBenchContract::worker_plan() const {
   return plan;
 }
 
-json kernelbench_baseline(const KernelBenchContract& k, Runner& runner) {
+KernelBenchBaseline kernelbench_baseline(const KernelBenchContract& k, Runner& runner) {
   // NOTES: as KernelBench applies it: the fixed (nominal) shape, 5 trials, float32 Model as the
   // reference, torch.allclose(atol=rtol=1e-2): NaN is never close, equal infinities are.
-  constexpr int kTrials = 5;
-  constexpr double kAtol = 1e-2, kRtol = 1e-2;
-  json out = {{"trials", kTrials}, {"atol", kAtol}, {"rtol", kRtol}, {"max_abs_diff", 0.0}, {"detail", ""}};
+  KernelBenchBaseline out;
+  const int kTrials = out.trials;
+  const double kAtol = out.atol, kRtol = out.rtol;
   const Bindings nominal = k.nominal();
   auto trial = [&](int t) {
     CallSpec call;
@@ -809,15 +811,15 @@ json kernelbench_baseline(const KernelBenchContract& k, Runner& runner) {
   auto passes = [&](const Case& c) {
     const std::vector<CaseRun> runs = runner.run({c});
     if (runs.empty() || runs[0].status != RunStatus::ok) {
-      out["verdict"] = "fail";
-      out["detail"] = runs.empty() ? "did not run" : fmt::format("trial {}: the candidate crashed or hung: {}", t, runs[0].detail);
+      out.verdict = "fail";
+      out.detail = runs.empty() ? "did not run" : fmt::format("trial {}: the candidate crashed or hung: {}", t, runs[0].detail);
       return false;
     }
     for (std::size_t call = 0; call < c.calls.size(); ++call, ++t) {
       const CallResult& r = runs[0].calls[call];
       if (r.rc != 0) {
-        out["verdict"] = "fail";
-        out["detail"] = fmt::format("trial {}: raised: {}", t, r.message);
+        out.verdict = "fail";
+        out.detail = fmt::format("trial {}: raised: {}", t, r.message);
         return false;
       }
       const auto ref = k.eager(c.calls[call].inputs, nominal);
@@ -832,9 +834,9 @@ json kernelbench_baseline(const KernelBenchContract& k, Runner& runner) {
                              : std::abs(g - e) <= kAtol + kRtol * std::abs(e);
           if (std::isfinite(g) && std::isfinite(e)) max_diff = std::max(max_diff, std::abs(g - e));
           if (!close) {
-            out["verdict"] = "fail";
-            out["max_abs_diff"] = max_diff;
-            out["detail"] = fmt::format("trial {}: output {} element {}: got {:.9g}, Model gives {:.9g}", t, o, i, g, e);
+            out.verdict = "fail";
+            out.max_abs_diff = max_diff;
+            out.detail = fmt::format("trial {}: output {} element {}: got {:.9g}, Model gives {:.9g}", t, o, i, g, e);
             return false;
           }
         }
@@ -853,8 +855,8 @@ json kernelbench_baseline(const KernelBenchContract& k, Runner& runner) {
   first = Case{};
   while (t < kTrials)  // the trials that did not fit beside the first
     if (!passes(case_of(t))) return out;
-  out["verdict"] = "pass";
-  out["max_abs_diff"] = max_diff;
+  out.verdict = "pass";
+  out.max_abs_diff = max_diff;
   return out;
 }
 

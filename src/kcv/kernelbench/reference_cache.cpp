@@ -1,5 +1,6 @@
 // The KernelBench reference's answers on disk, content-addressed (reference_cache.hpp).
 #include "kcv/kernelbench/reference_cache.hpp"
+#include "kcv/kernelbench/private_cache.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -39,39 +40,19 @@ std::string sha256_of_blobs(const std::vector<std::string>& blobs) {
 }  // namespace
 
 std::string reference_cache_refusal() {
-  if (geteuid() != 0)
-    return "kcv is not root: a candidate's worker then keeps kcv's uid and could read the expected values it holds "
-           "(docs/security.md)";
-  return "";
+  return private_cache_refusal("read the expected values it holds");
 }
 
-std::string reference_adapters_hash() {
-  std::string all;
-  for (const char* f : {"kcv_torch_reference.py", "kcv_torch_bound.py", "kcv_torch_common.py", "kcv_torch_load.py"}) {
-    const std::string path = (fs::path(kcv_adapters_dir()) / "torch" / f).string();
-    all += fmt::format("{} {}\n", f, sha256_file(path));
-  }
-  return sha256_hex(all);
+std::string reference_adapters_hash(const Settings& settings) {
+  return torch_adapters_hash(settings,
+                             {"kcv_torch_reference.py", "kcv_torch_bound.py", "kcv_torch_common.py", "kcv_torch_load.py"});
 }
 
-ReferenceDiskCache::ReferenceDiskCache(const std::string& dir, json context) : dir_(fs::absolute(dir).string()) {
+ReferenceDiskCache::ReferenceDiskCache(const std::string& dir, json context, int64_t entry_cap)
+    : dir_(fs::absolute(dir).string()), entry_cap_(entry_cap) {
   if (const std::string why = reference_cache_refusal(); !why.empty())
     throw SetupError(fmt::format("reference cache '{}': {}", dir, why));
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec) throw SetupError(fmt::format("reference cache '{}': cannot create it: {}", dir, ec.message()));
-  // NOTES: kcv's uid and no access for anyone else, or not at all: a directory a worker's uid
-  // (65534, "nobody") could reach would hand it the expected values. An NFS export that squashes
-  // root makes kcv's files nobody's: refused here, by owner.
-  struct stat st {};
-  if (lstat(dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw SetupError(fmt::format("reference cache '{}' is not a directory", dir));
-  if (st.st_uid != geteuid())
-    throw SetupError(fmt::format("reference cache '{}' belongs to uid {}, not kcv's ({}): it must be kcv's alone", dir,
-                                 st.st_uid, geteuid()));
-  if ((st.st_mode & 077) != 0 && chmod(dir_.c_str(), 0700) != 0)
-    throw SetupError(fmt::format("reference cache '{}': cannot close it to others: {}", dir, std::strerror(errno)));
-  entry_cap_ = positive_integer_env("KCV_REFERENCE_CACHE_ENTRY_BYTES", int64_t{256} << 20);
+  dir_ = open_private_cache_dir(dir, "reference cache");
   context["format"] = kFormat;
   context_hash_ = sha256_hex(context.dump());
 }
@@ -101,7 +82,7 @@ std::optional<ReferenceDiskCache::Entry> ReferenceDiskCache::load(const std::str
     return std::nullopt;
   };
   struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !kcv_private(st)) {
     close(fd);
     return reject("not a file of kcv's uid closed to others");
   }

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kcv/contract.hpp"
+#include "kcv/settings.hpp"
 #include "kcv/tensor.hpp"
 
 namespace kcv {
@@ -34,7 +35,8 @@ class ReferenceDiskCache {
   /// Opens (creating, mode 0700) dir. context: everything besides the case that the answers
   /// depend on (problem hash, kcv version, adapters' hash, backend, torch, bound mode...). Throws
   /// SetupError when kcv is not root, or dir is not a directory of kcv's uid closed to others.
-  ReferenceDiskCache(const std::string& dir, nlohmann::json context);
+  /// entry_cap: the largest answer kept, bytes (Settings::reference_cache_entry_bytes).
+  ReferenceDiskCache(const std::string& dir, nlohmann::json context, int64_t entry_cap);
 
   /// The entry's key: SHA-256 of the context, the server op ("reference", "eager"), the shape and
   /// every input's dtype, shape and the SHA-256 of its logical (contiguous) bytes.
@@ -46,7 +48,7 @@ class ReferenceDiskCache {
   /// A failed write is counted, never an error of the verification.
   void store(const std::string& key, const std::vector<std::string>& blobs, const nlohmann::json& extra);
 
-  /// The largest answer kept (bytes): env KCV_REFERENCE_CACHE_ENTRY_BYTES, default 256 MiB.
+  /// The largest answer kept (bytes): the constructor's entry_cap.
   int64_t entry_cap() const { return entry_cap_; }
   /// An answer over entry_cap(), computed and not kept.
   void count_too_large();
@@ -70,7 +72,8 @@ class ReferenceDiskCache {
 std::string reference_cache_refusal();
 
 /// The SHA-256 of the trusted adapter files whose code makes a reference answer
-/// (kcv_torch_reference.py, kcv_torch_bound.py, kcv_torch_common.py, kcv_torch_load.py).
-std::string reference_adapters_hash();
+/// (kcv_torch_reference.py, kcv_torch_bound.py, kcv_torch_common.py, kcv_torch_load.py), in the
+/// adapters directory of settings.
+std::string reference_adapters_hash(const Settings& settings);
 
 }  // namespace kcv

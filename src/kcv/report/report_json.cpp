@@ -63,7 +63,7 @@ nlohmann::json report_to_json(const Report& r) {
   }
   nlohmann::json j = {{"schema", r.schema}, {"op", r.op}, {"candidate", r.candidate}, {"backend", r.backend},
                       {"seed", std::to_string(r.seed)}, {"verdict", verdict_name(r.verdict)}, {"gates", gates}};
-  if (!r.kernelbench.is_null()) j["kernelbench"] = r.kernelbench;
+  if (r.kernelbench) j["kernelbench"] = *r.kernelbench;
   if (!r.sandbox.is_null()) j["sandbox"] = r.sandbox;
   if (!r.timing.is_null()) j["timing"] = r.timing;
   if (!r.pass_withheld.empty()) j["pass_withheld"] = r.pass_withheld;
@@ -101,7 +101,7 @@ Report report_from_json(const nlohmann::json& j) {
     r.backend = j.at("backend").get<std::string>();
     r.seed = std::stoull(j.at("seed").get<std::string>());
     r.verdict = parse_verdict(j.at("verdict").get<std::string>());
-    if (j.contains("kernelbench")) r.kernelbench = j["kernelbench"];
+    if (j.contains("kernelbench") && j["kernelbench"].is_object()) r.kernelbench = j["kernelbench"].get<KernelBenchReport>();
     if (j.contains("sandbox")) r.sandbox = j["sandbox"];
     if (j.contains("timing")) r.timing = j["timing"];
     r.pass_withheld = j.value("pass_withheld", std::string());

@@ -32,10 +32,6 @@
 #include "kcv/backends/backend.hpp"
 #include "kcv/protocol.hpp"
 
-namespace kcv {
-std::unique_ptr<WorkerBackend> make_cuda_worker_backend();  // defined when built with CUDA
-}
-
 namespace {
 
 using nlohmann::json;
@@ -384,21 +380,19 @@ int main() {
 
   std::unique_ptr<kcv::WorkerBackend> backend;
   try {
-    if (backend_name == "cpu") backend = kcv::make_cpu_worker_backend();
-#ifdef KCV_WITH_CUDA
-    else if (backend_name == "cuda") backend = kcv::make_cuda_worker_backend();
-#endif
-    else fatal("backend '" + backend_name + "' is not built into this worker");
+    backend = kcv::make_worker_backend(backend_name);
   } catch (const std::exception& e) {
     fatal(e.what());
   }
+  if (!backend) fatal("backend '" + backend_name + "' is not built into this worker");
 
-  if (backend_name == "cpu") install_fault_handler();
+  const bool on_host = backend->runs_on_host();
+  if (on_host) install_fault_handler();
   remember_dispositions();
   const bool lock_signals = plan.value("lock_fault_signals", false);
   if (lock_signals && !lock_fault_signals()) fatal("cannot lock the fault signals' handlers (seccomp)");
   int probe[2] = {-1, -1};
-  if (backend_name == "cpu" && pipe2(probe, O_CLOEXEC | O_NONBLOCK) != 0) probe[0] = probe[1] = -1;
+  if (on_host && pipe2(probe, O_CLOEXEC | O_NONBLOCK) != 0) probe[0] = probe[1] = -1;
 
   // ---- the candidate ----
   const std::string path = plan.at("candidate").get<std::string>();

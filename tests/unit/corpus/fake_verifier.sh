@@ -19,13 +19,15 @@
 #   killonce     the first time (leaves S.oom) kill itself with SIGKILL, as the kernel's OOM killer would; pass after
 #   oomsetup     the first time (leaves S.oom) say "kcv: ... CUDA out of memory ..." and exit 2; pass after
 # SECONDS: sleep that long first. FAKE_ARGS_LOG: append the arguments to that file. FAKE_ENV_LOG:
-# append "KCV_THREADS=<its value>" to that file. FAKE_PCH_LOG: append "<solution> <KCV_TORCH_PCH>"
+# append "KCV_THREADS=<its value>" to that file. FAKE_SETTINGS_LOG: append "KCV_MAX_ELEMENTS=<value>
+# KCV_POOL=<value, or unset>" to that file. FAKE_PCH_LOG: append "<solution> <KCV_TORCH_PCH>"
 # to that file. FAKE_TMP_LOG: append "<solution> <TMPDIR>" to that file and leave a file in TMPDIR.
 # FAKE_EVENT_LOG: append "start S" first and
 # "end S" at exit (killonce writes it just before its SIGKILL; segv and hang write none).
 json=""; sol=""; prob=""
 [ -n "$FAKE_ARGS_LOG" ] && echo "$*" >> "$FAKE_ARGS_LOG"
 [ -n "$FAKE_ENV_LOG" ] && echo "KCV_THREADS=$KCV_THREADS" >> "$FAKE_ENV_LOG"
+[ -n "$FAKE_SETTINGS_LOG" ] && echo "KCV_MAX_ELEMENTS=$KCV_MAX_ELEMENTS KCV_POOL=${KCV_POOL-unset}" >> "$FAKE_SETTINGS_LOG"
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernelbench) prob="$2"; sol="$3"; shift 3 ;;

@@ -379,10 +379,12 @@ TEST(CorpusRun, EachVerifierGetsItsShareOfTheCores) {
   const std::string d = t / "corpus", log = t / "env.log";
   for (const char* name : {"a", "b", "c"}) add_pair(d, name, "solution.py", "pass");
   const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
-  auto threads_seen = [&](const std::string& out, int jobs) {
+  auto threads_seen = [&](const std::string& out, int jobs, int threads = 0) {
     std::filesystem::remove(log);
     setenv("FAKE_ENV_LOG", log.c_str(), 1);
-    run_corpus(stub_options(d, out, stub_verifier(t.path()), jobs));
+    CorpusOptions o = stub_options(d, out, stub_verifier(t.path()), jobs);
+    o.settings.threads = threads;
+    run_corpus(o);
     unsetenv("FAKE_ENV_LOG");
     return read_text(log);
   };
@@ -390,16 +392,30 @@ TEST(CorpusRun, EachVerifierGetsItsShareOfTheCores) {
   const std::string share = fmt::format("KCV_THREADS={}\n", std::max(1L, cores / 3));
   EXPECT_EQ(threads_seen(t / "out1", 3), share + share + share);
   EXPECT_EQ(threads_seen(t / "out2", 1000), "KCV_THREADS=1\nKCV_THREADS=1\nKCV_THREADS=1\n");
-  setenv("KCV_THREADS", "5", 1);  // the caller's choice stands
-  EXPECT_EQ(threads_seen(t / "out3", 3), "KCV_THREADS=5\nKCV_THREADS=5\nKCV_THREADS=5\n");
-  setenv("KCV_THREADS", "0", 1);
-  try {
-    run_corpus(stub_options(d, t / "out4", stub_verifier(t.path()), 3));
-    ADD_FAILURE() << "KCV_THREADS=0 was accepted";
-  } catch (const SetupError& e) {
-    EXPECT_STREQ(e.what(), "KCV_THREADS='0' is not a positive integer");
-  }
+  // The caller's choice stands: the library's settings (the CLI maps KCV_THREADS onto them).
+  EXPECT_EQ(threads_seen(t / "out3", 3, 5), "KCV_THREADS=5\nKCV_THREADS=5\nKCV_THREADS=5\n");
+  setenv("KCV_THREADS", "5", 1);  // the library does not read it (issue 23)
+  EXPECT_EQ(threads_seen(t / "out4", 3), share + share + share);
   unsetenv("KCV_THREADS");
+  // Every setting reaches the verifiers as the run has it, whatever the run's own environment says
+  // (each verifier is a kcv CLI that maps its environment onto Settings again).
+  setenv("KCV_MAX_ELEMENTS", "5", 1);
+  setenv("KCV_POOL", "0", 1);
+  const std::string settings_log = t / "settings.log";
+  setenv("FAKE_SETTINGS_LOG", settings_log.c_str(), 1);
+  CorpusOptions o = stub_options(d, t / "out6", stub_verifier(t.path()), 3);
+  o.settings.max_elements = 77;
+  run_corpus(o);
+  unsetenv("FAKE_SETTINGS_LOG");
+  unsetenv("KCV_MAX_ELEMENTS");
+  unsetenv("KCV_POOL");
+  const std::string seen = "KCV_MAX_ELEMENTS=77 KCV_POOL=unset\n";
+  EXPECT_EQ(read_text(settings_log), seen + seen + seen);
+  setenv("KCV_THREADS", "0", 1);  // the CLI does, and refuses it
+  const CliResult r = run_kcv({"corpus", "run", d, "--out", t / "out5", "--jobs", "3"}, stub_verifier(t.path()), t.path());
+  unsetenv("KCV_THREADS");
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("KCV_THREADS='0' is not a positive integer"), std::string::npos) << r.err;
 }
 
 TEST(CorpusRun, SetupProblemsThrow) {

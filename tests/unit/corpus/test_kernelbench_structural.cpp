@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "corpus_test_support.hpp"
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/candidate.hpp"
 #include "kcv/gate.hpp"
 #include "kcv/kernelbench.hpp"
@@ -29,7 +30,7 @@ std::unique_ptr<KernelBenchContract> contract_for(const TempDir& tmp, const std:
   write_file(tmp / "problem.py", text);
   KernelBenchSetup setup;
   setup.problem = tmp / "problem.py";
-  setup.python = resolve_python("");
+  setup.python = resolve_python(torch_python(), Settings{});
   setup.workdir = tmp.path();
   return KernelBenchContract::create(setup);
 }
@@ -91,9 +92,9 @@ TEST(KernelBenchStructural, SizesTheUniformClipCannotKeepAreHalvedOneAtATime) {
 TEST(KernelBenchStructural, TheSanitizerRunsWithinItsBudgetAndSaysSo) {
   TempDir tmp;
   const auto k = contract_for(tmp, big_rowsum());
-  const Candidate cand = Candidate::kernelbench(tmp / "problem.py", tmp / "problem.py", resolve_python(""));
+  const Candidate cand = Candidate::kernelbench(tmp / "problem.py", tmp / "problem.py", resolve_python(torch_python(), Settings{}));
   for (const std::string backend : {"cpu", "cuda"}) {
-    const GateContext ctx{*k, backend, cand};
+    const GateContext ctx{*k, backend_named(backend), cand};
     const Gate* g = find_gate("sanitizer");
     ASSERT_NE(g, nullptr);
     const auto cases = g->cases(ctx, 7);
@@ -146,8 +147,8 @@ TEST(KernelBenchStructural, ALargeProblemSweepsEachSymbolWithTheOthersWithinTheS
   const auto k = contract_for(tmp, sweep_sized_rowsum());
   EXPECT_EQ(k->sweep_elements, kSweepElements);
   EXPECT_GT(k->elements_at(k->nominal()), kSweepElements);
-  const Candidate cand = Candidate::kernelbench(tmp / "problem.py", tmp / "problem.py", resolve_python(""));
-  const GateContext ctx{*k, "cpu", cand};
+  const Candidate cand = Candidate::kernelbench(tmp / "problem.py", tmp / "problem.py", resolve_python(torch_python(), Settings{}));
+  const GateContext ctx{*k, backend_named("cpu"), cand};
   const Gate* g = find_gate("shapes");
   ASSERT_NE(g, nullptr);
   std::vector<Bindings> shapes;
@@ -165,8 +166,8 @@ TEST(KernelBenchStructural, ALargeProblemSweepsEachSymbolWithTheOthersWithinTheS
 TEST(KernelBenchStructural, ASmallProblemSweepsEachSymbolWithTheOthersAtTheirOwnSizes) {
   TempDir tmp;
   const auto k = contract_for(tmp, big_rowsum("batch_size = 4\ndim = 33\n"));
-  const Candidate cand = Candidate::kernelbench(tmp / "problem.py", tmp / "problem.py", resolve_python(""));
-  const GateContext ctx{*k, "cpu", cand};
+  const Candidate cand = Candidate::kernelbench(tmp / "problem.py", tmp / "problem.py", resolve_python(torch_python(), Settings{}));
+  const GateContext ctx{*k, backend_named("cpu"), cand};
   const Gate* g = find_gate("shapes");
   std::vector<Bindings> shapes;
   for (const CasePlan& p : g->plan(ctx, 7)) shapes.push_back(p.make().shape);

@@ -17,27 +17,12 @@ namespace {
 
 const std::string kRowsum = std::string(KCV_SOURCE_DIR) + "/controls/torch/rowsum";
 
-/// KCV_ADAPTERS_DIR set to dir for the scope: dir/torch/kcv_torch_pch.py is a stand-in helper.
-class FakePchHelper {
- public:
-  FakePchHelper(const std::string& dir, const std::string& python_body) {
-    write_file(dir + "/torch/kcv_torch_pch.py", python_body);
-    const char* old = std::getenv("KCV_ADAPTERS_DIR");
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv("KCV_ADAPTERS_DIR", dir.c_str(), 1);
-  }
-  ~FakePchHelper() {
-    if (had_) setenv("KCV_ADAPTERS_DIR", old_.c_str(), 1);
-    else unsetenv("KCV_ADAPTERS_DIR");
-  }
-  FakePchHelper(const FakePchHelper&) = delete;
-  FakePchHelper& operator=(const FakePchHelper&) = delete;
-
- private:
-  bool had_ = false;
-  std::string old_;
-};
+/// An adapters directory (for CorpusOptions::settings.adapters_dir) whose torch/kcv_torch_pch.py is
+/// a stand-in helper of this python body.
+std::string fake_pch_helper(const std::string& dir, const std::string& python_body) {
+  write_file(dir + "/torch/kcv_torch_pch.py", python_body);
+  return dir;
+}
 
 /// "<solution> <KCV_TORCH_PCH>" per pair, as the stub verifier saw it.
 std::map<std::string, std::string> pch_seen(const std::string& log) {
@@ -59,10 +44,11 @@ struct PchRun {
   std::string log;
 };
 PchRun run_with_helper(const TempDir& t, const std::string& helper_body, std::initializer_list<const char*> names) {
-  const FakePchHelper helper(t / "adapters", helper_body);
+  const std::string adapters = fake_pch_helper(t / "adapters", helper_body);
   const std::string d = t / "corpus", log = t / "pch.log";
   for (const char* name : names) add_pair(d, name, "solution.py", "pass 0.5");
   CorpusOptions o = stub_options(d, t / "out", stub_verifier(t.path()), 1);
+  o.settings.adapters_dir = adapters;
   o.torch_pch = true;
   setenv("FAKE_PCH_LOG", log.c_str(), 1);
   PchRun r;
@@ -103,12 +89,14 @@ TEST(CorpusRun, AManifestEveryPairWouldRefuseIsNoHeader) {
 TEST(CorpusRun, TheTorchPchIsGoneWhenTheRunEnds) {
   // The headers are about 0.7 GB each on torch 2.11: only the run's own pairs may use them.
   TempDir t;
-  const FakePchHelper helper(t / "adapters", "import os, sys\nos.makedirs(os.path.join(sys.argv[1], 'x'))\n"
-                                             "open(os.path.join(sys.argv[1], 'x', 'extension.h.gch'), 'w').write('gch')\n"
-                                             "print('{\"entries\": []}')\n");
+  const std::string adapters =
+      fake_pch_helper(t / "adapters", "import os, sys\nos.makedirs(os.path.join(sys.argv[1], 'x'))\n"
+                                      "open(os.path.join(sys.argv[1], 'x', 'extension.h.gch'), 'w').write('gch')\n"
+                                      "print('{\"entries\": []}')\n");
   const std::string d = t / "corpus";
   add_pair(d, "a", "solution.py", "pass 0.5");
   CorpusOptions o = stub_options(d, t / "out", stub_verifier(t.path()), 1);
+  o.settings.adapters_dir = adapters;
   o.torch_pch = true;
   const CorpusRunSummary s = run_corpus(o);
   EXPECT_EQ(s.verified_pass, 1);
@@ -128,12 +116,14 @@ TEST(CorpusRun, AFailedTorchPchLeavesThePairsAsTheyWereAndSaysWhy) {
 
 TEST(CorpusRun, TheTorchPchIsOnlyBuiltWhenAsked) {
   TempDir t;
-  const FakePchHelper helper(t / "adapters", "import sys\nsys.exit(1)\n");
+  const std::string adapters = fake_pch_helper(t / "adapters", "import sys\nsys.exit(1)\n");
   const std::string d = t / "corpus";
   add_pair(d, "a", "solution.py", "pass");
-  const CorpusRunSummary off = run_corpus(stub_options(d, t / "out1", stub_verifier(t.path()), 1));
-  EXPECT_EQ(off.torch_pch, "");
+  CorpusOptions off = stub_options(d, t / "out1", stub_verifier(t.path()), 1);
+  off.settings.adapters_dir = adapters;
+  EXPECT_EQ(run_corpus(off).torch_pch, "");
   CorpusOptions self = stub_options(d, t / "out2", stub_verifier(t.path()), 1);
+  self.settings.adapters_dir = adapters;
   self.torch_pch = true;
   self.self_check = true;   // problems as their own candidates build nothing
   EXPECT_EQ(run_corpus(self).torch_pch, "");

@@ -34,14 +34,14 @@ TEST(TorchProductionCalls, ExactCallsGetTheirInputsWithoutGuardsAndComeBackRight
   TempDir tmp;
   KernelBenchSetup setup;
   setup.problem = kRowsum + "/problem.py";
-  setup.python = resolve_python("");
+  setup.python = resolve_python(torch_python(), Settings{});
   setup.workdir = tmp.path();
   auto contract = KernelBenchContract::create(setup);
   const std::string probe = tmp.path() + "/probe.py";
   write_file(probe, kStorageProbe);
   const Candidate candidate = Candidate::kernelbench(setup.problem, probe, setup.python);
   RunnerOptions o;
-  o.worker = default_worker_path();
+  o.worker = default_worker_path(Settings{});
   o.workdir = tmp.path();
   o.timeout_s = 5;
   o.load_timeout_s = 300;

@@ -63,12 +63,12 @@ struct Session {
   explicit Session(const std::string& solution) {
     KernelBenchSetup setup;
     setup.problem = kRowsum + "/problem.py";
-    setup.python = resolve_python("");
+    setup.python = resolve_python(torch_python(), Settings{});
     setup.workdir = tmp.path();
     contract = KernelBenchContract::create(setup);
     candidate = Candidate::kernelbench(setup.problem, solution, setup.python);
     RunnerOptions o;
-    o.worker = default_worker_path();
+    o.worker = default_worker_path(Settings{});
     o.workdir = tmp.path();
     o.timeout_s = 5;
     o.load_timeout_s = 300;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/contract.hpp"
 #include "kcv/gate_run.hpp"
 #include "kcv/gates/common.hpp"
@@ -61,7 +62,7 @@ struct Fixture {
   explicit Fixture(const std::string& source) {
     candidate = Candidate::prepare(dir.file("cand.c", source), "cpu", dir.path());
     RunnerOptions o;
-    o.worker = default_worker_path();
+    o.worker = default_worker_path(Settings{});
     o.workdir = dir.path();
     o.timeout_s = 5;
     o.canary_key = 1234;
@@ -71,7 +72,7 @@ struct Fixture {
   std::vector<std::string> run(bool across, int64_t chunk_bytes, GateReport* report = nullptr) {
     auto log = std::make_shared<std::vector<std::string>>();
     LoggingGate gate(log, across);
-    const GateContext ctx{softmax, "cpu", candidate};
+    const GateContext ctx{softmax, backend_named("cpu"), candidate};
     GateRun r = run_gate(gate, ctx, *runner, 7, std::nullopt, chunk_bytes);
     if (report) *report = r.report;
     return *log;

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/candidate.hpp"
 #include "kcv/gate.hpp"
 #include "test_support.hpp"
@@ -28,7 +30,7 @@ TEST(Gates, EveryGateHasCasesForEveryBuiltinContract) {
   for (const auto& contract : builtin_contracts()) {
     // NOTES: the bf16/f16 variants share their f32 twin's case code; skipping them keeps this quick.
     if (contract->name.ends_with("_bf16") || contract->name.ends_with("_f16")) continue;
-    const GateContext ctx{*contract, "cpu", cand};
+    const GateContext ctx{*contract, backend_named("cpu"), cand};
     for (const auto& gate : all_gates()) {
       const auto cases = gate->cases(ctx, 99);
       EXPECT_FALSE(cases.empty()) << gate->id() << " on " << contract->name;
@@ -37,10 +39,41 @@ TEST(Gates, EveryGateHasCasesForEveryBuiltinContract) {
   }
 }
 
+// NOTES: the engine starts the workers a gate declares before its cases are made (standby
+// workers, docs/architecture.md); a declared set that drifts from the cases' would start workers
+// nobody uses, or leave one to start late. Exactly the non-default options the cases use, for
+// every gate, two seeds, both backends and both kinds of candidate.
+TEST(Gates, DeclaredWorkerOptionsAreExactlyThoseTheCasesUse) {
+  test::TempDir dir;
+  const Candidate abi = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
+  const std::string py = dir.file("solution.py", "class ModelNew: pass\n");
+  const Candidate torch = Candidate::kernelbench(py, py, "/usr/bin/python3", "");
+  auto key = [](const WorkerOptions& w) { return std::tuple(w.threads, w.sanitized, w.sanitizer_tool, w.tag); };
+  int declared_somewhere = 0;
+  for (const Candidate* cand : {&abi, &torch})
+    for (const char* backend : {"cpu", "cuda"})
+      for (const char* op : {"add"}) {  // (no gate's workers depend on the op; its cases are the cheapest)
+        const GateContext ctx{*find_contract(op), backend_named(backend), *cand};
+        for (const auto& gate : all_gates()) {
+          std::set<std::tuple<int, bool, std::string, int>> declared, used;
+          for (const WorkerOptions& w : gate->worker_options(ctx)) {
+            EXPECT_FALSE(w == WorkerOptions{}) << gate->id() << ": the default worker is the main one";
+            EXPECT_TRUE(declared.insert(key(w)).second) << gate->id() << ": declared twice";
+          }
+          for (uint64_t seed : {1u, 99u})
+            for (const Case& c : gate->cases(ctx, seed))
+              if (!(c.worker == WorkerOptions{})) used.insert(key(c.worker));
+          EXPECT_EQ(declared, used) << gate->id() << " on " << op << ", " << backend << ", " << cand->kind();
+          declared_somewhere += static_cast<int>(declared.size());
+        }
+      }
+  EXPECT_GT(declared_somewhere, 0);  // not vacuous: determinism and sanitizer declare theirs
+}
+
 TEST(Gates, CasesAreReproducibleFromTheSeed) {
   test::TempDir dir;
   const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
-  const GateContext ctx{*find_contract("matmul"), "cpu", cand};
+  const GateContext ctx{*find_contract("matmul"), backend_named("cpu"), cand};
   for (const auto& gate : all_gates()) {
     const auto a = gate->cases(ctx, 5), b = gate->cases(ctx, 5), c = gate->cases(ctx, 6);
     ASSERT_EQ(a.size(), b.size());
@@ -71,7 +104,7 @@ TEST(Gates, InPlaceContractSkipsInputsIntactWithAReason) {
   contract.symbols = {{"N", 1, 64, 8, 64, {}}};
   test::TempDir dir;
   const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
-  const GateContext ctx{contract, "cpu", cand};
+  const GateContext ctx{contract, backend_named("cpu"), cand};
   const Gate* g = find_gate("inputs_intact");
   EXPECT_TRUE(g->cases(ctx, 1).empty());
   EXPECT_NE(g->skip_reason(ctx).find("in-place"), std::string::npos);
@@ -129,7 +162,7 @@ TEST(Gates, ShapesAddsTheLargeTierOnlyOnCuda) {
   const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
   const Contract& softmax = *find_contract("softmax");
   const Gate& shapes = *find_gate("shapes");
-  const auto cpu = shapes.cases({softmax, "cpu", cand}, 1), cuda = shapes.cases({softmax, "cuda", cand}, 1);
+  const auto cpu = shapes.cases({softmax, backend_named("cpu"), cand}, 1), cuda = shapes.cases({softmax, backend_named("cuda"), cand}, 1);
   ASSERT_EQ(cuda.size(), cpu.size() + 1);
   const CallSpec& large = cuda.back().calls[0];
   ASSERT_TRUE(large.large);
@@ -150,7 +183,7 @@ TEST(Gates, ShapesRunsCommonSizesAndSizesDrawnFromTheSeed) {
   const Contract& softmax = *find_contract("softmax");
   auto sizes_of = [&](uint64_t seed) {
     std::set<int64_t> n;
-    for (const Case& c : find_gate("shapes")->cases({softmax, "cpu", cand}, seed)) n.insert(c.shape.at("N"));
+    for (const Case& c : find_gate("shapes")->cases({softmax, backend_named("cpu"), cand}, seed)) n.insert(c.shape.at("N"));
     return n;
   };
   const std::set<int64_t> a = sizes_of(1);
@@ -173,7 +206,7 @@ TEST(Gates, ShapesReachPastTheSweepUpToTheContractsRange) {
     std::set<int64_t> beyond;
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       int64_t past = 0;
-      for (const Case& c : find_gate("shapes")->cases({k, "cpu", cand}, seed)) {
+      for (const Case& c : find_gate("shapes")->cases({k, backend_named("cpu"), cand}, seed)) {
         // The contract's own deep reductions (matmul K = 16384) are not the draw's.
         if (std::find(k.extra_shapes.begin(), k.extra_shapes.end(), c.shape) != k.extra_shapes.end()) continue;
         int64_t elements = 0;
@@ -206,7 +239,7 @@ TEST(Gates, PrefillVariesAndStaleDataHoldsTheInputsValues) {
   const Contract& softmax = *find_contract("softmax");
   int poison = 0, stale = 0, other = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed)
-    for (const Case& c : find_gate("numerics")->cases({softmax, "cpu", cand}, seed)) {
+    for (const Case& c : find_gate("numerics")->cases({softmax, backend_named("cpu"), cand}, seed)) {
       const HostTensor& y = c.calls[0].outputs[0];
       const HostTensor& x = c.calls[0].inputs[0];
       const bool all_ff = std::all_of(y.storage.begin(), y.storage.end(), [](std::byte b) { return b == std::byte{0xFF}; });
@@ -232,7 +265,7 @@ TEST(Gates, StatelessChangesAnInteriorElementAtASeededPosition) {
   // the last element changed; controls/cpu/add/add_caches_by_ends.c is that cheater.
   test::TempDir dir;
   const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
-  const GateContext ctx{*find_contract("add"), "cpu", cand};
+  const GateContext ctx{*find_contract("add"), backend_named("cpu"), cand};
   std::set<int64_t> positions;
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     const auto cases = find_gate("stateless")->cases(ctx, seed);
@@ -255,7 +288,7 @@ TEST(Gates, StatelessChangesAnInteriorElementAtASeededPosition) {
 TEST(Gates, SanitizerCallsANonZeroExitWithNoReportACrashAndAReportAFailure) {
   test::TempDir dir;
   const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
-  const GateContext ctx{*find_contract("add"), "cuda", cand};
+  const GateContext ctx{*find_contract("add"), backend_named("cuda"), cand};
   const Gate* g = find_gate("sanitizer");
   ASSERT_NE(g, nullptr);
   const std::vector<Case> cases = g->cases(ctx, 1);

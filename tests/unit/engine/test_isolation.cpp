@@ -28,7 +28,7 @@ struct Fixture {
   explicit Fixture(const std::string& source, double timeout = 5) {
     candidate = Candidate::prepare(dir.file("cand.c", source), "cpu", dir.path());
     RunnerOptions o;
-    o.worker = default_worker_path();
+    o.worker = default_worker_path(Settings{});
     o.workdir = dir.path();
     o.timeout_s = timeout;
     o.canary_key = 1234;
@@ -248,7 +248,7 @@ TEST(Isolation, SetupErrorsAreReportedNotRun) {
   EXPECT_THROW(Candidate::prepare(dir.path() + "/missing.c", "cpu", dir.path()), SetupError);
   Candidate none = Candidate::prepare(dir.file("none.c", "int other(void) { return 0; }"), "cpu", dir.path());
   RunnerOptions o;
-  o.worker = default_worker_path();
+  o.worker = default_worker_path(Settings{});
   o.workdir = dir.path();
   Runner r(none, o);
   EXPECT_THROW(r.probe(), SetupError);
@@ -266,7 +266,7 @@ TEST(LargeTier, GeneratedInputsAndSampledOutputsRoundTrip) {
   test::TempDir dir;
   const Candidate cand = Candidate::prepare(std::string(KCV_SOURCE_DIR) + "/controls/cpu/add/add_ok.c", "cpu", dir.path());
   RunnerOptions o;
-  o.worker = default_worker_path();
+  o.worker = default_worker_path(Settings{});
   o.workdir = dir.path();
   o.canary_key = 77;
   Runner runner(cand, o);

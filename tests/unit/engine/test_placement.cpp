@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/backends/backend.hpp"
 #include "kcv/candidate.hpp"
 #include "kcv/engine.hpp"
@@ -66,7 +67,7 @@ bool at_old_fixed_place(int64_t offset) { return offset == 0 || offset == protoc
 struct CudaContext {
   test::TempDir dir;
   Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
-  GateContext ctx{*find_contract("softmax"), "cuda", cand};
+  GateContext ctx{*find_contract("softmax"), backend_named("cuda"), cand};
 };
 
 TEST(CudaPlacement, TheAllocationKeepsBothGuardBandsAndA512ByteAlignedStart) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/candidate.hpp"
 #include "kcv/engine.hpp"
 #include "kcv/gate.hpp"
@@ -31,7 +32,7 @@ struct Depth {
 std::vector<Depth> depths() {
   test::TempDir dir;
   const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
-  const GateContext ctx{*find_contract("matmul"), "cpu", cand};
+  const GateContext ctx{*find_contract("matmul"), backend_named("cpu"), cand};
   std::vector<Depth> out = {{"numerics", 128}, {"shapes", 1000}, {"shapes", 4096}, {"shapes", 16384}};
   for (Depth& d : out) {
     const auto plans = find_gate(d.gate)->plan(ctx, kSeed);

@@ -215,7 +215,7 @@ TEST(PrivateCopy, TorchWorkerImportsTheModulesBesideTheSolutionAndTheProblem) {
 
   const Contract& add = *find_contract("add");
   RunnerOptions o;
-  o.worker = default_worker_path();
+  o.worker = default_worker_path(Settings{});
   o.workdir = work.string();
   o.timeout_s = 20;
   o.load_timeout_s = 20;
@@ -249,13 +249,13 @@ TEST(PrivateCopy, TorchWorkerImportsTheModulesBesideTheSolutionAndTheProblem) {
   // Started as the torch worker is: -u and the adapter's script, in a cwd of its own in the workdir.
   ASSERT_EQ(got["argv"].size(), 2u) << got.dump(1);
   EXPECT_EQ(got["argv"][0], "-u");
-  EXPECT_EQ(got["argv"][1], (fs::path(kcv_adapters_dir()) / "torch" / "kcv_torch_worker.py").string());
+  EXPECT_EQ(got["argv"][1], (fs::path(kcv_adapters_dir(Settings{})) / "torch" / "kcv_torch_worker.py").string());
   EXPECT_EQ(fs::path(got["cwd"].get<std::string>()).parent_path(), work);
   if (geteuid() == 0) {
     EXPECT_EQ(got["uid"], 65534);
   }
   // And the worker itself extends sys.path with the plan's search path before it loads them.
-  const std::string worker = slurp(fs::path(kcv_adapters_dir()) / "torch" / "kcv_torch_worker.py");
+  const std::string worker = slurp(fs::path(kcv_adapters_dir(Settings{})) / "torch" / "kcv_torch_worker.py");
   const auto extend = worker.find("common.extend_search_path(kb.get(\"search_path\", []))");
   ASSERT_NE(extend, std::string::npos);
   // Both paths that load them come after it: the gates' (in main) and the timing job's (called there;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/contract.hpp"
 #include "kcv/gates/common.hpp"
 #include "test_support.hpp"
@@ -52,7 +53,7 @@ TEST(ProductionCalls, EveryValueJudgingCudaGateHasNullStreamAndExactBufferCases)
   test::TempDir dir;
   const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
   for (const char* op : {"softmax", "add", "matmul"}) {
-    const GateContext cuda{*find_contract(op), "cuda", cand}, cpu{*find_contract(op), "cpu", cand};
+    const GateContext cuda{*find_contract(op), backend_named("cuda"), cand}, cpu{*find_contract(op), backend_named("cpu"), cand};
     for (uint64_t seed : {1ull, 6ull}) {
       for (const auto& gate : all_gates()) {
         const std::string id(gate->id());
@@ -83,7 +84,7 @@ TEST(ProductionCalls, EveryValueJudgingCudaGateHasNullStreamAndExactBufferCases)
 TEST(ProductionCalls, WhichCasesCallWhichWayDependsOnTheSeed) {
   test::TempDir dir;
   const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
-  const GateContext ctx{*find_contract("softmax"), "cuda", cand};
+  const GateContext ctx{*find_contract("softmax"), backend_named("cuda"), cand};
   const Gate* numerics = find_gate("numerics");
   std::set<std::string> patterns;
   for (uint64_t seed = 0; seed < 8; ++seed) {
@@ -98,7 +99,7 @@ TEST(ProductionCalls, LongRunsMakeThousandsOfCallsInAWorkerOfTheirOwnAndJudgeThe
   test::TempDir dir;
   const Candidate cand = Candidate::prepare(dir.file("c.c", "int kcv_run(const void* c) { return 0; }"), "cpu", dir.path());
   for (const char* backend : {"cpu", "cuda"}) {
-    const GateContext ctx{*find_contract("softmax"), backend, cand};
+    const GateContext ctx{*find_contract("softmax"), backend_named(backend), cand};
     const std::vector<Case> cases = find_gate("stateless")->cases(ctx, 3);
     std::set<int> tags;
     int runs = 0;
@@ -137,7 +138,7 @@ TEST(ProductionCalls, TheWorkerMakesTheUnjudgedCallsBefore) {
                           "int kcv_run(const kcv_call* c) { ((float*)c->outputs[0].data)[0] = (float)++n; return 0; }\n"),
       "cpu", dir.path());
   RunnerOptions o;
-  o.worker = default_worker_path();
+  o.worker = default_worker_path(Settings{});
   o.workdir = dir.path();
   o.canary_key = 99;
   Runner runner(cand, o);

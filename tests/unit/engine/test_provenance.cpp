@@ -35,6 +35,23 @@ const nlohmann::json& gate(const nlohmann::json& report, const std::string& id) 
 }
 
 // FIPS 180-2 appendix B test vectors, and a file's hash equal to its bytes' hash.
+TEST(Provenance, TheMachineSideHasTheBackendsOwnFields) {
+  // The backend's part (Backend::provenance) is merged in: on cuda gpu, driver and cuda are
+  // always there (null where this machine has none, never a guess); cpu adds nothing.
+  const nlohmann::json cuda = machine_provenance("cuda"), cpu = machine_provenance("cpu");
+  for (const char* key : {"kcv_version", "kcv_commit", "host", "backend"}) {
+    EXPECT_TRUE(cuda.contains(key)) << key;
+    EXPECT_TRUE(cpu.contains(key)) << key;
+  }
+  EXPECT_EQ(cuda.at("backend"), "cuda");
+  for (const char* key : {"gpu", "driver", "cuda"}) {
+    ASSERT_TRUE(cuda.contains(key)) << cuda.dump();
+    EXPECT_TRUE(cuda.at(key).is_null() || cuda.at(key).is_string()) << cuda.dump();
+    EXPECT_FALSE(cpu.contains(key)) << cpu.dump();
+  }
+  EXPECT_EQ(machine_provenance("tpu").at("backend"), "tpu");  // a report of a setup error names what was asked
+}
+
 TEST(Provenance, Sha256MatchesTheStandardsVectors) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");

@@ -9,9 +9,12 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +22,7 @@
 #include "kcv/contract.hpp"
 #include "kcv/gates/common.hpp"
 #include "kcv/sandbox.hpp"
+#include "kcv/workdir.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -39,7 +43,7 @@ std::vector<Case> softmax_cases(int n) {
 
 RunnerOptions options(const std::string& workdir) {
   RunnerOptions o;
-  o.worker = default_worker_path();
+  o.worker = default_worker_path(Settings{});
   o.workdir = workdir;
   o.timeout_s = 5;
   o.canary_key = 77;
@@ -118,6 +122,72 @@ int kcv_run(const kcv_call* c) { (void)c; return 0; })"), "cpu", dir.path());
   const Candidate none = Candidate::prepare(dir.file("n.c", "int f(void) { return 0; }"), "cpu", dir.path());
   Runner plain(none, options(dir.path()));
   EXPECT_THROW(plain.probe(), SetupError);
+}
+
+/// A stdio stream whose writes wait until released (or for `limit`): fflush(NULL) on it holds the
+/// C library's list of streams, a lock its fork() (and every fopen) takes, that long.
+struct StalledStream {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, released = false;
+  std::chrono::seconds limit{10};
+
+  static ssize_t write(void* cookie, const char*, size_t n) {
+    auto* s = static_cast<StalledStream*>(cookie);
+    std::unique_lock<std::mutex> lock(s->mu);
+    s->entered = true;
+    s->cv.notify_all();
+    s->cv.wait_for(lock, s->limit, [&] { return s->released; });
+    return static_cast<ssize_t>(n);
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(mu);
+    released = true;
+    cv.notify_all();
+  }
+};
+
+TEST(Sandbox, AWorkerStartsWhileAnotherThreadHoldsALockOfTheCLibrary) {
+  // NOTES: the namespace's init is a copy of kcv made by clone() while kcv's other threads run
+  // (verify_many's jobs, the session's pool, the reference server's reader): a lock one of them
+  // held at that instant stays held in the copy. The C library's fork() takes such locks (stdio's
+  // list of streams, malloc's arenas), so init must start the worker without it. Found on a loaded
+  // CI machine as "the worker did not start within 60 s" in a session's verify_many.
+  test::TempDir dir;
+  const Candidate cand = Candidate::prepare(dir.file("c.c", R"(#include <kcv/abi.h>
+int kcv_run(const kcv_call* c) { (void)c; return 0; })"), "cpu", dir.path());
+  (void)sandbox::network_namespace_available();  // its once-per-process check forks here
+  StalledStream s;
+  FILE* f = fopencookie(&s, "w", cookie_io_functions_t{nullptr, &StalledStream::write, nullptr, nullptr});
+  ASSERT_NE(f, nullptr);
+  std::fputs("x", f);
+  std::thread holder([] { std::fflush(nullptr); });
+  {
+    std::unique_lock<std::mutex> lock(s.mu);
+    ASSERT_TRUE(s.cv.wait_for(lock, std::chrono::seconds(10), [&] { return s.entered; }));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  Runner runner(cand, options(dir.path()));
+  std::vector<CaseRun> runs;
+  std::string error;
+  try {
+    runs = runner.run(softmax_cases(1));
+  } catch (const SetupError& e) {
+    error = e.what();
+  }
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  s.release();
+  holder.join();
+  std::fclose(f);
+  ASSERT_EQ(error, "");
+  ASSERT_TRUE(runner.sandbox_in_force().has_value());
+  const sandbox::InForce& in_force = *runner.sandbox_in_force();
+  if (!in_force.pid_namespace) GTEST_SKIP() << "no namespaces here (init is not used): " << in_force.summary();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_TRUE(runs[0].calls[0].ran) << runs[0].detail;
+  // kcv itself waits for the lock (its fopen), until the stall ends at 10 s; init's copy of the
+  // lock would never be released (the worker's start gives up at 60 s).
+  EXPECT_LT(took, 40);
 }
 
 TEST(Sandbox, ACompileBombIsASetupErrorWithinTheCompileLimit) {
@@ -316,7 +386,7 @@ TEST(Sandbox, TheWorkerHasALoopbackOfItsOwnAndNoOtherNetwork) {
   const Candidate cand = Candidate::prepare(dir.file("net.c", network_probe_source(host.port)), "cpu", dir.path());
   for (const bool net_off : {false, true}) {
     RunnerOptions o = options(dir.path());
-    if (net_off) o.sandbox_off = sandbox::kNet;
+    if (net_off) o.settings.sandbox_off = sandbox::kNet;
     Runner runner(cand, o);
     auto runs = runner.run(softmax_cases(1));
     ASSERT_EQ(runs.size(), 1u);
@@ -350,7 +420,7 @@ TEST(Sandbox, EachProtectionSwitchesOffAloneIsReportedAndWithholdsAPass) {
   const Candidate cand = Candidate::prepare(dir.file("ok.c", test::softmax_source()), "cpu", dir.path());
   for (const std::string& name : sandbox::protection_names()) {
     RunnerOptions o = options(dir.path());
-    o.sandbox_off = sandbox::parse_off(name);
+    o.settings.sandbox_off = sandbox::parse_off(name);
     Runner runner(cand, o);
     auto runs = runner.run(softmax_cases(2));
     ASSERT_EQ(runs.size(), 2u) << name;
@@ -436,6 +506,32 @@ TEST(Sandbox, TheTemporaryDirectoriesOfAKilledKcvAreRemovedByTheNext) {
   EXPECT_FALSE(fs::exists(gone));
   EXPECT_TRUE(fs::exists(live));
   EXPECT_TRUE(fs::exists(other));
+}
+
+// A corpus run's scratch directory is a Workdir too (kcv-<pid>-corpus-XXXXXX): one left by a
+// SIGKILLed run is removed by the next kcv's first Workdir, and its own is removed at scope end.
+TEST(Sandbox, TheScratchOfAKilledCorpusRunIsRemovedByTheNextKcv) {
+  test::TempDir tmp;
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir ? old_tmpdir : "";
+  setenv("TMPDIR", tmp.path().c_str(), 1);
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  const fs::path left = fs::path(tmp.path()) / ("kcv-" + std::to_string(dead) + "-corpus-abc123");
+  fs::create_directories(left / "pair-0");
+  std::string made;
+  {
+    const Workdir scratch("", "corpus");
+    made = scratch.path();
+    EXPECT_FALSE(fs::exists(left));
+    EXPECT_EQ(fs::path(made).parent_path(), fs::path(tmp.path()));
+    EXPECT_EQ(fs::path(made).filename().string().rfind("kcv-" + std::to_string(getpid()) + "-corpus-", 0), 0u) << made;
+    EXPECT_TRUE(fs::is_directory(made));
+  }
+  EXPECT_FALSE(fs::exists(made));
+  if (old_tmpdir) setenv("TMPDIR", saved.c_str(), 1);
+  else unsetenv("TMPDIR");
 }
 
 }  // namespace

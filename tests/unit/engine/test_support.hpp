@@ -33,7 +33,7 @@ class TempDir {
 
 /// The build directory's kcv binary.
 inline std::string kcv_binary() {
-  return std::filesystem::path(default_worker_path()).parent_path() / "kcv";
+  return std::filesystem::path(default_worker_path(Settings{})).parent_path() / "kcv";
 }
 
 /// Runs kcv with args; returns the exit status, output in out.

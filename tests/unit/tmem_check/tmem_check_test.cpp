@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kcv/backends/host_backend.hpp"
 #include "kcv/candidate.hpp"
 #include "kcv/gate.hpp"
 #include "kcv/gate_run.hpp"
@@ -223,26 +224,13 @@ TEST(TmemCheck, GlrSm100BackwardAsBuilt) {
 
 namespace {
 
-/// KCV_CUDA_ARCH as kcv verify would see it for the whole test ("" = unset: kcv's default, 90a).
-class CudaArch {
- public:
-  explicit CudaArch(const std::string& arch) {
-    if (const char* old = std::getenv("KCV_CUDA_ARCH")) saved_ = old, had_ = true;
-    if (arch.empty()) ::unsetenv("KCV_CUDA_ARCH");
-    else ::setenv("KCV_CUDA_ARCH", arch.c_str(), 1);
-  }
-  ~CudaArch() {
-    if (had_) ::setenv("KCV_CUDA_ARCH", saved_.c_str(), 1);
-    else ::unsetenv("KCV_CUDA_ARCH");
-  }
- private:
-  std::string saved_;
-  bool had_ = false;
-};
-
-kcv::Candidate prepare_cu(const fs::path& src, const fs::path& dir) {
+/// The candidate built for `arch` (Settings::cuda_arch, KCV_CUDA_ARCH to the CLI; "" = kcv's
+/// default, 90a), as kcv verify would build it.
+kcv::Candidate prepare_cu(const fs::path& src, const fs::path& dir, const std::string& arch) {
   fs::create_directories(dir);
-  return kcv::Candidate::prepare(src.string(), "cuda", dir.string());
+  kcv::Settings settings;
+  settings.cuda_arch = arch;
+  return kcv::Candidate::prepare(src.string(), "cuda", dir.string(), kcv::default_compile_limits(), settings);
 }
 
 }  // namespace
@@ -250,10 +238,10 @@ kcv::Candidate prepare_cu(const fs::path& src, const fs::path& dir) {
 TEST(TmemCheck, SanitizerGateFailsAnSm100CandidateOverBudgetWithoutRunningIt) {
   if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
   const fs::path dir = fs::temp_directory_path() / ("kcv-tmem-gate-" + std::to_string(::getpid()));
-  const CudaArch arch("100a");  // built for sm_100a, as on a Blackwell machine
+  // built for sm_100a, as on a Blackwell machine
   const kcv::Candidate cand =
-      prepare_cu(fs::path(KCV_SOURCE_DIR) / "tests/tmem/candidates/over_budget_512x2.cu", dir / "over");
-  const kcv::GateContext ctx{*kcv::find_contract("add"), "cuda", cand};
+      prepare_cu(fs::path(KCV_SOURCE_DIR) / "tests/tmem/candidates/over_budget_512x2.cu", dir / "over", "100a");
+  const kcv::GateContext ctx{*kcv::find_contract("add"), kcv::backend_named("cuda"), cand};
   const kcv::Gate* g = kcv::find_gate("sanitizer");
   ASSERT_NE(g, nullptr);
   const kcv::CaseJudgement j = g->static_check(ctx);
@@ -278,9 +266,8 @@ TEST(TmemCheck, SanitizerGateFailsAnSm100CandidateOverBudgetWithoutRunningIt) {
 TEST(TmemCheck, SanitizerGateSaysOneLineForACandidateWithoutTcgen05) {
   if (!have_nvcc()) GTEST_SKIP() << "no nvcc";
   const fs::path dir = fs::temp_directory_path() / ("kcv-tmem-gate-plain-" + std::to_string(::getpid()));
-  const CudaArch arch("");
-  const kcv::Candidate cand = prepare_cu(fs::path(KCV_SOURCE_DIR) / "controls/cuda/add/add_ok.cu", dir);
-  const kcv::GateContext ctx{*kcv::find_contract("add"), "cuda", cand};
+  const kcv::Candidate cand = prepare_cu(fs::path(KCV_SOURCE_DIR) / "controls/cuda/add/add_ok.cu", dir, "");
+  const kcv::GateContext ctx{*kcv::find_contract("add"), kcv::backend_named("cuda"), cand};
   const kcv::CaseJudgement j = kcv::find_gate("sanitizer")->static_check(ctx);
   EXPECT_EQ(j.verdict, kcv::Verdict::pass);
   EXPECT_EQ(j.evidence, "TMEM check: no tcgen05 in the candidate and not built for sm_100");

@@ -23,7 +23,7 @@
 /// (or thread 0's arrive, when no MMA reads it) releases it; thread 0 then refills it with the
 /// item kPipeStages ahead, so the next chunk's loads overlap this chunk's MMA and FFMA work.
 ///
-/// TMEM lifecycle of one CTA (the plan's `lifecycle()` models it; tests/unit/tmem checks it):
+/// TMEM lifecycle of one CTA (the plan's `lifecycle()` models it; glr/tests/tmem checks it):
 /// griddepcontrol.wait → warp 0 alloc(the plan's columns: a template argument) → relinquish → barrier publishes the address →
 /// per chunk: DV MMAs (slot c % stages) → commit → mbarrier wait → warps 0-1 tcgen05.ld → barrier
 /// (DV's columns are dead: A aliases them) → scalar gate: A MMAs per K tile (each commit frees its
@@ -234,7 +234,7 @@ __global__ void __launch_bounds__(kThreads)
     const CUtensorMap* mb = cur.t == 0 ? &maps.v : &maps.k;   // B operand
     const int32_t col0 = int32_t(cur.t == 0 ? y0 : int64_t(cur.t - 1) * kBK);
     tma_load_item(slot_a(st.slot), full_bar(st.slot), ma, mb, tm.chunk, col0, int32_t(cur.nh % a.H),
-                  int32_t(cur.row0));  // tma.cuh; run on the H200 by tests/sm100/tma_check.cu
+                  int32_t(cur.row0));  // tma.cuh; run on the H200 by glr/tests/sm100/tma_check.cu
     ++filled;
     if (++cur.t > k_tiles) {
       cur.t = 0;

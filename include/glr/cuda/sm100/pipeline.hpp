@@ -21,7 +21,7 @@
 /// after the last item thread 0 waits for the last release of every slot (the tail). So
 /// while item i is in the tensor core and the FFMA steps, items i+1..i+P-1 are loaded or landing.
 /// No wait of one thread depends on another thread, and none on another CTA: the producer waits
-/// only on releases it issued itself. tests/unit/tmem/pipeline_test.cpp simulates the mbarriers
+/// only on releases it issued itself. glr/tests/tmem/pipeline_test.cpp simulates the mbarriers
 /// over this schedule (P = 2..4, 1..9 chunks, 1..8 K tiles) and shows each broken variant caught.
 /// C++17, no CUDA headers.
 #pragma once

@@ -2,7 +2,7 @@
 /// (encoded on the host through the driver entry point, no -lcuda link), the mbarrier and
 /// cp.async.bulk.tensor instructions, and the one routine that issues an item's boxes into a ring
 /// slot. Nothing here is Blackwell-only: TMA and transaction-count mbarriers exist from sm_90, so
-/// tests/sm100/tma_check.cu runs this exact code on the H200 (ctest tmem.tma_on_gpu), while the
+/// glr/tests/sm100/tma_check.cu runs this exact code on the H200 (ctest tmem.tma_on_gpu), while the
 /// tcgen05 half (tcgen05.cuh) needs sm_100a.
 #pragma once
 

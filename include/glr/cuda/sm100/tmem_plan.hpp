@@ -7,7 +7,7 @@
 /// with the resident CTAs bounded from threads, shared memory and registers (each can only lower
 /// residency; the plan takes the largest count any of them allows). Also the kernel's TMEM
 /// lifecycle as a sequence of events (alloc, relinquish, MMA, commit, ld, barriers, dealloc) that
-/// tests/unit/tmem checks: one alloc, relinquish after it, every access inside the allocation and
+/// glr/tests/tmem checks: one alloc, relinquish after it, every access inside the allocation and
 /// between the publishing barrier and the final barrier, dealloc after the final barrier.
 ///
 /// NOTES: tcgen05.alloc *blocks* while the columns are not free. A CTA that holds columns and then
@@ -55,7 +55,7 @@ inline constexpr int kPipeStagesMax = 4;
 inline constexpr int kOperandABytes = kMmaM * kBK * 2;            // 8192
 inline constexpr int kOperandBBytes = kCM * kBK * 2;              // 4096
 inline constexpr int kSlotBytes = kOperandABytes + kOperandBBytes;  // 12288
-/// Registers per thread the kernel is known to use at least (tests/sm100 reads the cubin's count
+/// Registers per thread the kernel is known to use at least (glr/tests/sm100 reads the cubin's count
 /// and fails if it is lower, which would make the register term below an under-estimate).
 inline constexpr int kRegsPerThreadFloor = 48;
 

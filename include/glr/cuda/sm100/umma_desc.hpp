@@ -1,6 +1,6 @@
 /// glr CUDA family, sm100 — how the backward's 16-bit MMA operands sit in shared memory and the two
 /// descriptors a tcgen05.mma takes. C++17 and no CUDA headers, so the g++ test
-/// (tests/unit/tmem/umma_desc_test.cpp) decodes them field by field from the PTX ISA's tables and
+/// (glr/tests/tmem/umma_desc_test.cpp) decodes them field by field from the PTX ISA's tables and
 /// emulates the operand addressing.
 ///
 /// NOTES (unverified without a Blackwell GPU): shared-memory descriptor — start, LBO, SBO each >> 4

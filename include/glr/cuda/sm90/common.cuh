@@ -1,6 +1,6 @@
 /// glr CUDA family — what every sm90 kernel file shares: element types and their conversions.
-/// Header-only, so that the library (src/glr/cuda/api.cu) and the kcv candidates
-/// (controls/cuda/glr/*.cu, one translation unit each) compile the same source.
+/// Header-only, so that the library (glr/cuda/api.cu) and the kcv candidates
+/// (glr/controls/cuda/*.cu, one translation unit each) compile the same source.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -12,7 +12,7 @@
 /// gate at step t of the block leaves rows i < t finite, and the pairs j < t <= i at 0. The factored
 /// form costs one exp2f per (row, column) instead of one per (pair, column).
 ///
-/// C++17, no CUDA headers: the kernel and the g++ unit test (tests/unit/glr/diag_decay_test.cpp,
+/// C++17, no CUDA headers: the kernel and the g++ unit test (glr/tests/unit/diag_decay_test.cpp,
 /// a host emulation against the per-pair form at gate extremes) include the same file.
 #pragma once
 

@@ -2,7 +2,7 @@
 /// defines GLR_CUDA_FAULT (one of the enumerators below) before it includes the candidate front;
 /// everything else (the library, the positive controls, the tests) compiles with `none`, so every
 /// `if constexpr (kFault == ...)` branch is dead code there. Each fault is one known bug, and
-/// controls/cuda/glr/controls.cmake names the gate that must catch it.
+/// glr/controls/cuda/controls.cmake names the gate that must catch it.
 #pragma once
 
 namespace glr::cuda::sm90 {

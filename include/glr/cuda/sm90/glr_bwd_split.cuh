@@ -107,7 +107,11 @@ struct Layout {
   size_t fwd = 0, A = 0, S = 0, Qg = 0, Kd = 0, El = 0, dS = 0, hfin = 0, seeds = 0, dgp = 0, bytes = 0;
 };
 
-inline Layout layout(const Shape& s) {
+/// The workspace's layout. Offsets A … El and hfin are from the states' base (states_base), the
+/// rest from p.workspace; the two are one buffer unless the states come from a forward's kept ones
+/// (`from_saved`: fwd_split::saved_bytes' layout, the final state after them; the workspace holds
+/// dS, the seeds and the partials only).
+inline Layout layout(const Shape& s, bool from_saved = false) {
   const fwd_split::Layout f = fwd_split::layout(s, fwd_split::Walk::plain);
   Layout l;
   const int64_t H = s.H < 1 ? 1 : s.H, K = s.K < 1 ? 1 : s.K, V = s.V < 1 ? 1 : s.V;
@@ -123,12 +127,20 @@ inline Layout layout(const Shape& s) {
   l.Qg = l.fwd + f.Qg;
   l.Kd = l.fwd + f.Kd;
   l.El = l.fwd + f.El;
-  l.dS = l.fwd + f.bytes;                                           // [slots, H, K, V] E
-  l.hfin = l.dS + align256(size_t(l.slots) * H * K * V * 2);        // [N, H, K, V] fp32
-  l.seeds = l.hfin + align256(size_t(N) * H * K * V * 4);           // [nvt, slots, H, K] fp32
+  // The final state follows the states where they were kept (fwd_split::saved_bytes), else dS.
+  l.dS = from_saved ? 0 : l.fwd + f.bytes;                          // [slots, H, K, V] E
+  const size_t after_dS = l.dS + align256(size_t(l.slots) * H * K * V * 2);
+  const size_t fin = align256(size_t(N) * H * K * V * 4);           // [N, H, K, V] fp32
+  l.hfin = from_saved ? f.bytes : after_dS;
+  l.seeds = from_saved ? after_dS : l.hfin + fin;                   // [nvt, slots, H, K] fp32
   l.dgp = l.seeds + align256(size_t(l.nvt_max) * l.slots * H * K * 4);  // [nkt, slots, H, C + 1] fp32
   l.bytes = l.dgp + align256(size_t(l.nkt) * l.slots * H * (C + 1) * 4);
   return l;
+}
+
+/// The base of offsets A … El and hfin: the forward's kept states, or the workspace.
+inline const unsigned char* states_base(const BwdParams& p) {
+  return static_cast<const unsigned char*>(p.saved ? p.saved : p.workspace);
 }
 
 /// b = Σ_{i' <= i} g·log2e down the columns [k0, k0 + kw) of one chunk into bs [C][ld] (shared
@@ -904,15 +916,16 @@ template <class E, int BV, int KT>
 Status launch_dstate(const BwdParams& p, const Layout& l, cudaStream_t stream, int64_t* nvt) {
   const Shape& s = p.shape;
   auto* ws = static_cast<unsigned char*>(p.workspace);
+  const unsigned char* sb = states_base(p);
   constexpr size_t bytes = DstatePlan(KT, BV).total;
   static_assert(bytes <= 113 * 1024, "sm90_glr_bwd_dstate: two CTAs per SM");
   auto* kernel = &sm90_glr_bwd_dstate<E, BV, KT>;
   if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
   *nvt = cdiv(s.V, BV);
   kernel<<<dim3(unsigned(*nvt * cdiv(s.K, KT)), unsigned(s.H), unsigned(s.sequences())), kThreads, bytes, stream>>>(
-      reinterpret_cast<const E*>(ws + l.Qg), static_cast<const E*>(p.dO), reinterpret_cast<const float*>(ws + l.El),
-      static_cast<const float*>(p.dhT), reinterpret_cast<const E*>(ws + l.S),
-      reinterpret_cast<const float*>(ws + l.hfin), reinterpret_cast<E*>(ws + l.dS),
+      reinterpret_cast<const E*>(sb + l.Qg), static_cast<const E*>(p.dO), reinterpret_cast<const float*>(sb + l.El),
+      static_cast<const float*>(p.dhT), reinterpret_cast<const E*>(sb + l.S),
+      reinterpret_cast<const float*>(sb + l.hfin), reinterpret_cast<E*>(ws + l.dS),
       reinterpret_cast<float*>(ws + l.seeds), static_cast<float*>(p.dh0), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT,
       l.slots, float(p.scale));
   return {};
@@ -942,7 +955,8 @@ Status launch_dqk(const BwdParams& p, const Layout& l, cudaStream_t stream, int6
                                        : dim3(unsigned(l.NT), unsigned(s.H * *nkt), unsigned(s.sequences()));
   dqk<<<grid, kThreads, bytes, stream>>>(
       static_cast<const E*>(p.q), static_cast<const E*>(p.k), static_cast<const E*>(p.v), static_cast<const E*>(p.dO),
-      static_cast<const float*>(p.g), reinterpret_cast<const E*>(ws + l.S), reinterpret_cast<const E*>(ws + l.dS),
+      static_cast<const float*>(p.g), reinterpret_cast<const E*>(states_base(p) + l.S),
+      reinterpret_cast<const E*>(ws + l.dS),
       reinterpret_cast<const float*>(ws + l.seeds), static_cast<E*>(p.dq), static_cast<E*>(p.dk),
       static_cast<float*>(p.dg), reinterpret_cast<float*>(ws + l.dgp), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT, l.slots,
       nvt_seed, float(p.scale));
@@ -952,25 +966,29 @@ Status launch_dqk(const BwdParams& p, const Layout& l, cudaStream_t stream, int6
 template <class E, bool kScalarGate, int KP>
 Status launch_kp(const BwdParams& p, cudaStream_t stream) {
   const Shape& s = p.shape;
-  const Layout l = layout(s);
+  const Layout l = layout(s, p.saved != nullptr);
   const int64_t N = s.sequences();
   constexpr int KT = k_tile(KP);
   auto* ws = static_cast<unsigned char*>(p.workspace);
+  const unsigned char* sb = states_base(p);
 
   // Kernels 1 and 2: the forward split's prep and walk on its part of the workspace (A, q ⊙ 2^b,
-  // k ⊙ 2^(b_last − b), 2^(b_last), every chunk's incoming S), the final state in fp32 to ws.hfin.
-  FwdParams f;
-  f.shape = s;
-  f.q = p.q;
-  f.k = p.k;
-  f.v = p.v;
-  f.g = p.g;
-  f.h0 = p.h0;
-  f.hT = ws + l.hfin;
-  f.scale = p.scale;
-  f.workspace = ws + l.fwd;
-  f.workspace_bytes = fwd_split::layout(s, fwd_split::Walk::plain).bytes;
-  if (Status st = fwd_split::launch_states<E, kScalarGate>(f, stream, fwd_split::Walk::plain); !st.ok()) return st;
+  // k ⊙ 2^(b_last − b), 2^(b_last), every chunk's incoming S), the final state in fp32 to ws.hfin —
+  // unless a forward of the same inputs kept them (BwdParams::saved).
+  if (!p.saved) {
+    FwdParams f;
+    f.shape = s;
+    f.q = p.q;
+    f.k = p.k;
+    f.v = p.v;
+    f.g = p.g;
+    f.h0 = p.h0;
+    f.hT = ws + l.hfin;
+    f.scale = p.scale;
+    f.workspace = ws + l.fwd;
+    f.workspace_bytes = fwd_split::layout(s, fwd_split::Walk::plain).bytes;
+    if (Status st = fwd_split::launch_states<E, kScalarGate>(f, stream, fwd_split::Walk::plain); !st.ok()) return st;
+  }
   int64_t nvt_seed = 0;
   if (Status st = launch_dstates<E, KT>(p, l, stream, &nvt_seed); !st.ok()) return st;
   if (l.NT > 0) {
@@ -984,7 +1002,7 @@ Status launch_kp(const BwdParams& p, cudaStream_t stream) {
     auto* dvk = &sm90_glr_bwd_dv<E, kScalarGate, KP>;
     if (Status st = allow_smem(dvk, dv_bytes); !st.ok()) return st;
     dvk<<<dim3(unsigned(l.NT), unsigned(s.H * cdiv(s.V, kBV)), unsigned(N)), kThreads, dv_bytes, stream>>>(
-        reinterpret_cast<const E*>(ws + l.Kd), static_cast<const E*>(p.dO), reinterpret_cast<const E*>(ws + l.A),
+        reinterpret_cast<const E*>(sb + l.Kd), static_cast<const E*>(p.dO), reinterpret_cast<const E*>(sb + l.A),
         reinterpret_cast<const E*>(ws + l.dS), static_cast<E*>(p.dv), reinterpret_cast<const float*>(ws + l.dgp),
         static_cast<float*>(p.dg), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT, l.slots, nkt, float(p.scale));
   }

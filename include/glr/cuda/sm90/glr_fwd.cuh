@@ -1,7 +1,7 @@
 /// glr CUDA family, sm90 forward (sm90_glr_fwd): the chunked algorithm of glr/cpu_chunked.hpp
 /// (fwd_slice) on the GPU, one CTA per (V tile, head, sequence), walking its sequence's chunks in
 /// order with the state tile S [K, BV] in shared memory. Header-only: the library
-/// (src/glr/cuda/api.cu) and the kcv candidates (controls/cuda/glr/) compile this same source.
+/// (glr/cuda/api.cu) and the kcv candidates (glr/controls/cuda/) compile this same source.
 ///
 /// Per chunk of n ≤ C positions c0 .. c0+n-1 (C = shape.chunk), K walked in tiles of BK columns:
 ///   b_i   = g_{c0} + … + g_{c0+i}                  cumulative log-gate, per column   [n, BK]
@@ -291,7 +291,7 @@ inline Status launch_fwd(const FwdParams& p, cudaStream_t stream) {
   const bool any_step = s.B * s.T > 0;
   if (any_step && (!p.q || !p.k || !p.v || !p.g || !p.o))
     return {"glr::cuda::forward: q, k, v, g and o must be non-null when B·T > 0"};
-  if (!any_step && !p.hT) return {};  // nothing to write
+  if (!any_step && !p.hT && !p.saved) return {};  // nothing to write
   if (fwd_tensor_cores(s)) {
     return s.dtype == DType::bf16 ? fwd_split::launch<__nv_bfloat16>(p, stream) : fwd_split::launch<__half>(p, stream);
   }

@@ -23,7 +23,7 @@
 /// A operands once each; fp32 b, diagonal factors, state, sums and accumulation), so the contract
 /// analysis holds unchanged; A's off-diagonal blocks, q⊙2^b, k⊙2^(b_last−b) and 2^(b_last) are
 /// the fused kernel's bits. The factored prep was compiled for sm_90a/sm_100a and its factoring
-/// emulated on the host (tests/unit/glr/diag_decay_test.cpp); on the H200 (session 15, call C)
+/// emulated on the host (glr/tests/unit/diag_decay_test.cpp); on the H200 (session 15, call C)
 /// glr_cuda_tests pass (33/33) — the 12 gates on this build are owed.
 /// Every global tile is loaded with cp.async (16-byte copies,
 /// zero-filled outside the live rows and columns; element copies where a row is not 16-byte
@@ -38,6 +38,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "glr/cuda.hpp"
 #include "glr/cuda/sm90/common.cuh"
@@ -199,6 +200,37 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src, int bytes
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int kPending> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+/// Warp-level tensor-core pieces with documented fragment layouts (PTX ISA, "mma.m16n8k16"): the
+/// walk keeps its state in accumulator registers across chunks, which WMMA's opaque layout does not
+/// allow (a per-row decay needs to know each register's row). For m16n8k16 with lane = 4·g + t:
+/// A (16×16, row-major) a0 = A[g][2t..2t+1], a1 = A[g+8][2t..], a2 = A[g][2t+8..], a3 = A[g+8][2t+8..];
+/// B (16×8) b0 = B[2t..2t+1][g], b1 = B[2t+8..2t+9][g]; C/D c0, c1 = C[g][2t..2t+1], c2, c3 = C[g+8][2t..].
+/// ldmatrix .trans hands lane the elements [g][2t..2t+1] of each addressed 8×8 matrix, transposed.
+__device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], const void* p) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+__device__ __forceinline__ void ldsm_x2_trans(uint32_t (&r)[2], const void* p) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+}
+/// d += a·b, fp32 accumulation (bf16 or f16 operands, as E).
+template <class E>
+__device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  if constexpr (std::is_same_v<E, __nv_bfloat16>)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 /// Starts loading rows x cols elements of T from global (row stride `stride` elements) into shared
@@ -596,16 +628,54 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
 
 #pragma unroll
   for (int c = 0; c < NS - 1; ++c) prefetch(cb + c, c);
-  for (int e = tid; e < KP * BV; e += kThreads) {
-    const int kk = e / BV, vv = e % BV;
+  // The state entering the CTA's first chunk: h0 (or 0) folded through the earlier segments.
+  auto initial = [&](int kk, int vv) {
     const bool live = kk < kw && vv < vw;
     float st = (!kLocal && h0 && live) ? h0[((n * H + h) * K + k0 + kk) * V + v0 + vv] : 0.f;
     if (!kLocal && live)
       for (int64_t gg = 0; gg < g; ++gg) st = segment_fold::fold(p_at(gg)[kk], st, u_at(gg)[kk * V + vv]);
-    S[kk * LS + vv] = st;
-  }
+    return st;
+  };
   if (kLocal)
     for (int kk = tid; kk < KP; kk += kThreads) Pl[kk] = 1.f;
+
+  // Where the state lives between chunks. By default in shared memory (fp32, S), round-tripped through
+  // WMMA fragments for each chunk's MMAs. GLR_WALK_REGS (A/B builds only until the H200 has checked
+  // it: bench/glr/device_walk_ab.sh): in the warps' mma.sync accumulator registers for the whole walk,
+  // kRegTiles m16n8 tiles per warp, lane 4·gq + tq holding rows 16·mt + gq, + 8 and columns
+  // 8·nt + 2·tq, + 1 of tile (mt, nt); a step then needs only the buffer ring's barrier. The same
+  // products in the same order either way.
+#ifndef GLR_WALK_REGS
+  for (int e = tid; e < KP * BV; e += kThreads) S[(e / BV) * LS + e % BV] = initial(e / BV, e % BV);
+  // f(kk, vv, S[kk][vv]) for this thread's elements of the live K x V tile (after a barrier).
+  auto each_live = [&](auto&& f) {
+    for (int e = tid; e < KP * BV; e += kThreads) {
+      const int kk = e / BV, vv = e % BV;
+      if (kk < kw && vv < vw) f(kk, vv, S[kk * LS + vv]);
+    }
+  };
+#else
+  (void)S;
+  constexpr int kTilesN = BV / 8, kTiles = (KP / 16) * kTilesN, kRegTiles = (kTiles + kWarps - 1) / kWarps;
+  const int lane = tid % 32, gq = lane / 4, tq = lane % 4;
+  float acc[kRegTiles][4];
+  auto row_of = [&](int i, int e) { return 16 * ((warp + kWarps * i) / kTilesN) + gq + (e >= 2 ? 8 : 0); };
+  auto col_of = [&](int i, int e) { return 8 * ((warp + kWarps * i) % kTilesN) + 2 * tq + (e & 1); };
+#pragma unroll
+  for (int i = 0; i < kRegTiles; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[i][e] = warp + kWarps * i < kTiles ? initial(row_of(i, e), col_of(i, e)) : 0.f;
+  auto each_live = [&](auto&& f) {
+#pragma unroll
+    for (int i = 0; i < kRegTiles; ++i)
+      if (warp + kWarps * i < kTiles)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int kk = row_of(i, e), vv = col_of(i, e);
+          if (kk < kw && vv < vw) f(kk, vv, acc[i][e]);
+        }
+  };
+#endif
 
   int64_t slot = slot0 + cb, c = cb;
   int buf = 0;
@@ -617,14 +687,30 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
     const E* vs = vs_at(buf);
     const float* el = el_at(buf);
     E* Sout = Sws + ((slot * H + h) * K + k0) * V + v0;
-    for (int e = tid; e < KP * BV; e += kThreads) {  // store the S entering this chunk, then decay it
+    // Store the S entering this chunk (rounded: an MMA operand of the out kernel), then decay it.
+#ifndef GLR_WALK_REGS
+    for (int e = tid; e < KP * BV; e += kThreads) {
       const int kk = e / BV, vv = e % BV;
       const float st = S[kk * LS + vv];
       if (!kLocal && kk < kw && vv < vw) Sout[kk * V + vv] = from_f<E>(st);
       S[kk * LS + vv] = st * (kk < kw ? el[kk] : 1.f);
     }
-    if (kLocal)  // P keeps the walk's non-finite classes (segment_fold.hpp)
+#else
+#pragma unroll
+    for (int i = 0; i < kRegTiles; ++i) {
+      if (warp + kWarps * i >= kTiles) continue;  // uniform per warp
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int kk = row_of(i, e), vv = col_of(i, e);
+        if (!kLocal && kk < kw && vv < vw) Sout[kk * V + vv] = from_f<E>(acc[i][e]);
+        acc[i][e] *= kk < kw ? el[kk] : 1.f;
+      }
+    }
+#endif
+    if (kLocal)  // P keeps the walk's non-finite classes (segment_fold.hpp); row kk is thread kk's only
       for (int kk = tid; kk < kw; kk += kThreads) Pl[kk] = segment_fold::decay_product(Pl[kk], el[kk]);
+    // S += (k ⊙ 2^(b_last − b))ᵀ v over the chunk's 64 steps, in 16-step MMAs.
+#ifndef GLR_WALK_REGS
     __syncthreads();
     for (int t = warp; t < (KP / 16) * (BV / 16); t += kWarps) {
       const int rt = t / (BV / 16), ct = t % (BV / 16);
@@ -640,25 +726,35 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
       }
       wmma::store_matrix_sync(S + (16 * rt) * LS + 16 * ct, acc, LS, wmma::mem_row_major);
     }
+#else
+    const int r = lane % 8, mat = lane / 8;  // the row this lane addresses in 8×8 matrix `mat`
+#pragma unroll
+    for (int jb = 0; jb < C / 16; ++jb) {
+#pragma unroll
+      for (int i = 0; i < kRegTiles; ++i) {
+        const int t = warp + kWarps * i;
+        if (t >= kTiles) continue;
+        const int mt = t / kTilesN, nt = t % kTilesN;
+        uint32_t a[4], b[2];
+        // A = (k ⊙ 2^(b_last − b))ᵀ: its 8×8 blocks (m, k) are the transposes of ks's (time, row) blocks.
+        ldsm_x4_trans(a, ks + (16 * jb + 8 * (mat >> 1) + r) * LQ + 16 * mt + 8 * (mat & 1));
+        ldsm_x2_trans(b, vs + (16 * jb + 8 * (mat & 1) + r) * LV + 8 * nt);
+        mma16816<E>(acc[i], a, b);
+      }
+    }
+#endif
   }
   cp_async_wait<0>();  // nothing of a prefetch past the segment is left in flight
-  __syncthreads();
+  __syncthreads();     // S and Pl complete
   if (kLocal) {
     float* U = u_at(g);
-    for (int e = tid; e < KP * BV; e += kThreads) {
-      const int kk = e / BV, vv = e % BV;
-      if (kk < kw && vv < vw) U[kk * V + vv] = S[kk * LS + vv];
-    }
+    each_live([&](int kk, int vv, float x) { U[kk * V + vv] = x; });
     if (vt == 0)
       for (int kk = tid; kk < kw; kk += kThreads) p_at(g)[kk] = Pl[kk];
     return;
   }
-  if (hT && ce == nch) {  // the sequence's last segment (or the whole walk)
-    for (int e = tid; e < KP * BV; e += kThreads) {
-      const int kk = e / BV, vv = e % BV;
-      if (kk < kw && vv < vw) hT[((n * H + h) * K + k0 + kk) * V + v0 + vv] = S[kk * LS + vv];
-    }
-  }
+  if (hT && ce == nch)  // the sequence's last segment (or the whole walk)
+    each_live([&](int kk, int vv, float x) { hT[((n * H + h) * K + k0 + kk) * V + v0 + vv] = x; });
 }
 
 /// 3. o = scale·((q ⊙ 2^b)·S_c + A·v): MMAs for the inter product and A's off-diagonal blocks, the
@@ -760,13 +856,36 @@ inline Status allow_smem(Kern* kernel, size_t bytes) {
   return {};
 }
 
-/// The three kernels' launches on p.workspace (layout(p.shape)); K <= KP, BV the walk's and out's V tile.
+/// What a forward keeps for the backward (FwdParams::saved): A, S, q ⊙ 2^b, k ⊙ 2^(b_last − b)
+/// and 2^(b_last) at their layout offsets ([0, U)), then the final state in fp32 at U.
+inline size_t states_bytes(const Shape& s) { return layout(s).U; }
+inline size_t saved_bytes(const Shape& s) {
+  const int64_t H = s.H < 1 ? 1 : s.H, K = s.K < 1 ? 1 : s.K, V = s.V < 1 ? 1 : s.V;
+  const int64_t N = s.sequences() < 1 ? 1 : s.sequences();
+  return states_bytes(s) + align256(size_t(N) * H * K * V * 4);
+}
+
+/// Where one call's products live: the states (A … 2^(b_last), layout offsets) from `st`, which is
+/// p.saved when the call keeps them and p.workspace otherwise; the walk's segment sums U and P in
+/// p.workspace after the states, or from its start when the states are kept.
+struct Place {
+  unsigned char* st = nullptr;
+  unsigned char* U = nullptr;
+  unsigned char* P = nullptr;
+};
+inline Place place(const FwdParams& p, const Layout& l) {
+  auto* ws = static_cast<unsigned char*>(p.workspace);
+  if (p.saved) return {static_cast<unsigned char*>(p.saved), ws, ws + (l.P - l.U)};
+  return {ws, ws + l.U, ws + l.P};
+}
+
+/// The three kernels' launches on place(p, layout(p.shape)); K <= KP, BV the walk's and out's V tile.
 template <class E, bool kScalarGate, int KP>
 Status launch_prep(const FwdParams& p, cudaStream_t stream) {
   const Shape& s = p.shape;
   const Layout l = layout(s);
   if (l.NT == 0) return {};
-  auto* ws = static_cast<unsigned char*>(p.workspace);
+  auto* ws = place(p, l).st;
   const dim3 grid(unsigned(l.NT), unsigned(s.H), unsigned(s.sequences()));
   auto go = [&](auto* kernel, size_t bytes) -> Status {
     if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
@@ -790,7 +909,11 @@ template <class E, int BV, int KP>
 Status launch_walk(const FwdParams& p, cudaStream_t stream, Walk walk) {
   const Shape& s = p.shape;
   const Layout l = layout(s, walk);
-  auto* ws = static_cast<unsigned char*>(p.workspace);
+  const Place at = place(p, l);
+  auto* ws = at.st;
+  // NOTES: a call that keeps its states writes the final state beside them (the backward's dg seed);
+  // launch_gate copies it to p.hT.
+  float* hT = p.saved ? reinterpret_cast<float*>(ws + states_bytes(s)) : static_cast<float*>(p.hT);
   constexpr int KT = walk_rows(KP);
   constexpr size_t bytes = kWalkStages * (align128(size_t(C) * ld_half(KT) * 2) + align128(size_t(C) * ld_half(BV) * 2) +
                                           align128(size_t(KT) * 4)) +
@@ -800,8 +923,8 @@ Status launch_walk(const FwdParams& p, cudaStream_t stream, Walk walk) {
     if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
     kernel<<<grid, kThreads, bytes, stream>>>(
         reinterpret_cast<const E*>(ws + l.Kd), static_cast<const E*>(p.v), reinterpret_cast<const float*>(ws + l.El),
-        static_cast<const float*>(p.h0), reinterpret_cast<E*>(ws + l.S), static_cast<float*>(p.hT),
-        reinterpret_cast<float*>(ws + l.U), reinterpret_cast<float*>(ws + l.P), s.cu_seqlens, s.T, s.H, s.K, s.V,
+        static_cast<const float*>(p.h0), reinterpret_cast<E*>(ws + l.S), hT, reinterpret_cast<float*>(at.U),
+        reinterpret_cast<float*>(at.P), s.cu_seqlens, s.T, s.H, s.K, s.V,
         l.NT, l.segs, l.seg_chunks);
     return {};
   };
@@ -815,7 +938,7 @@ Status launch_out(const FwdParams& p, cudaStream_t stream) {
   const Shape& s = p.shape;
   const Layout l = layout(s);
   if (l.NT == 0) return {};
-  auto* ws = static_cast<unsigned char*>(p.workspace);
+  auto* ws = place(p, l).st;
   constexpr size_t bytes = OutSmem<KP, BV>::bytes;
   auto* kernel = &sm90_glr_fwd_out<E, BV, KP>;
   if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
@@ -879,6 +1002,14 @@ Status launch_gate(const FwdParams& p, cudaStream_t stream) {
                              });
       !st.ok())
     return st;
+  if (p.saved && p.hT) {
+    const Shape& s = p.shape;
+    const size_t bytes = size_t(s.sequences()) * s.H * s.K * s.V * 4;
+    if (const cudaError_t e = cudaMemcpyAsync(p.hT, static_cast<unsigned char*>(p.saved) + states_bytes(s), bytes,
+                                              cudaMemcpyDeviceToDevice, stream);
+        e != cudaSuccess)
+      return status("the final state's copy", e);
+  }
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return status("launch", e);
   return {};
 }
@@ -890,6 +1021,12 @@ inline bool takes(const Shape& s) {
 }
 
 inline size_t workspace_bytes(const Shape& s) { return takes(s) ? layout(s).bytes : 0; }
+/// Beside kept states: the walk's segment sums only.
+inline size_t workspace_bytes_saving(const Shape& s) {
+  if (!takes(s)) return 0;
+  const Layout l = layout(s);
+  return l.bytes - l.U;
+}
 
 template <class E>
 Status launch(const FwdParams& p, cudaStream_t stream) {

@@ -13,7 +13,7 @@
 /// through positive factors; a finite s gets at most 2^-149 of its value). The sums are regrouped
 /// (a segment's sum first), which the fp32-state error model covers.
 ///
-/// C++17, no CUDA headers: the kernels and the g++ unit test (tests/unit/glr/segment_fold_test.cpp,
+/// C++17, no CUDA headers: the kernels and the g++ unit test (glr/tests/unit/segment_fold_test.cpp,
 /// against the walk at extremes) include the same file.
 #pragma once
 

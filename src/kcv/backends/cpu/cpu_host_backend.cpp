@@ -55,6 +55,23 @@ class CpuBackend final : public Backend {
     return r;
   }
 
+  bool probes_device() const override { return false; }
+  std::optional<CompileRecipe> compile_recipe(const std::string& kind, const Settings&) const override {
+    return host_compile_recipe(kind);
+  }
+  std::string_view torch_device() const override { return "cpu"; }
+  bool has_streams() const override { return false; }
+  bool tensors_on_host() const override { return true; }
+  bool large_tier() const override { return false; }
+
+  // NOTES: (issue 25 class 3) the ASan rebuild ("") defines __SANITIZE_ADDRESS__: a candidate can
+  // be clean only there. The plain build, the one every other gate and production load, runs
+  // under valgrind memcheck too (a prebuilt .so already runs under it, as tool "").
+  std::vector<std::string> sanitizer_tools(bool has_source, bool torch_worker) const override {
+    if (has_source && !torch_worker) return {"", "valgrind"};
+    return {""};
+  }
+
   bool caps_address_space() const override { return true; }
   bool locks_fault_signals() const override { return true; }
   bool runtime_makes_files() const override { return false; }

@@ -27,6 +27,7 @@ std::size_t round_up(std::size_t x, std::size_t m) { return (x + m - 1) / m * m;
 
 class CpuWorkerBackend final : public WorkerBackend {
  public:
+  bool runs_on_host() const override { return true; }
   DeviceBuffer allocate(int64_t span, bool is_input, const BufferPlacement& where) override {
     const std::size_t page = page_size(), guard = protocol::kGuardBytes, n = static_cast<std::size_t>(span);
     DeviceBuffer b;

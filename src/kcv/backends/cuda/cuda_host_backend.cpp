@@ -2,13 +2,101 @@
 // a cuda worker without the CUDA toolkit; only kcv-worker's side (cuda_worker_backend.cu) needs it.
 #include "kcv/backends/host_backend.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "kcv/build_config.hpp"
+#include "kcv/text.hpp"
+
+namespace fs = std::filesystem;
+
 namespace kcv {
 
 namespace {
 
+/// NVIDIA's kernel module version: "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ...".
+nlohmann::json driver_version() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  if (in) std::getline(in, line);
+  const auto at = line.find("Kernel Module");
+  if (at == std::string::npos) return nullptr;
+  std::istringstream rest(line.substr(at + 13));
+  std::string v;
+  rest >> v;
+  return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
+
+/// The GPUs' model names, in the driver's (PCI) order, "; "-joined.
+nlohmann::json gpu_models() {
+  std::error_code ec;
+  std::vector<std::string> models;
+  for (const auto& d : fs::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
+    std::ifstream in(d.path() / "information");
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind("Model:", 0) == 0) models.push_back(d.path().filename().string() + " " + trim_blanks(line.substr(6)));
+  }
+  if (models.empty()) return nullptr;
+  std::sort(models.begin(), models.end());
+  std::string out;
+  for (const auto& m : models) out += (out.empty() ? "" : "; ") + m;
+  // NOTES: the environment kcv runs in, recorded (a pass-through, not a setting: settings.hpp).
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) out += fmt::format(" (CUDA_VISIBLE_DEVICES={})", v);
+  return out;
+}
+
 class CudaBackend final : public Backend {
  public:
   std::string_view name() const override { return "cuda"; }
+
+  std::string unavailable() const override {
+#ifdef KCV_WITH_CUDA
+    return {};
+#else
+    return "backend 'cuda' is not built into this kcv (configure with CUDA available)";
+#endif
+  }
+  bool probes_device() const override { return true; }
+
+  // NOTES: Settings::cuda_arch (KCV_CUDA_ARCH) picks the target (default sm_90a, the H200's);
+  // -lineinfo gives the sanitizer's reports their source lines.
+  std::optional<CompileRecipe> compile_recipe(const std::string& kind, const Settings& settings) const override {
+    if (kind != "cu") return host_compile_recipe(kind);
+    const std::string a = settings.cuda_target();
+    CompileRecipe r;
+    r.command = {"nvcc", "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
+                 "-gencode", fmt::format("arch=compute_{0},code=sm_{0}", a), "-lineinfo"};
+    r.optimize = "-O3";
+    r.quote_include = "-I";  // nvcc has no -iquote (H200, 2026-12: every cuda candidate failed with it)
+    r.link_libm = false;
+    return r;
+  }
+
+  // NOTES: the toolkit is the one kcv was built with (KCV_BUILD_CUDA_VERSION); a value that
+  // cannot be found is null, never a guess.
+  nlohmann::json provenance() const override {
+    const std::string cuda = KCV_BUILD_CUDA_VERSION;
+    return {{"gpu", gpu_models()}, {"driver", driver_version()},
+            {"cuda", cuda.empty() ? nlohmann::json(nullptr) : nlohmann::json(cuda)}};
+  }
+  std::string_view torch_device() const override { return "cuda"; }
+  bool has_streams() const override { return true; }
+  bool tensors_on_host() const override { return false; }
+  bool large_tier() const override { return true; }
+  std::vector<std::string> sanitizer_tools(bool, bool) const override {
+    return {"memcheck", "racecheck", "initcheck", "synccheck"};
+  }
+  std::string sanitizer_scope(bool torch_worker) const override {
+    if (!torch_worker) return {};
+    return "memcheck, racecheck and synccheck checked the solution's own kernels, not those of torch, cuDNN and "
+           "cuBLAS; initcheck checked all";
+  }
 
   SanitizedRun sanitized_run(const std::string& tool, bool /*has_source*/, bool torch_worker) const override {
     SanitizedRun r;

@@ -1,5 +1,0 @@
-// glr_torch's copy of glr's CUDA library: the one translation unit of src/glr/cuda/api.cu, included
-// (not copied) so that the extension and the CMake library glr_cuda compile the same source. A
-// wrapper rather than a relative path in setup.py's sources: setuptools would put the object of
-// "../../src/glr/cuda/api.cu" outside its build directory.
-#include "glr/cuda/api.cu"
