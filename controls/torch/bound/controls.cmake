@@ -70,8 +70,13 @@ kcv_torch_control(NAME mse_loss.torch_compile PROBLEM ${p} SOLUTION ${CONTROL_DI
 # "all equal" inputs it rejects the sequential order the derived bound accepts (issue 27).
 kcv_torch_control(NAME mse_loss.sequential PROBLEM ${p} SOLUTION ${CONTROL_DIR}/mse_loss_solution_sequential.py EXPECT PASS
                   BASELINE pass)
+# Under a fresh seed the calibrated bound's miss is a matter of luck too: the "all equal" case draws
+# one value per input, and for some values the sequential sum's rounding stays inside the bound and
+# it passes (4 of 16 seeds on cpu, session 24: seeds 1, 8, 13 and CI's 2189899204530013839 pass; the
+# others fail at 1.2x to 21x the bound). The seed is pinned to one that fails at 18x, so the control
+# says what the calibrated bound does on that input every run, not what a draw happened to give.
 kcv_torch_control(NAME mse_loss.sequential_calibrated PROBLEM ${p} SOLUTION ${CONTROL_DIR}/mse_loss_solution_sequential.py
-                  EXPECT FAIL FAILS values ENV KCV_TORCH_BOUND=calibrated ARGS --gates values)
+                  EXPECT FAIL FAILS values ENV KCV_TORCH_BOUND=calibrated ARGS --gates values --seed 7)
 
 # ---- softmax
 set(p ${CONTROL_DIR}/softmax_problem.py)
