@@ -125,23 +125,37 @@ def main():
     if not controls:
         sys.exit(f"no controls for backend {a.backend}")
     t0 = time.time()
+
+    def render(results, final):
+        lines = [f"| control | expected | verdict | failing gates | worst err/bound | gate s | wall s | judged |",
+                 "|---|---|---|---|---|---|---|---|"]
+        for r in results:
+            exp = r["EXPECT"] + (f" ({', '.join(r['FAILS'])})" if r["FAILS"] else "")
+            exp += f"; passes {', '.join(r['PASSES'])}" if r["PASSES"] else ""
+            exp += f"; own: {', '.join(r['OWN'])}" if r["OWN"] else ""
+            exp += f"; library: {', '.join(r['LIBRARY'])}" if r["LIBRARY"] else ""
+            exp += f"; evidence /{r['EVIDENCE']}/" if r.get("EVIDENCE") else ""
+            lines.append(f"| {r['NAME']} | {exp} | {r['verdict']} | {', '.join(r['failing']) or '-'} | "
+                         f"{'-' if r.get('worst') is None else format(r['worst'], '.3g')} | {r['gate_s']:.1f} | {r['wall']:.1f} | {'as expected' if r['ok'] else '**unexpected**'} |")
+        bad = [r for r in results if not r["ok"]]
+        summary = f"{len(results) - len(bad)} passed, {len(bad)} failed"
+        head = "" if final else f"(partial: {len(results)} of {len(controls)} controls judged so far)\n\n"
+        text = head + "\n".join(lines) + f"\n\n{len(results)} controls in {time.time() - t0:.0f} s wall; {summary}\n"
+        for r in bad:
+            text += f"\n- unexpected: {r['NAME']}: {r['note']}"
+        return text, summary, bad
+
+    # NOTES: the table is rewritten as each control ends (in the order they end), so a run cut by
+    # a deadline (the device tool's, `timeout`) leaves what it judged; the final table is in the
+    # order of the controls.cmake files.
+    done = []
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-        results = list(ex.map(lambda c: run_one(a.kcv, a.backend, c, a.timeout, a.reports), controls))
-    lines = [f"| control | expected | verdict | failing gates | worst err/bound | gate s | wall s | judged |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        exp = r["EXPECT"] + (f" ({', '.join(r['FAILS'])})" if r["FAILS"] else "")
-        exp += f"; passes {', '.join(r['PASSES'])}" if r["PASSES"] else ""
-        exp += f"; own: {', '.join(r['OWN'])}" if r["OWN"] else ""
-        exp += f"; library: {', '.join(r['LIBRARY'])}" if r["LIBRARY"] else ""
-        exp += f"; evidence /{r['EVIDENCE']}/" if r.get("EVIDENCE") else ""
-        lines.append(f"| {r['NAME']} | {exp} | {r['verdict']} | {', '.join(r['failing']) or '-'} | "
-                     f"{'-' if r.get('worst') is None else format(r['worst'], '.3g')} | {r['gate_s']:.1f} | {r['wall']:.1f} | {'as expected' if r['ok'] else '**unexpected**'} |")
-    bad = [r for r in results if not r["ok"]]
-    summary = f"{len(results) - len(bad)} passed, {len(bad)} failed"
-    text = "\n".join(lines) + f"\n\n{len(results)} controls in {time.time() - t0:.0f} s wall; {summary}\n"
-    for r in bad:
-        text += f"\n- unexpected: {r['NAME']}: {r['note']}"
+        futures = {ex.submit(run_one, a.kcv, a.backend, c, a.timeout, a.reports): i for i, c in enumerate(controls)}
+        for f in concurrent.futures.as_completed(futures):
+            done.append((futures[f], f.result()))
+            Path(a.out).write_text(render([r for _, r in done], False)[0] + "\n")
+    results = [r for _, r in sorted(done, key=lambda x: x[0])]
+    text, summary, bad = render(results, True)
     Path(a.out).write_text(text + "\n")
     print(text)
     print(summary)
