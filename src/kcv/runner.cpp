@@ -108,9 +108,9 @@ void Runner::start_standby(const std::vector<WorkerOptions>& options) {
     // fd 5 past the wrapper, a path no GPU run has shown working, and on the H200 (session 24) the
     // KernelBench smoke's sanitizer cases went from finishing inside 150 s to not finishing in 190 s
     // with it. Such a batch starts its worker when its gate comes, as before standby workers.
-    if (!context_for(o).mode.sanitizer.wrapper.empty()) {
+    if (const std::vector<std::string> wrapper = context_for(o).mode.sanitizer.wrapper; !wrapper.empty()) {
       standby_unused_.push_back(fmt::format("{}: not started ahead (its worker runs under {})", options_text(o),
-                                            context_for(o).mode.sanitizer.wrapper.front()));
+                                            wrapper.front()));
       continue;
     }
     ++standby_started_;
