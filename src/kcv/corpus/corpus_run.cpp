@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -293,10 +294,16 @@ struct Child {
   std::string tmp_dir;
 };
 
+/// Each pair's CPU threads (Settings::threads): the caller's count when positive, else the pair's
+/// share of the cores (runner.hpp, default_threads).
+int pair_threads(int jobs, const Settings& settings) {
+  const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  return settings.threads > 0 ? settings.threads : static_cast<int>(std::max(1L, cores / jobs));
+}
+
 /// The environment of an explicit verifier executable (CorpusOptions::verifier, KCV_CORPUS_VERIFIER)
 /// and of the precompiled-header helper: this process's, with the run's settings as the KCV_*
-/// variables (settings_variables) and KCV_THREADS each verifier's share of the cores (runner.hpp,
-/// default_threads), unless the caller chose a count (settings.threads). The in-process pairs
+/// variables (settings_variables) and KCV_THREADS pair_threads. The in-process pairs
 /// (pair_child) need none of it: their settings are the run's memory (pair_verify_options).
 std::vector<std::string> verifier_environment(int jobs, const Settings& settings) {
   std::vector<std::string> env = own_environment();
@@ -304,8 +311,7 @@ std::vector<std::string> verifier_environment(int jobs, const Settings& settings
   // again (tools/kcv/environment.cpp): this run's settings, not the environment it was started
   // in, are what it must see.
   for (const auto& [name, value] : settings_variables(settings)) set_env(env, name, value);
-  const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
-  set_env(env, "KCV_THREADS", std::to_string(settings.threads > 0 ? settings.threads : std::max(1L, cores / jobs)));
+  set_env(env, "KCV_THREADS", std::to_string(pair_threads(jobs, settings)));
   return env;
 }
 
@@ -368,8 +374,7 @@ VerifyOptions pair_verify_options(const CorpusOptions& o, const CorpusPair& pair
   if (o.timeout_s > 0) v.timeout_s = o.timeout_s;
   if (o.compile_grace_s >= 0) v.compile_grace_s = o.compile_grace_s;
   v.settings = o.settings;
-  const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
-  v.settings.threads = o.settings.threads > 0 ? o.settings.threads : static_cast<int>(std::max(1L, cores / o.jobs));
+  v.settings.threads = pair_threads(o.jobs, o.settings);
   v.settings.torch_pch = torch_pch;
   return v;
 }
