@@ -1,7 +1,7 @@
-/// Corpus runs (docs/kernelbench.md "Corpus runs"): many (problem, solution) pairs, each verified by
-/// a child `kcv verify --kernelbench`, every result appended to a crash-safe journal that a killed
-/// run resumes from. The library does the work and throws SetupError; the CLI prints and picks
-/// exit codes.
+/// Corpus runs (docs/kernelbench.md "Corpus runs"): many (problem, solution) pairs, each verified in
+/// a forked child process of the run that calls the library (verify_to_report_files, the code path
+/// of `kcv verify --json`), every result appended to a crash-safe journal that a killed run resumes
+/// from. The library does the work and throws SetupError; the CLI prints and picks exit codes.
 #pragma once
 
 #include <atomic>
@@ -110,13 +110,18 @@ struct CorpusOptions {
   double compile_grace_s = -1;       // verify's --compile-grace; negative: verify's default
   double pair_timeout_s = 1800;      // wall clock per pair; then its process tree is killed
   std::string python;                // verify's --python; "" = not passed
-  std::string verifier;              // "" = default_corpus_verifier(settings)
+  /// An executable started per pair instead of the forked library call: given `kcv verify`'s argv
+  /// (--kernelbench P S --backend B --json FILE --seed N ... --quiet) and the run's settings as
+  /// KCV_* variables (settings_variables). "" = settings.corpus_verifier, and when that is empty
+  /// too (the default), each pair is a forked child of this process, which must then be
+  /// single-threaded (run_corpus throws SetupError otherwise).
+  std::string verifier;
   /// Stop requests, read as the run goes (a signal handler may raise it): 1, start no new pair and
   /// let the running ones finish and be journaled; 2, also kill the running ones, unjournaled.
   const std::atomic<int>* stop = nullptr;
   /// Build a precompiled torch/extension.h first (adapters/torch/kcv_torch_pch.py, for the
   /// backend, beside the pairs in OUT/torch-pch) and pass it to every pair started once it is
-  /// ready (env KCV_TORCH_PCH): the .cpp half of a load_inline build then skips parsing torch's
+  /// ready (its settings.torch_pch; an explicit verifier's env KCV_TORCH_PCH): the .cpp half of a load_inline build then skips parsing torch's
   /// headers. Never with self_check (a problem as its own candidate builds nothing).
   bool torch_pch = false;
   /// The run seed every pair is verified under (verify --seed), so that the solutions of one
@@ -132,18 +137,16 @@ struct CorpusOptions {
   /// otherwise off, and the summary says why.
   std::string build_cache;
   /// The run's own (corpus_verifier, python, adapters_dir for the precompiled-header helper) and
-  /// every verifier's: the verifiers are kcv processes of their own that map their environment
-  /// onto Settings, so each gets these as its KCV_* variables (settings_variables), threads as
-  /// KCV_THREADS when positive, else cores/jobs.
+  /// every pair's: a forked pair verifies with these (threads: these when positive, else
+  /// cores/jobs; torch_pch: the run's header once ready); an explicit verifier gets them as its
+  /// KCV_* variables (settings_variables), threads as KCV_THREADS.
   Settings settings;
 };
 
-/// The verifier executable: settings.corpus_verifier, else the running executable (/proc/self/exe).
-std::string default_corpus_verifier(const Settings& settings);
-
 /// The KCV_* variables that give a kcv process these settings, the inverse of the CLI's mapping
 /// (settings_from_environment, tools/kcv/environment.cpp): every variable it reads, in the order
-/// it documents them, each with its value or "" (unset: the default).
+/// it documents them, each with its value or "" (unset: the default). A corpus run gives them to
+/// an explicit verifier executable (CorpusOptions::verifier).
 std::vector<std::pair<std::string, std::string>> settings_variables(const Settings& settings);
 
 /// Counts of non-pass verdicts of one gate over the verified pairs.
@@ -221,7 +224,10 @@ using CorpusProgressCallback = std::function<void(const CorpusProgress&)>;
 /// the shard that the journal does not hold yet. A pair's failure (setup error, timeout, crash) is
 /// its record, never the run's. A pair that ran out of GPU memory while other pairs ran gets a
 /// "retry" record instead and runs again after all the others, alone; that result is final and
-/// says why (retried_alone). Throws SetupError for usage and setup problems.
+/// says why (retried_alone). Throws SetupError for usage and setup problems, and when the pairs
+/// are to be forked (no explicit verifier) but this process has more than one thread: fork
+/// without exec is safe only from a single-threaded process (corpus_run.cpp, pair_child).
+/// on_pair runs in this process between forks: it must not leave threads behind.
 CorpusRunSummary run_corpus(const CorpusOptions& options, const CorpusProgressCallback& on_pair = {});
 
 /// Writes out/journal.jsonl from the journals of dirs: one "run" record naming them, then every

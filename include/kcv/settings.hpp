@@ -56,7 +56,8 @@ struct Settings {
   /// compute-sanitizer outside a network namespace of its own gets a port range kcv holds
   /// (KCV_SANITIZER_PORT_RANGES=0: false, its default range; diagnosis).
   bool sanitizer_port_ranges = true;
-  /// The executable `kcv corpus run` starts per pair (KCV_CORPUS_VERIFIER); empty: the running executable.
+  /// An executable `kcv corpus run` starts per pair with `kcv verify`'s argv (KCV_CORPUS_VERIFIER;
+  /// the tests' stub); empty: each pair is a forked child of the run that calls the library (corpus.hpp).
   std::string corpus_verifier;
 
   bool operator==(const Settings&) const = default;

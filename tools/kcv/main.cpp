@@ -23,6 +23,7 @@
 #include "kcv/report.hpp"
 #include "kcv/runner.hpp"
 #include "kcv/text.hpp"
+#include "kcv/verify_report.hpp"
 
 #include "corpus_commands.hpp"
 #include "environment.hpp"
@@ -31,36 +32,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kExitPass = 0, kExitFail = 1, kExitSetup = 2;
-
-/// Writes a report to path (issue 21 item 6). "-": standard output. A path that is a symlink or
-/// exists and is not a regular file (/dev/stdout, a FIFO, a device) is written in place, never
-/// replaced. Otherwise a temporary file beside it and a rename: a reader never sees half a file.
-void write_output(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    std::cout << text << std::flush;
-    if (!std::cout) throw kcv::SetupError("cannot write the report to standard output");
-    return;
-  }
-  const fs::path target(path);
-  std::error_code ec;
-  const fs::file_status link = fs::symlink_status(target, ec);
-  if (fs::exists(link) && (fs::is_symlink(link) || !fs::is_regular_file(link))) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out || !(out << text) || !out.flush()) throw kcv::SetupError(fmt::format("cannot write '{}'", path));
-    return;
-  }
-  if (target.has_parent_path() && !fs::exists(target.parent_path()))
-    throw kcv::SetupError(fmt::format("cannot write '{}': directory does not exist", path));
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw kcv::SetupError(fmt::format("cannot write '{}'", path));
-    out << text;
-    if (!out.flush()) throw kcv::SetupError(fmt::format("cannot write '{}'", path));
-  }
-  fs::rename(tmp, target);
-}
+using kcv::kExitFail, kcv::kExitPass, kcv::kExitSetup;
 
 void on_stop_signal(int sig) { kcv::request_stop(sig); }
 
@@ -72,12 +44,6 @@ void install_stop_handlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-}
-
-/// A JSON document as text: 2-space indent, any byte that is not UTF-8 replaced (clean_text has
-/// made every string valid already; this keeps a writer from ever throwing on one).
-std::string json_text(const nlohmann::json& j) {
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -115,6 +81,15 @@ std::string timing_text(const nlohmann::json& t) {
   return out;
 }
 
+/// A verification's setup error (verify_to_report_files has written its record): one line on stderr
+/// (two when the record could not be written either), exit 2.
+int setup_exit(const kcv::VerifyReportOutcome& outcome) {
+  if (!outcome.error_report_failure.empty())
+    std::cerr << "kcv: also could not write the error report: " << outcome.error_report_failure << "\n";
+  std::cerr << "kcv: " << outcome.error << "\n";
+  return kExitSetup;
+}
+
 int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, const std::string& junit_out, bool quiet,
                bool time_verb = false) {
   // NOTES: with a report on standard output, the table and the verdict line go to stderr.
@@ -122,39 +97,22 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
   std::ostream& human = report_on_stdout ? std::cerr : std::cout;
   const bool color = isatty(report_on_stdout ? 2 : 1);
   bool header = false;
-  kcv::Report report = kcv::verify(opts, [&](const kcv::GateReport& g) {
-    if (quiet) return;
-    if (!header) {  // printed once the candidate built and loaded: setup errors stay one line
-      if (!opts.kernelbench.given())
-        human << fmt::format("kcv verify: op {} candidate {} backend {}\n", opts.op, opts.candidate, opts.backend);
-      else
-        human << fmt::format("kcv verify: kernelbench problem {} solution {} backend {}\n", opts.kernelbench.problem,
-                             opts.kernelbench.solution, opts.backend);
-      human << fmt::format("  {:<14} {:<8} {:>6} {:>9}  {}\n", "gate", "verdict", "cases", "time", "evidence");
-      header = true;
-    }
-    human << kcv::table_row(g, color) << "\n" << std::flush;
-  });
-  if (!json_out.empty() && json_out != "-" && report.provenance.is_object()) {
-    // NOTES: replay resolves these against the report's directory first (resolve_recorded), so a
-    // report moved with its files, or read from another directory, still finds them.
-    const fs::path dir = fs::absolute(json_out).parent_path();
-    nlohmann::json rel = nlohmann::json::object();
-    auto add = [&](const char* key, const std::string& file) {
-      std::error_code ec;
-      const fs::path p = fs::relative(fs::absolute(file), dir, ec);
-      if (!ec && !p.empty()) rel[key] = p.string();
-    };
-    if (!opts.kernelbench.given()) {
-      add("candidate", opts.candidate);
-    } else {
-      add("problem", opts.kernelbench.problem);
-      add("solution", opts.kernelbench.solution);
-    }
-    report.provenance["paths_from_report"] = rel;
-  }
-  if (!json_out.empty()) write_output(json_out, json_text(kcv::report_to_json(report)));
-  if (!junit_out.empty()) write_output(junit_out, kcv::report_to_junit(report));
+  const kcv::VerifyReportOutcome outcome =
+      kcv::verify_to_report_files(opts, {json_out, junit_out}, [&](const kcv::GateReport& g) {
+        if (quiet) return;
+        if (!header) {  // printed once the candidate built and loaded: setup errors stay one line
+          if (!opts.kernelbench.given())
+            human << fmt::format("kcv verify: op {} candidate {} backend {}\n", opts.op, opts.candidate, opts.backend);
+          else
+            human << fmt::format("kcv verify: kernelbench problem {} solution {} backend {}\n",
+                                 opts.kernelbench.problem, opts.kernelbench.solution, opts.backend);
+          human << fmt::format("  {:<14} {:<8} {:>6} {:>9}  {}\n", "gate", "verdict", "cases", "time", "evidence");
+          header = true;
+        }
+        human << kcv::table_row(g, color) << "\n" << std::flush;
+      });
+  if (!outcome.report) return setup_exit(outcome);
+  const kcv::Report& report = *outcome.report;
   int failed = 0;
   for (const auto& g : report.gates) failed += g.verdict != kcv::Verdict::pass && g.evidence != "not selected (--gates)";
   if (report.kernelbench)
@@ -177,7 +135,7 @@ int cmd_verify(const kcv::VerifyOptions& opts, const std::string& json_out, cons
   if (!report.timing.is_null()) human << timing_text(report.timing) << std::flush;
   // `kcv time`: 0 only when the candidate was timed.
   if (time_verb) return report.timing.value("timed", false) ? kExitPass : kExitFail;
-  return report.verdict == kcv::Verdict::pass ? kExitPass : kExitFail;
+  return outcome.exit_code;
 }
 
 int cmd_contracts(const std::string& show) {
@@ -512,20 +470,9 @@ int main(int argc, char** argv) {
       } catch (const kcv::Interrupted&) {
         throw;  // stopped, not a setup error: no error report
       } catch (const std::exception& e) {
-        // A setup error still leaves the reports asked for: a record of the error (exit 2).
-        const bool setup = dynamic_cast<const kcv::SetupError*>(&e) != nullptr;
-        const std::string why = (setup ? "" : "internal error: ") + kcv::clean_text(e.what());
-        const bool kb = vopts.kernelbench.given();
-        const std::string op = kb ? "kernelbench" : vopts.op;
-        const std::string cand = kb ? vopts.kernelbench.solution : vopts.candidate;
-        try {
-          if (!json_out.empty())
-            write_output(json_out, json_text(kcv::error_report_json(op, cand, vopts.backend, vopts.seed, why)));
-          if (!junit_out.empty()) write_output(junit_out, kcv::error_report_junit(op, cand, vopts.backend, why));
-        } catch (const std::exception& w) {
-          std::cerr << "kcv: also could not write the error report: " << kcv::clean_text(w.what()) << "\n";
-        }
-        throw;
+        // NOTES: the settings from the environment, or the printing after the reports were
+        // written: the same record as a setup error of the verification (exit 2).
+        return setup_exit(kcv::verify_error_outcome(vopts, {json_out, junit_out}, e));
       }
     }
     if (*contracts) return cmd_contracts(*show ? show_op : "");

@@ -1,17 +1,23 @@
-// kcv corpus run: finds the (problem, solution) pairs of a corpus, verifies each in a child
-// `kcv verify --kernelbench` (own process group, wall-clock limit), and journals every result.
+// kcv corpus run: finds the (problem, solution) pairs of a corpus, verifies each in a forked child
+// of its own that calls the library (verify_to_report_files; own process group, wall-clock limit),
+// or in an explicit verifier executable, and journals every result.
 #include <dirent.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -31,6 +37,8 @@
 #include "kcv/sandbox.hpp"
 #include "kcv/stats.hpp"
 #include "kcv/subprocess.hpp"
+#include "kcv/text.hpp"
+#include "kcv/verify_report.hpp"
 #include "kcv/workdir.hpp"
 
 namespace fs = std::filesystem;
@@ -138,14 +146,6 @@ std::vector<std::pair<std::string, std::string>> settings_variables(const Settin
           {"KCV_POOL", s.pool ? "" : "0"},
           {"KCV_POOL_START", pool_start},
           {"KCV_SANITIZER_PORT_RANGES", s.sanitizer_port_ranges ? "" : "0"}};
-}
-
-std::string default_corpus_verifier(const Settings& settings) {
-  if (!settings.corpus_verifier.empty()) return settings.corpus_verifier;
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw SetupError("cannot find the running kcv executable (/proc/self/exe); set KCV_CORPUS_VERIFIER");
-  return exe.string();
 }
 
 // ---- summary ----
@@ -294,18 +294,24 @@ struct Child {
   std::string tmp_dir;
 };
 
-/// This process's environment with KCV_THREADS set to each verifier's share of the cores
-/// (runner.hpp, default_threads), unless the caller chose a count (settings.threads).
-/// NOTES: a verifier is a kcv CLI of its own, which maps its environment onto its settings (the
-/// CLI's settings_from_environment): this process's environment is how every other KCV_* setting
-/// reaches it, unchanged, as before the library took settings (issue 23).
+/// Each pair's CPU threads (Settings::threads): the caller's count when positive, else the pair's
+/// share of the cores (runner.hpp, default_threads).
+int pair_threads(int jobs, const Settings& settings) {
+  const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  return settings.threads > 0 ? settings.threads : static_cast<int>(std::max(1L, cores / jobs));
+}
+
+/// The environment of an explicit verifier executable (CorpusOptions::verifier, KCV_CORPUS_VERIFIER)
+/// and of the precompiled-header helper: this process's, with the run's settings as the KCV_*
+/// variables (settings_variables) and KCV_THREADS pair_threads. The in-process pairs
+/// (pair_child) need none of it: their settings are the run's memory (pair_verify_options).
 std::vector<std::string> verifier_environment(int jobs, const Settings& settings) {
   std::vector<std::string> env = own_environment();
-  // NOTES: each pair's kcv maps its environment onto Settings again (tools/kcv/environment.cpp):
-  // this run's settings, not the environment it was started in, are what it must see.
+  // NOTES: an explicit verifier is taken to be a kcv CLI, which maps its environment onto Settings
+  // again (tools/kcv/environment.cpp): this run's settings, not the environment it was started
+  // in, are what it must see.
   for (const auto& [name, value] : settings_variables(settings)) set_env(env, name, value);
-  const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
-  set_env(env, "KCV_THREADS", std::to_string(settings.threads > 0 ? settings.threads : std::max(1L, cores / jobs)));
+  set_env(env, "KCV_THREADS", std::to_string(pair_threads(jobs, settings)));
   return env;
 }
 
@@ -322,6 +328,155 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
   spec.err = Redirect::to_file(err_path);
   spec.exec_failure_prefix = fmt::format("kcv corpus: cannot execute '{}': ", argv[0]);
   return spawn_subprocess(spec);
+}
+
+/// Threads of this process (/proc/self/task), or -1 when it cannot be read.
+int thread_count() {
+  DIR* d = opendir("/proc/self/task");
+  if (!d) return -1;
+  int n = 0;
+  while (dirent* e = readdir(d))
+    if (e->d_name[0] != '.') ++n;
+  closedir(d);
+  return n;
+}
+
+/// Refuses to fork a pair's verification from a process with other threads (pair_child).
+void require_one_thread() {
+  const int n = thread_count();
+  if (n != 1)
+    throw SetupError(fmt::format(
+        "kcv corpus: this process has {} threads; a corpus run verifies each pair in a forked child of it, which "
+        "needs the process to be single-threaded when it forks (run `kcv corpus run` instead, or give "
+        "CorpusOptions::verifier / KCV_CORPUS_VERIFIER a kcv executable to start per pair)",
+        n < 0 ? std::string("an unknown number of") : std::to_string(n)));
+}
+
+void stop_verification(int sig) { request_stop(sig); }
+
+/// The pair's verification: what `kcv verify --kernelbench P S --backend B --seed N
+/// [--reference-cache D] [--build-cache D] [--baseline kernelbench] [--timing] [--timeout T]
+/// [--compile-grace G] [--python PY] --quiet` made of its argv, with the run's settings (threads: each
+/// pair's share of the cores unless the caller chose a count; the precompiled header once ready).
+VerifyOptions pair_verify_options(const CorpusOptions& o, const CorpusPair& pair, uint64_t seed,
+                                  const std::string& python, const std::string& cache_dir,
+                                  const std::string& builds_dir, const std::string& torch_pch) {
+  VerifyOptions v;
+  v.kernelbench.problem = pair.problem;
+  v.kernelbench.solution = pair.solution;
+  v.kernelbench.python = python;
+  v.kernelbench.baseline = o.baseline == "kernelbench";
+  v.kernelbench.reference_cache = cache_dir;
+  v.kernelbench.build_cache = builds_dir;
+  v.backend = o.backend;
+  v.seed = seed;
+  v.timing = o.timing;
+  if (o.timeout_s > 0) v.timeout_s = o.timeout_s;
+  if (o.compile_grace_s >= 0) v.compile_grace_s = o.compile_grace_s;
+  v.settings = o.settings;
+  v.settings.threads = pair_threads(o.jobs, o.settings);
+  v.settings.torch_pch = torch_pch;
+  return v;
+}
+
+/// Starts a pair's verification in a forked child of this process that calls the library
+/// (verify_to_report_files, the code path of `kcv verify --json`) and exits with its exit code:
+/// 0 PASS, 1 FAIL, 2 setup error with "kcv: <why>" the last line of its stderr, 128+signal when
+/// stopped by SIGINT/SIGTERM. As spawn does for an executable: its own process group, killed
+/// when this process dies, stdin and stdout /dev/null, stderr to err_path, no core dump, no
+/// descriptor above 2 (the journal's fd and its flock stay with the run); and TMPDIR tmp_dir.
+/// NOTES: fork without exec is safe only in a single-threaded process: a lock another thread
+/// held at the fork (malloc's arenas aside, the library's mutexes, a host interpreter's) stays held
+/// in the child forever. The callers are single-threaded (the CLI's `kcv corpus run`, the tests;
+/// the Python module does not run corpora); a caller with threads gets a SetupError before any
+/// fork, rather than an exec of /proc/self/exe, which is kcv only for the CLI, the one caller
+/// that never has threads here. The child inherits the run's memory, Settings included: no KCV_*
+/// variable carries them (issue 23); and it never returns into the run's code: it ends in _exit,
+/// so no destructor of the parent's state (the journal, the scratch directory, the running pairs)
+/// runs in it.
+pid_t pair_child(const VerifyOptions& v, const std::string& json_path, const std::string& err_path,
+                 const std::string& tmp_dir) {
+  require_one_thread();
+  const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (err < 0) throw SetupError(fmt::format("cannot open '{}': {}", err_path, std::strerror(errno)));
+  const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0) {
+    const int e = errno;
+    close(err);
+    throw SetupError(fmt::format("cannot open /dev/null: {}", std::strerror(e)));
+  }
+  // Nothing buffered here is written twice: once by this process, once by the child.
+  std::cout.flush();
+  std::cerr.flush();
+  std::clog.flush();
+  std::fflush(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int e = errno;
+    close(err);
+    close(null);
+    throw SetupError(fmt::format("fork failed: {}", std::strerror(e)));
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != parent) _exit(127);   // the run died before prctl took effect
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(err, 2);
+    close_range(3, ~0U, 0);
+    // Signals as a fresh `kcv verify` has them: the run's handlers gone (as exec drops them),
+    // nothing blocked, SIGINT and SIGTERM asking the verification to stop (its workers are ended,
+    // its temporary files removed, exit 128+signal).
+    for (int sig = 1; sig < NSIG; ++sig) {
+      struct sigaction old {};
+      if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_IGN && old.sa_handler != SIG_DFL)
+        signal(sig, SIG_DFL);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    request_stop(0);
+    struct sigaction stop {};
+    stop.sa_handler = stop_verification;
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGINT, &stop, nullptr);
+    sigaction(SIGTERM, &stop, nullptr);
+    setenv("TMPDIR", tmp_dir.c_str(), 1);
+    // NOTES: the heap as the CLI's main keeps it (large tensors stay in the heap, never trimmed);
+    // a caller that is not the CLI has not set it.
+    mallopt(M_MMAP_THRESHOLD, std::numeric_limits<int>::max());
+    mallopt(M_TRIM_THRESHOLD, -1);
+    int code = kExitSetup;
+    try {
+      const VerifyReportOutcome outcome = verify_to_report_files(v, {json_path, ""});
+      code = outcome.exit_code;
+      if (code == kExitSetup) {
+        if (!outcome.error_report_failure.empty())
+          std::cerr << "kcv: also could not write the error report: " << outcome.error_report_failure << "\n";
+        std::cerr << "kcv: " << outcome.error << "\n";
+      }
+    } catch (const Interrupted& e) {
+      std::cerr << "kcv: stopped by " << (e.signal == SIGINT ? "SIGINT" : e.signal == SIGTERM ? "SIGTERM" : "a signal")
+                << "; workers ended, temporary files removed\n";
+      code = 128 + e.signal;
+    } catch (const std::exception& e) {
+      std::cerr << "kcv: internal error: " << clean_text(e.what()) << "\n";
+    } catch (...) {
+      std::cerr << "kcv: internal error: an exception that is no std::exception\n";
+    }
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    _exit(code);
+  }
+  setpgid(pid, pid);   // also from here: the group exists before any kill(-pid)
+  close(err);
+  close(null);
+  return pid;
 }
 
 /// The precompiled-header helper (CorpusOptions::torch_pch, adapters/torch/kcv_torch_pch.py):
@@ -504,9 +659,13 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   if (o.out.empty()) throw SetupError("--out is required");
   // A bad --python is one error now, not a setup error per pair; and every pair runs the same one.
   const std::string python = o.python.empty() ? std::string() : resolve_python(o.python, o.settings);
-  const std::string verifier = o.verifier.empty() ? default_corpus_verifier(o.settings) : o.verifier;
-  if (access(verifier.c_str(), X_OK) != 0)
+  // NOTES: an explicit verifier executable is started per pair with `kcv verify`'s argv and the
+  // run's settings as KCV_* variables (the tests' stub, a scheduler's wrapper); without one, each
+  // pair is a forked child of this process that calls the library (pair_child).
+  const std::string verifier = !o.verifier.empty() ? o.verifier : o.settings.corpus_verifier;
+  if (!verifier.empty() && access(verifier.c_str(), X_OK) != 0)
     throw SetupError(fmt::format("verifier '{}' is not an executable file", verifier));
+  if (verifier.empty()) require_one_thread();   // said before the journal is touched
 
   const std::vector<CorpusPair> all = discover_pairs(o.dir, o.self_check);
   if (all.empty())
@@ -610,6 +769,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
                                           kcv_adapters_dir(o.settings), o.backend,
                                           fs::path(o.out) / "torch-pch", scratch.path(), environment);
   bool pch_env_set = false;
+  std::string pch_manifest = o.settings.torch_pch;   // what each pair's settings.torch_pch is
   int pairs_with_pch = 0;
   std::vector<Child> running;
   // Should anything below throw, no verifier outlives the call; a second stop request kills the
@@ -639,6 +799,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   auto start = [&](Child c) {
     if (pch && !pch_env_set && pch->poll() && !pch->manifest().empty()) {
       set_env(environment, "KCV_TORCH_PCH", pch->manifest());
+      pch_manifest = pch->manifest();
       pch_env_set = true;
     }
     pairs_with_pch += pch_env_set ? 1 : 0;
@@ -650,6 +811,13 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     std::error_code made;
     fs::create_directories(c.tmp_dir, made);
     if (made) throw SetupError(fmt::format("cannot create '{}': {}", c.tmp_dir, made.message()));
+    if (verifier.empty()) {
+      const VerifyOptions v = pair_verify_options(o, c.pair, seed, python, cache_dir, builds_dir, pch_manifest);
+      c.start = Clock::now();
+      c.pid = pair_child(v, c.json_path, c.err_path, c.tmp_dir);
+      running.push_back(std::move(c));
+      return;
+    }
     std::vector<std::string> env = environment;
     set_env(env, "TMPDIR", c.tmp_dir);
     std::vector<std::string> argv = {verifier, "verify", "--kernelbench", c.pair.problem, c.pair.solution,

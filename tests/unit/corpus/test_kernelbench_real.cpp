@@ -538,6 +538,8 @@ TEST(KernelBenchCli, AHangThroughACompileGraceSpendsItForTheRestOfTheRun) {
             std::string::npos) << coverage;
 }
 
+// The CLI's `kcv corpus run` with no KCV_CORPUS_VERIFIER: every pair a forked library call (the
+// default path; test_corpus_in_process.cpp has its own tests).
 TEST(KernelBenchCorpus, HostileCandidatesNeverStopTheRun) {
   TempDir tmp;
   const std::string dir = tmp / "corpus", out = tmp / "out";

@@ -122,9 +122,10 @@ TEST(Settings, EachVariableSetsItsField) {
   EXPECT_FALSE(s.sanitizer_port_ranges);
 }
 
-// A corpus run's verifiers are kcv CLIs of their own: settings_variables gives them the run's
-// settings as the variables their mapping reads, every one of them, and the mapping gives back
-// exactly those settings.
+// A corpus run's explicit verifier executable (CorpusOptions::verifier, KCV_CORPUS_VERIFIER) is
+// taken to be a kcv CLI of its own: settings_variables gives it the run's settings as the variables
+// its mapping reads, every one of them, and the mapping gives back exactly those settings. (The
+// default, forked pairs inherit the Settings in memory.)
 TEST(Settings, TheVariablesOfSettingsMapBackOntoThem) {
   std::vector<Settings> cases(3);
   Settings& all = cases[1];  // every field off its default
