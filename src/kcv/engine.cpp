@@ -76,6 +76,62 @@ void probe_backend(const std::string& backend, const std::string& workdir, doubl
   Runner(nothing, runner_options(backend, workdir, timeout_s, 0, settings)).probe();
 }
 
+namespace {
+
+/// What run_gate counts over a gate's cases as they are judged.
+struct CaseTally {
+  int64_t failing = 0, passed_with_note = 0, ran = 0;
+  std::string first_note, first_graced;
+};
+
+/// The gate's verdict and evidence once its cases ran: the cross-case judgement (or PASS) when no
+/// case failed, every failing label when several did, and the notes a reader needs beside it.
+void conclude(const Gate& gate, const GateContext& ctx, const Runner& runner, const CaseJudgement& static_result,
+              std::size_t planned, bool one_case, const CaseTally& t, const std::vector<Case>& kept_cases,
+              const std::vector<CaseRun>& kept_runs, GateRun& out) {
+  GateReport& rep = out.report;
+  rep.cases = t.ran;
+  if (rep.failing_case < 0 && !one_case) {
+    CaseJudgement j = gate.judges_across() ? gate.judge_across(ctx, kept_cases, kept_runs) : CaseJudgement{};
+    rep.verdict = j.verdict;
+    rep.evidence = j.evidence;
+  } else if (rep.failing_case < 0) {
+    rep.verdict = Verdict::pass;
+  } else if (t.failing > 1) {
+    // Every failing case's label, compactly: a pattern (which sizes, which inputs) is the
+    // diagnosis more often than the first case is.
+    std::vector<std::string> failed, passed;
+    for (std::size_t i = 0; i < out.labels.size(); ++i)
+      (out.judgements[i].verdict == Verdict::pass ? passed : failed).push_back(out.labels[i]);
+    rep.evidence += fmt::format(" [{} of {} cases failed: {}]", t.failing, rep.cases, summarize_cases(failed, passed));
+  }
+  // A pass that rests on cases without a strict comparison says so (layout: "handles strides" vs
+  // "refused them"; KernelBench: inputs the reference itself rejects; a precision matter the
+  // plain twin shares, docs/tolerance-independence.md; coverage: output that varies between runs
+  // under the same poison).
+  if (rep.verdict == Verdict::pass && t.passed_with_note > 0)
+    rep.evidence = fmt::format("{} of {} cases passed without a strict comparison (a clean refusal, inputs the "
+                               "reference rejects, outputs no further from the model than the plain call's, or "
+                               "nondeterministic outputs); {}",
+                               t.passed_with_note, rep.cases, t.first_note);
+  if (const std::string note = gate.note(ctx); !note.empty())
+    rep.evidence = rep.evidence.empty() ? note : rep.evidence + "; " + note;
+  if (!static_result.evidence.empty())
+    rep.evidence = rep.evidence.empty() ? static_result.evidence : rep.evidence + "; " + static_result.evidence;
+  if (rep.compile_grace_calls > 0) {
+    const RunnerOptions& ro = runner.options();
+    const std::string graced = fmt::format(
+        "{} call(s) outlasted the per-call timeout ({:g} s) as the first at their shape in their worker, within the "
+        "compile grace ({:g} s; a JIT compiles there): {}",
+        rep.compile_grace_calls, ro.timeout_s, ro.compile_grace_s, t.first_graced);
+    rep.evidence = rep.evidence.empty() ? graced : rep.evidence + "; " + graced;
+  }
+  if (t.ran < static_cast<int64_t>(planned))
+    rep.evidence += fmt::format(" [stopped after case {} of {}]", t.ran, planned);
+}
+
+}  // namespace
+
 GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint64_t seed,
                  std::optional<int64_t> only_case, int64_t chunk_bytes) {
   GateRun out;
@@ -115,14 +171,14 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
   const bool across = gate.judges_across();
   std::vector<Case> chunk, kept_cases;
   std::vector<CaseRun> kept_runs;
-  int64_t failing = 0, passed_with_note = 0, ran = 0, staged = 0;
-  std::string first_note, first_graced;
+  CaseTally t;
+  int64_t staged = 0;
   bool stopped = false;  // a worker crashed or hung: the gate's later cases do not run
   auto run_chunk = [&] {
     std::vector<CaseRun> runs = runner.run(chunk);
     stopped = runs.size() < chunk.size() || (!runs.empty() && runs.back().status != RunStatus::ok);
     for (std::size_t i = 0; i < runs.size(); ++i) {
-      const int64_t index = only_case ? *only_case : ran + static_cast<int64_t>(i);
+      const int64_t index = only_case ? *only_case : t.ran + static_cast<int64_t>(i);
       const CaseRun& run = runs[i];
       CaseJudgement j = run.status == RunStatus::ok ? gate.judge(ctx, chunk[i], run)
                                                     : gate.judge_abnormal(ctx, chunk[i], run);
@@ -139,20 +195,20 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
           rep.verdict = j.verdict;
           rep.evidence = fmt::format("case {} ({}): {}", index, chunk[i].label, j.evidence);
         }
-        ++failing;
-      } else if (!j.evidence.empty() && passed_with_note++ == 0) {
-        first_note = fmt::format("case {} ({}): {}", index, chunk[i].label, j.evidence);
+        ++t.failing;
+      } else if (!j.evidence.empty() && t.passed_with_note++ == 0) {
+        t.first_note = fmt::format("case {} ({}): {}", index, chunk[i].label, j.evidence);
       }
       for (std::size_t k = 0; k < run.calls.size(); ++k) {
         const double graced = run.calls[k].compile_grace_seconds;
         if (graced <= 0) continue;
         if (rep.compile_grace_calls++ == 0)
-          first_graced = fmt::format("case {} ({}) call {} took {:.1f} s", index, chunk[i].label, k, graced);
+          t.first_graced = fmt::format("case {} ({}) call {} took {:.1f} s", index, chunk[i].label, k, graced);
       }
       out.labels.push_back(chunk[i].label);
       out.judgements.push_back(std::move(j));
     }
-    ran += static_cast<int64_t>(runs.size());
+    t.ran += static_cast<int64_t>(runs.size());
     if (across) {
       for (auto& c : chunk) kept_cases.push_back(std::move(c));
       for (auto& r : runs) kept_runs.push_back(std::move(r));
@@ -169,45 +225,7 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
     staged += staged_bytes(chunk.back());
   }
   if (!chunk.empty() && !stopped) run_chunk();
-
-  rep.cases = ran;
-  if (rep.failing_case < 0 && !only_case) {
-    CaseJudgement j = across ? gate.judge_across(ctx, kept_cases, kept_runs) : CaseJudgement{};
-    rep.verdict = j.verdict;
-    rep.evidence = j.evidence;
-  } else if (rep.failing_case < 0) {
-    rep.verdict = Verdict::pass;
-  } else if (failing > 1) {
-    // Every failing case's label, compactly: a pattern (which sizes, which inputs) is the
-    // diagnosis more often than the first case is.
-    std::vector<std::string> failed, passed;
-    for (std::size_t i = 0; i < out.labels.size(); ++i)
-      (out.judgements[i].verdict == Verdict::pass ? passed : failed).push_back(out.labels[i]);
-    rep.evidence += fmt::format(" [{} of {} cases failed: {}]", failing, rep.cases, summarize_cases(failed, passed));
-  }
-  // A pass that rests on cases without a strict comparison says so (layout: "handles strides" vs
-  // "refused them"; KernelBench: inputs the reference itself rejects; a precision matter the
-  // plain twin shares, docs/tolerance-independence.md; coverage: output that varies between runs
-  // under the same poison).
-  if (rep.verdict == Verdict::pass && passed_with_note > 0)
-    rep.evidence = fmt::format("{} of {} cases passed without a strict comparison (a clean refusal, inputs the "
-                               "reference rejects, outputs no further from the model than the plain call's, or "
-                               "nondeterministic outputs); {}",
-                               passed_with_note, rep.cases, first_note);
-  if (const std::string note = gate.note(ctx); !note.empty())
-    rep.evidence = rep.evidence.empty() ? note : rep.evidence + "; " + note;
-  if (!static_result.evidence.empty())
-    rep.evidence = rep.evidence.empty() ? static_result.evidence : rep.evidence + "; " + static_result.evidence;
-  if (rep.compile_grace_calls > 0) {
-    const RunnerOptions& ro = runner.options();
-    const std::string graced = fmt::format(
-        "{} call(s) outlasted the per-call timeout ({:g} s) as the first at their shape in their worker, within the "
-        "compile grace ({:g} s; a JIT compiles there): {}",
-        rep.compile_grace_calls, ro.timeout_s, ro.compile_grace_s, first_graced);
-    rep.evidence = rep.evidence.empty() ? graced : rep.evidence + "; " + graced;
-  }
-  if (ran < static_cast<int64_t>(plans.size()))
-    rep.evidence += fmt::format(" [stopped after case {} of {}]", ran, plans.size());
+  conclude(gate, ctx, runner, static_result, plans.size(), only_case.has_value(), t, kept_cases, kept_runs, out);
   finish();
   return out;
 }
@@ -297,21 +315,16 @@ Report verify_checked(const VerifyOptions& o, const GateCallback& on_gate, Front
 
 namespace {
 
-Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, FrontDoor& door, const std::string& workdir,
-                 std::chrono::steady_clock::time_point deadline, std::shared_mutex* session_mu, WorkerPool* pool,
-                 const std::function<void()>& workers_started) {
-  std::shared_lock<std::shared_mutex> gates_lock;
-  if (session_mu) gates_lock = std::shared_lock<std::shared_mutex>(*session_mu);
-  Report report;
-  report.backend = o.backend;
-  report.seed = o.seed ? *o.seed : fresh_seed();
+/// The runner's options for this verification, once the door has described and prepared the
+/// candidate (its build under the compile limits, within --max-time), with what the report says
+/// of the machine and of the bytes judged.
+RunnerOptions prepare(const VerifyOptions& o, FrontDoor& door, const std::string& workdir, const std::string& probe_dir,
+                      std::chrono::steady_clock::time_point deadline, Report& report) {
   // NOTES: hashed before anything is built from them: the report names the bytes it judged, and
   // replay refuses a file that changed since (issue 21 item 8).
   report.provenance = machine_provenance(o.backend);
   door.describe(report);
-  // NOTES: with pooled workers in the workdir, the probe's runner (whose workers are numbered from
-  // 0 too) works in a directory of its own.
-  probe_backend(o.backend, pool ? (fs::path(workdir) / "backend-probe").string() : workdir, o.timeout_s, o.settings);
+  probe_backend(o.backend, probe_dir, o.timeout_s, o.settings);
   RunnerOptions ro = runner_options(o.backend, workdir, o.timeout_s, report.seed, o.settings);
   ro.sandbox = o.sandbox;
   ro.deadline = deadline;
@@ -329,30 +342,17 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, FrontDoor&
     report.provenance["candidate_sha256"] = candidate.sha256();
     report.provenance["candidate_copy"] = candidate.source_copy().describe();
   }
-  // NOTES: ended before timing: its session worker (the candidate's, idle) must not share the
-  // device with the timed ones.
-  std::optional<Runner> gate_runner;
-  gate_runner.emplace(candidate, ro);
-  Runner& runner = *gate_runner;
-  const GateContext ctx{door.contract(), backend_named(o.backend), candidate};
-  auto selected = [&](const Gate& gate) {
-    return o.gates.empty() || std::find(o.gates.begin(), o.gates.end(), std::string(gate.id())) != o.gates.end();
-  };
-  // NOTES: the session's workers made ahead for this verification are taken first, each once its
-  // spawn is proved equal to the one made here (docs/architecture.md "The session-wide pool").
-  if (pool) runner.adopt(*pool);
-  // NOTES: the workers the selected gates need beyond the main one start now, beside it, instead
-  // of one after another when their gate comes (docs/architecture.md "Standby workers").
-  runner.start_standby(standby_options(o, ctx));
-  const auto t_load = std::chrono::steady_clock::now();
-  runner.probe();
-  if (workers_started) workers_started();
-  door.loaded(runner, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count(), report);
+  return ro;
+}
 
+/// The 12 gates in DESIGN order, each run or SKIPPED (--gates), into report.gates; the verdict
+/// covers the selected gates.
+void run_gates(const VerifyOptions& o, const GateContext& ctx, Runner& runner, const GateCallback& on_gate,
+               Report& report) {
   bool all_pass = true;
   for (const auto& gate : all_gates()) {
     GateReport rep;
-    if (!selected(*gate)) {
+    if (!o.gates.empty() && std::find(o.gates.begin(), o.gates.end(), std::string(gate->id())) == o.gates.end()) {
       rep.id = std::string(gate->id());
       rep.tolerance_independent = gate->tolerance_independent();
       rep.seed = gate_seed(report.seed, gate->id());
@@ -365,39 +365,78 @@ Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, FrontDoor&
     if (on_gate) on_gate(rep);
     report.gates.push_back(std::move(rep));
   }
-  // NOTES: with --gates, the verdict covers the selected gates; the rest are SKIPPED, said so.
   report.verdict = all_pass ? Verdict::pass : Verdict::fail;
-  door.gates_done(runner, report);
-  if (const auto& f = runner.sandbox_in_force()) {
-    report.sandbox = f->to_json();
-    report.sandbox["summary"] = f->summary();
-    // A PASS stands only if the candidate could not have tampered with kcv undetected.
-    if (const std::string gap = f->tamper_gap(); !gap.empty() && all_pass) {
-      report.verdict = Verdict::fail;
-      report.pass_withheld = "every gate passed, but tampering could not be excluded: " + gap;
-    }
+}
+
+/// The sandbox in force, into the report; a PASS stands only if the candidate could not have
+/// tampered with kcv undetected (docs/security.md "When a PASS is withheld").
+void judge_sandbox(const Runner& runner, Report& report) {
+  const auto& f = runner.sandbox_in_force();
+  if (!f) return;
+  report.sandbox = f->to_json();
+  report.sandbox["summary"] = f->summary();
+  if (const std::string gap = f->tamper_gap(); !gap.empty() && report.verdict == Verdict::pass) {
+    report.verdict = Verdict::fail;
+    report.pass_withheld = "every gate passed, but tampering could not be excluded: " + gap;
   }
-  gate_runner.reset();  // every worker ended: none shares the device with a timed one, none writes its directories
-  if (o.timing) {
-    if (report.verdict != Verdict::pass) {
-      std::string failed;
-      for (const auto& g : report.gates)
-        if (g.verdict != Verdict::pass && g.verdict != Verdict::skipped) failed += (failed.empty() ? "" : ", ") + g.id;
-      report.timing = timing_not_run(
-          !report.pass_withheld.empty()
-              ? "not timed: the PASS was withheld: " + report.pass_withheld
-              : fmt::format("not timed: only a candidate that passes every selected gate is timed; not passed: {}", failed));
-    } else {
-      if (gates_lock.owns_lock()) gates_lock.unlock();
-      std::unique_lock<std::shared_mutex> timing_lock;
-      if (session_mu) timing_lock = std::unique_lock<std::shared_mutex>(*session_mu);
-      TimingOptions t;
-      t.reps = o.timing_reps;
-      t.seed = splitmix(report.seed ^ 0x7133ull);
-      t.call_timeout_s = o.timeout_s;
-      report.timing = door.time(ro, t);
-    }
+}
+
+/// --timing: the door times a candidate that passed, holding the session exclusively (gates_lock
+/// given up first); otherwise the report says why nothing was timed.
+void time_if_passed(const VerifyOptions& o, FrontDoor& door, const RunnerOptions& ro, Report& report,
+                    std::shared_lock<std::shared_mutex>& gates_lock, std::shared_mutex* session_mu) {
+  if (report.verdict != Verdict::pass) {
+    std::string failed;
+    for (const auto& g : report.gates)
+      if (g.verdict != Verdict::pass && g.verdict != Verdict::skipped) failed += (failed.empty() ? "" : ", ") + g.id;
+    report.timing = timing_not_run(
+        !report.pass_withheld.empty()
+            ? "not timed: the PASS was withheld: " + report.pass_withheld
+            : fmt::format("not timed: only a candidate that passes every selected gate is timed; not passed: {}", failed));
+    return;
   }
+  if (gates_lock.owns_lock()) gates_lock.unlock();
+  std::unique_lock<std::shared_mutex> timing_lock;
+  if (session_mu) timing_lock = std::unique_lock<std::shared_mutex>(*session_mu);
+  TimingOptions t;
+  t.reps = o.timing_reps;
+  t.seed = splitmix(report.seed ^ 0x7133ull);
+  t.call_timeout_s = o.timeout_s;
+  report.timing = door.time(ro, t);
+}
+
+Report verify_in(const VerifyOptions& o, const GateCallback& on_gate, FrontDoor& door, const std::string& workdir,
+                 std::chrono::steady_clock::time_point deadline, std::shared_mutex* session_mu, WorkerPool* pool,
+                 const std::function<void()>& workers_started) {
+  std::shared_lock<std::shared_mutex> gates_lock;
+  if (session_mu) gates_lock = std::shared_lock<std::shared_mutex>(*session_mu);
+  Report report;
+  report.backend = o.backend;
+  report.seed = o.seed ? *o.seed : fresh_seed();
+  // NOTES: with pooled workers in the workdir, the probe's runner (whose workers are numbered from
+  // 0 too) works in a directory of its own.
+  const std::string probe_dir = pool ? (fs::path(workdir) / "backend-probe").string() : workdir;
+  const RunnerOptions ro = prepare(o, door, workdir, probe_dir, deadline, report);
+  {
+    // NOTES: ended before timing: its session worker (the candidate's, idle) must not share the
+    // device with the timed ones, nor write its directories after.
+    Runner runner(door.candidate(), ro);
+    const GateContext ctx{door.contract(), backend_named(o.backend), door.candidate()};
+    // NOTES: the session's workers made ahead for this verification are taken first, each once its
+    // spawn is proved equal to the one made here (docs/architecture.md "The session-wide pool").
+    if (pool) runner.adopt(*pool);
+    // NOTES: the workers the selected gates need beyond the main one start now, beside it, instead
+    // of one after another when their gate comes (docs/architecture.md "Standby workers").
+    runner.start_standby(standby_options(o, ctx));
+    const auto t_load = std::chrono::steady_clock::now();
+    runner.probe();
+    if (workers_started) workers_started();
+    door.loaded(runner, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count(), report);
+    run_gates(o, ctx, runner, on_gate, report);
+    door.gates_done(runner, report);
+    judge_sandbox(runner, report);
+  }
+  if (o.timing) time_if_passed(o, door, ro, report, gates_lock, session_mu);
   door.workers_ended(workdir, report);
   return report;
 }
