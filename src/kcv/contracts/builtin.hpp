@@ -1,5 +1,6 @@
-/// Factories of the built-in contracts. The registry (registry.cpp) lists each with one line;
-/// adding an op is one file with its factory plus one declaration here and one registry line.
+/// What the built-in contracts share (reference input checks). Their factories are declared and
+/// listed in the registry (registry.cpp): adding an op is one file with its factory plus its lines
+/// there.
 #pragma once
 
 #include <memory>
@@ -8,11 +9,6 @@
 #include "kcv/contract.hpp"
 
 namespace kcv {
-
-std::unique_ptr<Contract> make_add_contract();
-std::unique_ptr<Contract> make_softmax_contract();
-std::unique_ptr<Contract> make_matmul_contract();
-std::unique_ptr<Contract> make_layernorm_contract();
 
 /// For references (reference_inputs.cpp, in kcv_base; glr's contracts use it too): throws
 /// std::invalid_argument unless inputs match the contract's input specs at these bindings

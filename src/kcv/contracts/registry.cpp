@@ -13,6 +13,12 @@
 
 namespace kcv {
 
+// Each op's factory, defined in its own file (contracts/<op>.cpp).
+std::unique_ptr<Contract> make_add_contract();
+std::unique_ptr<Contract> make_softmax_contract();
+std::unique_ptr<Contract> make_matmul_contract();
+std::unique_ptr<Contract> make_layernorm_contract();
+
 const std::vector<std::unique_ptr<Contract>>& builtin_contracts() {
   // Built once, on first use (thread-safe static initialization); one line per contract, one per family.
   static const std::vector<std::unique_ptr<Contract>> list = [] {
