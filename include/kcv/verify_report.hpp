@@ -57,6 +57,24 @@ struct VerifyReportOutcome {
 VerifyReportOutcome verify_to_report_files(const VerifyOptions& options, const ReportFiles& files,
                                            const GateCallback& on_gate = {});
 
+// ---- the process a verification runs in: `kcv verify` and each forked pair of a corpus run ----
+
+/// Keeps large allocations in the heap, never trimmed: every case allocates and frees tensors of
+/// the same large sizes.
+void keep_large_allocations_in_heap();
+
+/// SIGINT and SIGTERM ask the verification to stop (request_stop): the runner ends its workers,
+/// the temporary directory goes with the unwinding, and the process exits 128+signal. No
+/// SA_RESTART: waits wake up.
+void install_stop_handlers();
+
+/// The stderr line of a verification stopped by sig (then Interrupted reached its caller).
+std::string stopped_text(int sig);
+
+/// The stderr lines of an outcome kExitSetup: "kcv: <error>", after a line saying the error record
+/// could not be written either when it could not; each line ends in a newline.
+std::string setup_error_text(const VerifyReportOutcome& outcome);
+
 /// The outcome kExitSetup for an exception met on the way to verify_to_report_files (the CLI's
 /// settings from the environment): the error record written to files, as that function does.
 VerifyReportOutcome verify_error_outcome(const VerifyOptions& options, const ReportFiles& files,

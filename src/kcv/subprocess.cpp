@@ -111,6 +111,7 @@ pid_t spawn_subprocess(const SubprocessSpec& spec) {
     }
     set_limit(RLIMIT_CORE, 0, 0);
     close_range(3, ~0U, 0);
+    if (spec.run_instead_of_exec) _exit(spec.run_instead_of_exec());
     if (spec.env) execvpe(args[0], args.data(), envp.data());
     else execvp(args[0], args.data());
     if (!exec_failure.empty()) {

@@ -1,10 +1,12 @@
 // One fork/exec for every child kcv starts outside the sandbox: the compilers (run_capture), the
-// corpus's verifiers and its precompiled-header helper, the KernelBench reference server. The
+// corpus's pairs (forked library calls, or an explicit verifier) and its precompiled-header helper,
+// the KernelBench reference server. The
 // sandboxed worker starts through sandbox::spawn (src/kcv/sandbox.cpp), which has its own.
 #pragma once
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,10 +37,15 @@ struct SubprocessSpec {
   double cpu_seconds = 0;
   /// Written to its stderr before it exits 127 when exec fails, followed by strerror and a newline.
   std::string exec_failure_prefix;
+  /// Set: the child runs this after the same setup instead of exec'ing argv, and exits with what it
+  /// returns (_exit: none of this process's destructors run there). Fork without exec: only from a
+  /// single-threaded process (a lock another thread held at the fork stays held in the child).
+  std::function<int()> run_instead_of_exec;
 };
 
 /// Starts the child: PR_SET_PDEATHSIG SIGKILL (it never outlives kcv; it exits 127 at once if kcv
-/// is already gone), the redirects, no core dump, every descriptor above 2 closed, then exec.
+/// is already gone), the redirects, no core dump, every descriptor above 2 closed, then exec (or
+/// run_instead_of_exec).
 /// Returns its pid. Files to redirect to are opened here, before the fork: a SetupError names the
 /// one that cannot be opened, or the failed fork.
 pid_t spawn_subprocess(const SubprocessSpec& spec);

@@ -1,12 +1,9 @@
 // kcv — the command line over the kcv library. The only place that prints and picks exit codes:
 // 0 every gate passed, 1 some gate did not, 2 usage or setup error (one-line reason on stderr).
-#include <malloc.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <iostream>
 #include <sstream>
 
@@ -33,18 +30,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using kcv::kExitFail, kcv::kExitPass, kcv::kExitSetup;
-
-void on_stop_signal(int sig) { kcv::request_stop(sig); }
-
-/// SIGINT/SIGTERM ask the verification to stop: the runner ends its workers, the temporary
-/// directory goes with the unwinding, and kcv exits 128+signal. No SA_RESTART: waits wake up.
-void install_stop_handlers() {
-  struct sigaction sa{};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-}
 
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;
@@ -84,9 +69,7 @@ std::string timing_text(const nlohmann::json& t) {
 /// A verification's setup error (verify_to_report_files has written its record): one line on stderr
 /// (two when the record could not be written either), exit 2.
 int setup_exit(const kcv::VerifyReportOutcome& outcome) {
-  if (!outcome.error_report_failure.empty())
-    std::cerr << "kcv: also could not write the error report: " << outcome.error_report_failure << "\n";
-  std::cerr << "kcv: " << outcome.error << "\n";
+  std::cerr << kcv::setup_error_text(outcome);
   return kExitSetup;
 }
 
@@ -328,13 +311,7 @@ std::string version_text() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // NOTES: every case allocates and frees tensors of the same large sizes; keeping them in the
-  // heap instead of fresh mappings saves the page faults and zeroing (a third of a large
-  // problem's host time: bench/results/kernelbench-host-time.md). Never trimmed: a threshold of
-  // 1 GiB still gave a case's gigabyte back at its end and faulted it in again at the next
-  // (session 10: the kernel zeroing pages was 32% of kcv's samples on a 4096² problem).
-  mallopt(M_MMAP_THRESHOLD, std::numeric_limits<int>::max());
-  mallopt(M_TRIM_THRESHOLD, -1);
+  kcv::keep_large_allocations_in_heap();
   CLI::App app{"kcv — contract-grade verifier for GPU kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text, "print kcv's version, commit and the paths it uses, then exit");
@@ -463,7 +440,7 @@ int main(int argc, char** argv) {
       if (json_out == "-" && junit_out == "-")
         throw kcv::SetupError("--json - and --junit - cannot both write to standard output");
       vopts.sandbox = !no_sandbox;
-      install_stop_handlers();
+      kcv::install_stop_handlers();
       try {
         vopts.settings = kcv::cli::settings_from_environment();
         return cmd_verify(vopts, json_out, junit_out, quiet, time_cmd->parsed());
@@ -478,8 +455,7 @@ int main(int argc, char** argv) {
     if (*contracts) return cmd_contracts(*show ? show_op : "");
     if (*replay) return cmd_replay(ropts);
   } catch (const kcv::Interrupted& e) {
-    std::cerr << "kcv: stopped by " << (e.signal == SIGINT ? "SIGINT" : e.signal == SIGTERM ? "SIGTERM" : "a signal")
-              << "; workers ended, temporary files removed\n";
+    std::cerr << kcv::stopped_text(e.signal);
     return 128 + e.signal;
   } catch (const kcv::SetupError& e) {
     std::cerr << "kcv: " << kcv::clean_text(e.what()) << "\n";

@@ -3,9 +3,7 @@
 // or in an explicit verifier executable, and journals every result.
 #include <dirent.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,7 +15,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -352,8 +349,6 @@ void require_one_thread() {
         n < 0 ? std::string("an unknown number of") : std::to_string(n)));
 }
 
-void stop_verification(int sig) { request_stop(sig); }
-
 /// The pair's verification: what `kcv verify --kernelbench P S --backend B --seed N
 /// [--reference-cache D] [--build-cache D] [--baseline kernelbench] [--timing] [--timeout T]
 /// [--compile-grace G] [--python PY] --quiet` made of its argv, with the run's settings (threads: each
@@ -382,9 +377,10 @@ VerifyOptions pair_verify_options(const CorpusOptions& o, const CorpusPair& pair
 /// Starts a pair's verification in a forked child of this process that calls the library
 /// (verify_to_report_files, the code path of `kcv verify --json`) and exits with its exit code:
 /// 0 PASS, 1 FAIL, 2 setup error with "kcv: <why>" the last line of its stderr, 128+signal when
-/// stopped by SIGINT/SIGTERM. As spawn does for an executable: its own process group, killed
-/// when this process dies, stdin and stdout /dev/null, stderr to err_path, no core dump, no
-/// descriptor above 2 (the journal's fd and its flock stay with the run); and TMPDIR tmp_dir.
+/// stopped by SIGINT/SIGTERM. spawn_subprocess makes the child as it makes an explicit verifier
+/// (own process group, killed when this process dies, stdin and stdout /dev/null, stderr to
+/// err_path, no core dump, no descriptor above 2: the journal's fd and its flock stay with the
+/// run), then runs it instead of an exec; with TMPDIR tmp_dir.
 /// NOTES: fork without exec is safe only in a single-threaded process: a lock another thread
 /// held at the fork (malloc's arenas aside, the library's mutexes, a host interpreter's) stays held
 /// in the child forever. The callers are single-threaded (the CLI's `kcv corpus run`, the tests;
@@ -397,37 +393,16 @@ VerifyOptions pair_verify_options(const CorpusOptions& o, const CorpusPair& pair
 pid_t pair_child(const VerifyOptions& v, const std::string& json_path, const std::string& err_path,
                  const std::string& tmp_dir) {
   require_one_thread();
-  const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (err < 0) throw SetupError(fmt::format("cannot open '{}': {}", err_path, std::strerror(errno)));
-  const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null < 0) {
-    const int e = errno;
-    close(err);
-    throw SetupError(fmt::format("cannot open /dev/null: {}", std::strerror(e)));
-  }
   // Nothing buffered here is written twice: once by this process, once by the child.
   std::cout.flush();
   std::cerr.flush();
   std::clog.flush();
   std::fflush(nullptr);
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    const int e = errno;
-    close(err);
-    close(null);
-    throw SetupError(fmt::format("fork failed: {}", std::strerror(e)));
-  }
-  if (pid == 0) {
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    if (getppid() != parent) _exit(127);   // the run died before prctl took effect
-    const rlimit no_core{0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
-    dup2(null, 0);
-    dup2(null, 1);
-    dup2(err, 2);
-    close_range(3, ~0U, 0);
+  SubprocessSpec spec;
+  spec.in = Redirect::dev_null();
+  spec.out = Redirect::dev_null();
+  spec.err = Redirect::to_file(err_path);
+  spec.run_instead_of_exec = [&]() -> int {
     // Signals as a fresh `kcv verify` has them: the run's handlers gone (as exec drops them),
     // nothing blocked, SIGINT and SIGTERM asking the verification to stop (its workers are ended,
     // its temporary files removed, exit 128+signal).
@@ -440,28 +415,17 @@ pid_t pair_child(const VerifyOptions& v, const std::string& json_path, const std
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     request_stop(0);
-    struct sigaction stop {};
-    stop.sa_handler = stop_verification;
-    sigemptyset(&stop.sa_mask);
-    sigaction(SIGINT, &stop, nullptr);
-    sigaction(SIGTERM, &stop, nullptr);
+    install_stop_handlers();
     setenv("TMPDIR", tmp_dir.c_str(), 1);
-    // NOTES: the heap as the CLI's main keeps it (large tensors stay in the heap, never trimmed);
-    // a caller that is not the CLI has not set it.
-    mallopt(M_MMAP_THRESHOLD, std::numeric_limits<int>::max());
-    mallopt(M_TRIM_THRESHOLD, -1);
+    // NOTES: the heap as the CLI's main keeps it; a caller that is not the CLI has not set it.
+    keep_large_allocations_in_heap();
     int code = kExitSetup;
     try {
       const VerifyReportOutcome outcome = verify_to_report_files(v, {json_path, ""});
       code = outcome.exit_code;
-      if (code == kExitSetup) {
-        if (!outcome.error_report_failure.empty())
-          std::cerr << "kcv: also could not write the error report: " << outcome.error_report_failure << "\n";
-        std::cerr << "kcv: " << outcome.error << "\n";
-      }
+      if (code == kExitSetup) std::cerr << setup_error_text(outcome);
     } catch (const Interrupted& e) {
-      std::cerr << "kcv: stopped by " << (e.signal == SIGINT ? "SIGINT" : e.signal == SIGTERM ? "SIGTERM" : "a signal")
-                << "; workers ended, temporary files removed\n";
+      std::cerr << stopped_text(e.signal);
       code = 128 + e.signal;
     } catch (const std::exception& e) {
       std::cerr << "kcv: internal error: " << clean_text(e.what()) << "\n";
@@ -471,12 +435,9 @@ pid_t pair_child(const VerifyOptions& v, const std::string& json_path, const std
     std::cout.flush();
     std::cerr.flush();
     std::fflush(nullptr);
-    _exit(code);
-  }
-  setpgid(pid, pid);   // also from here: the group exists before any kill(-pid)
-  close(err);
-  close(null);
-  return pid;
+    return code;
+  };
+  return spawn_subprocess(spec);
 }
 
 /// The precompiled-header helper (CorpusOptions::torch_pch, adapters/torch/kcv_torch_pch.py):

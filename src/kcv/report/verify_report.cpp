@@ -2,11 +2,14 @@
 // each pair of a corpus run (kcv/verify_report.hpp).
 #include "kcv/verify_report.hpp"
 
+#include <malloc.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -100,6 +103,39 @@ VerifyReportOutcome verify_to_report_files(const VerifyOptions& o, const ReportF
   } catch (const std::exception& e) {
     return verify_error_outcome(o, files, e);
   }
+}
+
+void keep_large_allocations_in_heap() {
+  // NOTES: keeping them in the heap instead of fresh mappings saves the page faults and zeroing (a
+  // third of a large problem's host time: bench/results/kernelbench-host-time.md). Never trimmed:
+  // a threshold of 1 GiB still gave a case's gigabyte back at its end and faulted it in again at
+  // the next (session 10: the kernel zeroing pages was 32% of kcv's samples on a 4096² problem).
+  mallopt(M_MMAP_THRESHOLD, std::numeric_limits<int>::max());
+  mallopt(M_TRIM_THRESHOLD, -1);
+}
+
+namespace {
+void on_stop_signal(int sig) { request_stop(sig); }
+}  // namespace
+
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+std::string stopped_text(int sig) {
+  return fmt::format("kcv: stopped by {}; workers ended, temporary files removed\n",
+                     sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
+}
+
+std::string setup_error_text(const VerifyReportOutcome& outcome) {
+  std::string text;
+  if (!outcome.error_report_failure.empty())
+    text = "kcv: also could not write the error report: " + outcome.error_report_failure + "\n";
+  return text + "kcv: " + outcome.error + "\n";
 }
 
 }  // namespace kcv
