@@ -39,5 +39,7 @@ sed -n '1,14p' "$by_process" 2>/dev/null
 tail -5 "$out/run.stderr"
 ./build/kcv report "$out" && tail -30 "$out/run.stdout"
 if [ -n "${OUT:-}" ]; then
-  tar czf "$OUT/$(basename "$out").tgz" "$out" && echo "journal and report: \$OUT/$(basename "$out").tgz"
+  # The caches stay behind: a corpus's reference answers and built extensions run to gigabytes.
+  tar czf "$OUT/$(basename "$out").tgz" --exclude=reference-cache --exclude=build-cache --exclude=torch-pch \
+    "$out" && echo "journal and report: \$OUT/$(basename "$out").tgz"
 fi
