@@ -43,6 +43,9 @@ struct Settings {
   int64_t reference_cache_bytes = 0;
   /// The largest answer --reference-cache keeps on disk, bytes (KCV_REFERENCE_CACHE_ENTRY_BYTES).
   int64_t reference_cache_entry_bytes = int64_t{256} << 20;
+  /// The most --reference-cache keeps on disk in all, bytes (KCV_REFERENCE_CACHE_DIR_BYTES); 0:
+  /// half of what it could grow to on its file system, fixed by `kcv corpus run` at its start.
+  int64_t reference_cache_dir_bytes = 0;
   /// A precompiled torch/extension.h manifest, JSON text (KCV_TORCH_PCH, set by `kcv corpus run`); empty: none.
   std::string torch_pch;
   /// Sandbox protections switched off for diagnosis (KCV_SANDBOX_OFF; sandbox::Protection bits): a PASS is withheld.

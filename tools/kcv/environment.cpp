@@ -56,6 +56,8 @@ Settings settings_from_environment() {
       positive_integer("KCV_REFERENCE_CACHE_BYTES", defaults.reference_cache_bytes, int64_t(1) << 50);
   s.reference_cache_entry_bytes =
       positive_integer("KCV_REFERENCE_CACHE_ENTRY_BYTES", defaults.reference_cache_entry_bytes);
+  s.reference_cache_dir_bytes =
+      positive_integer("KCV_REFERENCE_CACHE_DIR_BYTES", defaults.reference_cache_dir_bytes);
   if (const std::string off = variable("KCV_SANDBOX_OFF"); !off.empty()) s.sandbox_off = sandbox::parse_off(off);
   // NOTES: "0" turns these off and nothing else does: the meaning the variables always had.
   s.standby = variable("KCV_STANDBY") != "0";

@@ -138,6 +138,7 @@ std::vector<std::pair<std::string, std::string>> settings_variables(const Settin
           {"KCV_MAX_ELEMENTS", count(s.max_elements)},
           {"KCV_REFERENCE_CACHE_BYTES", count(s.reference_cache_bytes)},
           {"KCV_REFERENCE_CACHE_ENTRY_BYTES", count(s.reference_cache_entry_bytes)},
+          {"KCV_REFERENCE_CACHE_DIR_BYTES", count(s.reference_cache_dir_bytes)},
           {"KCV_SANDBOX_OFF", off},
           {"KCV_STANDBY", s.standby ? "" : "0"},
           {"KCV_POOL", s.pool ? "" : "0"},
@@ -354,7 +355,7 @@ void require_one_thread() {
 /// [--compile-grace G] [--python PY] --quiet` made of its argv, with the run's settings (threads: each
 /// pair's share of the cores unless the caller chose a count; the precompiled header once ready).
 VerifyOptions pair_verify_options(const CorpusOptions& o, const CorpusPair& pair, uint64_t seed,
-                                  const std::string& python, const std::string& cache_dir,
+                                  const std::string& python, const std::string& cache_dir, int64_t cache_cap,
                                   const std::string& builds_dir, const std::string& torch_pch) {
   VerifyOptions v;
   v.kernelbench.problem = pair.problem;
@@ -371,6 +372,7 @@ VerifyOptions pair_verify_options(const CorpusOptions& o, const CorpusPair& pair
   v.settings = o.settings;
   v.settings.threads = pair_threads(o.jobs, o.settings);
   v.settings.torch_pch = torch_pch;
+  if (cache_cap > 0) v.settings.reference_cache_dir_bytes = cache_cap;
   return v;
 }
 
@@ -664,6 +666,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   const uint64_t seed = o.seed ? *o.seed : journal_seed ? *journal_seed : fresh_run_seed();
   // The reference cache: the verifiers' own, outside anything a candidate's worker can reach.
   std::string cache_dir, cache_off;
+  int64_t reference_cache_cap = 0;
   if (o.reference_cache == "off") {
     cache_off = "off (--reference-cache off)";
   } else if (const std::string why = reference_cache_refusal(); !why.empty()) {
@@ -671,8 +674,10 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   } else {
     cache_dir = fs::absolute(o.reference_cache.empty() ? fs::path(o.out) / "reference-cache"
                                                         : fs::path(o.reference_cache)).lexically_normal().string();
-    // made here, and checked once for every pair
-    (void)ReferenceDiskCache(cache_dir, json::object(), o.settings.reference_cache_entry_bytes);
+    // Made here, and checked once for every pair; its cap fixed once for the whole run (the
+    // default is worked out from the disk now, so that every pair keeps the same one).
+    reference_cache_cap = ReferenceDiskCache(cache_dir, json::object(), o.settings.reference_cache_entry_bytes,
+                                             o.settings.reference_cache_dir_bytes).dir_cap();
   }
   // The build cache: the same policy, its own directory (shards of one run may share it).
   std::string builds_dir, builds_off;
@@ -724,6 +729,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
 
   const Workdir scratch("", "corpus");  // the children's reports and stderr
   std::vector<std::string> environment = verifier_environment(o.jobs, o.settings);
+  if (reference_cache_cap > 0) set_env(environment, "KCV_REFERENCE_CACHE_DIR_BYTES", std::to_string(reference_cache_cap));
   std::unique_ptr<TorchPchBuild> pch;
   if (o.torch_pch && !o.self_check && !(todo.empty() && alone.empty()))
     pch = std::make_unique<TorchPchBuild>(python.empty() ? resolve_python("", o.settings) : python,
@@ -755,7 +761,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   std::size_t started = 0;
   int ran = 0;
   double wall_sum = 0, cpu_sum = 0;
-  int64_t cache_read = 0, cache_written = 0, cache_rejected = 0;   // over the pairs run now
+  int64_t cache_read = 0, cache_written = 0, cache_rejected = 0, cache_evicted = 0, cache_no_space = 0;  // pairs run now
   int64_t build_hits = 0, build_stored = 0, build_rejected = 0, build_refused = 0, build_write_failed = 0;
   auto start = [&](Child c) {
     if (pch && !pch_env_set && pch->poll() && !pch->manifest().empty()) {
@@ -773,7 +779,8 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     fs::create_directories(c.tmp_dir, made);
     if (made) throw SetupError(fmt::format("cannot create '{}': {}", c.tmp_dir, made.message()));
     if (verifier.empty()) {
-      const VerifyOptions v = pair_verify_options(o, c.pair, seed, python, cache_dir, builds_dir, pch_manifest);
+      const VerifyOptions v = pair_verify_options(o, c.pair, seed, python, cache_dir, reference_cache_cap, builds_dir,
+                                                  pch_manifest);
       c.start = Clock::now();
       c.pid = pair_child(v, c.json_path, c.err_path, c.tmp_dir);
       running.push_back(std::move(c));
@@ -912,6 +919,8 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
           cache_read += rc.value("read", int64_t{0});
           cache_written += rc.value("written", int64_t{0});
           cache_rejected += rc.value("rejected", int64_t{0});
+          cache_evicted += rc.value("evicted", int64_t{0});
+          cache_no_space += rc.value("no_space", int64_t{0});
         }
         const auto& bc = rec["report"]["kernelbench"].value("build_cache", nlohmann::ordered_json());
         if (bc.is_object()) {
@@ -950,8 +959,11 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   s.cpu_seconds = cpu_sum;
   s.seed = seed;
   s.reference_cache = cache_dir.empty() ? cache_off
-                                        : fmt::format("{}: {} answers read, {} computed and written, {} rejected",
-                                                      cache_dir, cache_read, cache_written, cache_rejected);
+                                        : fmt::format("{}: {} answers read, {} computed and written, {} rejected; "
+                                                      "at most {:.1f} GB on disk: {} evicted, {} not kept for space",
+                                                      cache_dir, cache_read, cache_written, cache_rejected,
+                                                      static_cast<double>(reference_cache_cap) / 1e9, cache_evicted,
+                                                      cache_no_space);
   s.build_cache = builds_dir.empty()
                       ? builds_off
                       : fmt::format("{}: {} entries used (builds imported), {} stored, {} rejected, {} refused, {} "

@@ -436,7 +436,8 @@ std::unique_ptr<KernelBenchContract> KernelBenchContract::create(const KernelBen
                           {"backend", setup.backend}, {"runtime", k->server_->runtime},
                           {"bound", k->server_->bound_mode}};
     k->disk_ = std::make_unique<ReferenceDiskCache>(setup.reference_cache, context,
-                                                    setup.settings.reference_cache_entry_bytes);
+                                                    setup.settings.reference_cache_entry_bytes,
+                                                    setup.settings.reference_cache_dir_bytes);
   }
   return k;
 }

@@ -30,6 +30,8 @@ namespace {
 constexpr int kFormat = 1;
 /// An entry's header is small; a longer first line is not an entry.
 constexpr std::size_t kMaxHeader = 1 << 20;
+/// An entry's file name ends so; a temporary one (".part") is not an entry.
+constexpr const char* kSuffix = ".ref";
 
 std::string sha256_of_blobs(const std::vector<std::string>& blobs) {
   Sha256 h;
@@ -48,11 +50,12 @@ std::string reference_adapters_hash(const Settings& settings) {
                              {"kcv_torch_reference.py", "kcv_torch_bound.py", "kcv_torch_common.py", "kcv_torch_load.py"});
 }
 
-ReferenceDiskCache::ReferenceDiskCache(const std::string& dir, json context, int64_t entry_cap)
-    : dir_(fs::absolute(dir).string()), entry_cap_(entry_cap) {
+ReferenceDiskCache::ReferenceDiskCache(const std::string& dir, json context, int64_t entry_cap, int64_t dir_cap)
+    : dir_(fs::absolute(dir).string()), entry_cap_(entry_cap), dir_cap_(dir_cap) {
   if (const std::string why = reference_cache_refusal(); !why.empty())
     throw SetupError(fmt::format("reference cache '{}': {}", dir, why));
   dir_ = open_private_cache_dir(dir, "reference cache");
+  if (dir_cap_ <= 0) dir_cap_ = default_cache_cap_bytes(cache_space(dir_, kSuffix));
   context["format"] = kFormat;
   context_hash_ = sha256_hex(context.dump());
 }
@@ -112,6 +115,8 @@ std::optional<ReferenceDiskCache::Entry> ReferenceDiskCache::load(const std::str
   if (at != data.size()) return reject("bytes after the last blob");
   if (sha256_of_blobs(e.blobs) != h["sha256"].get<std::string>()) return reject("payload does not match its SHA-256");
   e.extra = h.contains("extra") ? h["extra"] : json::object();
+  // Used now: the last to be evicted (store). A failed touch only makes it look older.
+  (void)utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
   std::lock_guard<std::mutex> lock(mu_);
   ++read_;
   return e;
@@ -123,6 +128,13 @@ void ReferenceDiskCache::store(const std::string& key, const std::vector<std::st
             {"extra", extra}, {"kcv", kcv_version()}};
   for (const auto& b : blobs) h["blobs"].push_back(b.size());
   const std::string header = h.dump() + "\n";
+  int64_t incoming = static_cast<int64_t>(header.size()) + 4096;  // a block's rounding
+  for (const auto& b : blobs) incoming += static_cast<int64_t>(b.size());
+  if (!make_room(incoming)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++no_space_;
+    return;
+  }
   std::error_code ec;
   fs::create_directory(fs::path(path).parent_path(), ec);
   chmod(fs::path(path).parent_path().c_str(), 0700);
@@ -150,6 +162,26 @@ void ReferenceDiskCache::store(const std::string& key, const std::vector<std::st
   ++(ok ? written_ : write_failed_);
 }
 
+bool ReferenceDiskCache::make_room(int64_t incoming) {
+  const CacheSpace space = cache_space(dir_, kSuffix);
+  int64_t to_free = cache_bytes_to_free(space, incoming, dir_cap_);
+  if (to_free <= 0) return to_free == 0;
+  int64_t evicted = 0;
+  for (const CacheFile& f : cache_files(dir_, kSuffix)) {   // least recently used first
+    if (to_free <= 0) break;
+    // NOTES: a verifier reading this entry now keeps its open file; one that opens it after
+    // finds none and computes the answer again. Two verifiers may remove the same entry: the
+    // second unlink fails and frees nothing.
+    if (unlink(f.path.c_str()) == 0) {
+      to_free -= f.bytes;
+      ++evicted;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  evicted_ += evicted;
+  return to_free <= 0;
+}
+
 void ReferenceDiskCache::count_too_large() {
   std::lock_guard<std::mutex> lock(mu_);
   ++too_large_;
@@ -157,8 +189,9 @@ void ReferenceDiskCache::count_too_large() {
 
 json ReferenceDiskCache::summary() const {
   std::lock_guard<std::mutex> lock(mu_);
-  json s = {{"dir", dir_}, {"read", read_}, {"written", written_}, {"rejected", rejected_},
-            {"write_failed", write_failed_}, {"too_large", too_large_}};
+  json s = {{"dir", dir_},         {"cap_bytes", dir_cap_},  {"read", read_},
+            {"written", written_}, {"rejected", rejected_},  {"write_failed", write_failed_},
+            {"too_large", too_large_}, {"evicted", evicted_}, {"no_space", no_space_}};
   if (!rejected_why_.empty()) s["rejected_why"] = rejected_why_;
   return s;
 }

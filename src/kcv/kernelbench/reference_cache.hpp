@@ -35,8 +35,10 @@ class ReferenceDiskCache {
   /// Opens (creating, mode 0700) dir. context: everything besides the case that the answers
   /// depend on (problem hash, kcv version, adapters' hash, backend, torch, bound mode...). Throws
   /// SetupError when kcv is not root, or dir is not a directory of kcv's uid closed to others.
-  /// entry_cap: the largest answer kept, bytes (Settings::reference_cache_entry_bytes).
-  ReferenceDiskCache(const std::string& dir, nlohmann::json context, int64_t entry_cap);
+  /// entry_cap: the largest answer kept, bytes (Settings::reference_cache_entry_bytes). dir_cap:
+  /// the most the directory holds in all, bytes (Settings::reference_cache_dir_bytes); 0: half of
+  /// what it could grow to on its file system (default_cache_cap_bytes, private_cache.hpp).
+  ReferenceDiskCache(const std::string& dir, nlohmann::json context, int64_t entry_cap, int64_t dir_cap = 0);
 
   /// The entry's key: SHA-256 of the context, the server op ("reference", "eager"), the shape and
   /// every input's dtype, shape and the SHA-256 of its logical (contiguous) bytes.
@@ -44,26 +46,34 @@ class ReferenceDiskCache {
                   const std::vector<HostTensor>& inputs) const;
   /// The checked entry, or none (missing, or rejected: counted, and the first reason kept).
   std::optional<Entry> load(const std::string& key);
-  /// Writes an entry (a temporary file renamed into place: readers see all of it or nothing).
-  /// A failed write is counted, never an error of the verification.
+  /// Writes an entry (a temporary file renamed into place: readers see all of it or nothing),
+  /// after removing the least recently used entries where the directory's cap or the file
+  /// system's reserve needs the room (counted "evicted"); an entry that cannot fit is not written
+  /// (counted "no_space"). A failed write is counted, never an error of the verification.
   void store(const std::string& key, const std::vector<std::string>& blobs, const nlohmann::json& extra);
 
   /// The largest answer kept (bytes): the constructor's entry_cap.
   int64_t entry_cap() const { return entry_cap_; }
+  /// The most the directory holds, bytes: dir_cap, or the default the constructor worked out.
+  int64_t dir_cap() const { return dir_cap_; }
   /// An answer over entry_cap(), computed and not kept.
   void count_too_large();
 
-  /// {"dir", "read", "written", "rejected", "write_failed", "too_large"[, "rejected_why"]}.
+  /// {"dir", "cap_bytes", "read", "written", "rejected", "write_failed", "too_large", "evicted",
+  /// "no_space"[, "rejected_why"]}.
   nlohmann::json summary() const;
   const std::string& dir() const { return dir_; }
 
  private:
   std::string path_of(const std::string& key) const;
+  /// Removes least recently used entries until `incoming` more bytes fit (make_room's rule:
+  /// cache_bytes_to_free); false when they cannot.
+  bool make_room(int64_t incoming);
   std::string dir_;
   std::string context_hash_;
   mutable std::mutex mu_;
-  int64_t entry_cap_ = 0;
-  int64_t read_ = 0, written_ = 0, rejected_ = 0, write_failed_ = 0, too_large_ = 0;
+  int64_t entry_cap_ = 0, dir_cap_ = 0;
+  int64_t read_ = 0, written_ = 0, rejected_ = 0, write_failed_ = 0, too_large_ = 0, evicted_ = 0, no_space_ = 0;
   std::string rejected_why_;
 };
 

@@ -12,6 +12,9 @@
 #include <fmt/format.h>
 
 #include "corpus_test_support.hpp"
+#include "kcv/kernelbench/private_cache.hpp"
+#include "kcv/kernelbench/reference_cache.hpp"
+#include "kcv/provenance.hpp"
 
 namespace kcv::corpus_test {
 namespace {
@@ -263,6 +266,112 @@ TEST(ReferenceCache, EveryPairOfARunGetsTheRunsSeedAndTheCacheDirectory) {
   if (geteuid() != 0) {
     EXPECT_EQ(second.reference_cache.rfind("off: kcv is not root", 0), 0u) << second.reference_cache;
   }
+}
+
+
+// ---- the disk it may take (issue 24: 29 GB of a 64 GiB disk after 26 leaderboard pairs) ----
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+TEST(ReferenceCacheSpace, AnEntryFitsUnderTheCapAndAboveTheReserveOrRoomIsMadeOrItIsNotKept) {
+  // 1 TiB file system (reserve 5% = 51.2 GiB), plenty free: only the cap counts.
+  CacheSpace s{/*held=*/0, /*free=*/500 * kGiB, /*capacity=*/1024 * kGiB};
+  EXPECT_EQ(cache_reserve_bytes(s.capacity), 1024 * kGiB / 20);
+  EXPECT_EQ(cache_bytes_to_free(s, kGiB, 10 * kGiB), 0);
+  s.held = 10 * kGiB;
+  EXPECT_EQ(cache_bytes_to_free(s, kGiB, 10 * kGiB), kGiB);          // over the cap by the entry
+  s.held = 9 * kGiB + kGiB / 2;
+  EXPECT_EQ(cache_bytes_to_free(s, kGiB, 10 * kGiB), kGiB / 2);
+  EXPECT_EQ(cache_bytes_to_free(s, 11 * kGiB, 10 * kGiB), -1);       // larger than the cap itself
+  // A small disk (64 GiB: reserve 3.2 GiB) that others filled: the reserve counts, not the cap.
+  const int64_t reserve = 64 * kGiB / 20;
+  EXPECT_EQ(cache_reserve_bytes(64 * kGiB), reserve);
+  s = {/*held=*/20 * kGiB, /*free=*/reserve + kGiB / 2, /*capacity=*/64 * kGiB};
+  EXPECT_EQ(cache_bytes_to_free(s, kGiB, 40 * kGiB), kGiB / 2);
+  // Even the whole cache removed would leave less than the reserve: not kept.
+  s = {/*held=*/kGiB / 4, /*free=*/reserve, /*capacity=*/64 * kGiB};
+  EXPECT_EQ(cache_bytes_to_free(s, kGiB, 40 * kGiB), -1);
+  // The floor of the reserve on a small file system.
+  EXPECT_EQ(cache_reserve_bytes(8 * kGiB), kGiB);
+  // The default cap stays the same while the cache grows (what it takes, the disk loses).
+  const CacheSpace start{0, 60 * kGiB, 64 * kGiB}, later{25 * kGiB, 35 * kGiB, 64 * kGiB};
+  EXPECT_EQ(default_cache_cap_bytes(start), 30 * kGiB);
+  EXPECT_EQ(default_cache_cap_bytes(later), 30 * kGiB);
+}
+
+TEST(ReferenceCacheSpace, TheLeastRecentlyUsedEntryGoesFirstAndAReadCountsAsAUse) {
+  if (geteuid() != 0) GTEST_SKIP() << "the reference cache is used only when kcv runs as root";
+  TempDir tmp;
+  const std::string dir = tmp / "cache";
+  fs::create_directories(dir);
+  const CacheSpace space = cache_space(dir, ".ref");
+  if (space.free - cache_reserve_bytes(space.capacity) < 100 * (int64_t{1} << 20))
+    GTEST_SKIP() << "the file system of " << dir << " is within 100 MB of its reserve";
+  // Each entry: a 10000-byte blob, 12 KiB on disk; room for two under a 30000-byte cap.
+  ReferenceDiskCache cache(dir, {{"test", "lru"}}, int64_t{1} << 20, 30000);
+  EXPECT_EQ(cache.dir_cap(), 30000);
+  const std::string blob(10000, 'x');
+  auto key = [](int i) { return sha256_hex("entry " + std::to_string(i)); };
+  auto pause = [] { usleep(20000); };   // distinct mtimes
+  cache.store(key(1), {blob}, nlohmann::json::object());
+  pause();
+  cache.store(key(2), {blob}, nlohmann::json::object());
+  pause();
+  cache.store(key(3), {blob}, nlohmann::json::object());   // 1, the oldest, goes
+  pause();
+  EXPECT_FALSE(cache.load(key(1)).has_value());
+  ASSERT_TRUE(cache.load(key(2)).has_value());              // 2 used now: 3 is the oldest
+  pause();
+  cache.store(key(4), {blob}, nlohmann::json::object());
+  EXPECT_FALSE(cache.load(key(3)).has_value());
+  ASSERT_TRUE(cache.load(key(2)).has_value());
+  const auto e = cache.load(key(4));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->blobs.at(0), blob);
+  const auto sum = cache.summary();
+  EXPECT_EQ(sum["written"], 4) << sum.dump();
+  EXPECT_EQ(sum["evicted"], 2) << sum.dump();
+  EXPECT_EQ(sum["no_space"], 0) << sum.dump();
+  EXPECT_EQ(sum["cap_bytes"], 30000) << sum.dump();
+  int64_t held = 0;
+  for (const CacheFile& f : cache_files(dir, ".ref")) held += f.bytes;
+  EXPECT_LE(held, 30000);
+  // An entry larger than the whole cap is not kept, and nothing is evicted for it.
+  cache.store(key(5), {std::string(40000, 'y')}, nlohmann::json::object());
+  EXPECT_EQ(cache.summary()["no_space"], 1) << cache.summary().dump();
+  EXPECT_EQ(cache.summary()["evicted"], 2) << cache.summary().dump();
+  EXPECT_TRUE(cache.load(key(2)).has_value());
+}
+
+TEST(ReferenceCacheSpace, UnderASmallCapAVerificationEvictsAndItsVerdictsDoNotChange) {
+  if (geteuid() != 0) GTEST_SKIP() << "the reference cache is used only when kcv runs as root";
+  TempDir tmp;
+  const std::string cache = tmp / "cache";
+  auto verify = [&](const std::string& solution, const std::string& json, const char* cap) {
+    if (cap) setenv("KCV_REFERENCE_CACHE_DIR_BYTES", cap, 1);
+    const CliResult r = run_kcv({"verify", "--kernelbench", kRowsum + "/problem.py", kRowsum + "/" + solution,
+                                 "--gates", "numerics,values", "--seed", "5", "--reference-cache", cache, "--json",
+                                 json, "--python", "/usr/bin/python3"},
+                                "", tmp.path());
+    unsetenv("KCV_REFERENCE_CACHE_DIR_BYTES");
+    return std::pair{r.rc, nlohmann::json::parse(read_text(json))["kernelbench"]["reference_cache"]};
+  };
+  // rowsum's answers are about 4.4 KB (8 KiB on disk): a 40000-byte cap holds four of them.
+  const auto [rc_ok, ok] = verify("solution_ok.py", tmp / "ok.json", "40000");
+  EXPECT_EQ(rc_ok, 0) << ok.dump();
+  EXPECT_GT(ok["written"].get<int>(), 4) << ok.dump();
+  EXPECT_GT(ok["evicted"].get<int>(), 0) << ok.dump();
+  EXPECT_EQ(ok["cap_bytes"], 40000) << ok.dump();
+  int64_t held = 0;
+  for (const CacheFile& f : cache_files(cache, ".ref")) held += f.bytes;
+  EXPECT_LE(held, 40000);
+  // The wrong solution still fails with what little the cache keeps, and so does it without a cap.
+  const auto [rc_stale, stale] = verify("solution_stale_output.py", tmp / "stale.json", "40000");
+  EXPECT_EQ(rc_stale, 1) << stale.dump();
+  const auto [rc_free, free_cap] = verify("solution_ok.py", tmp / "free.json", nullptr);
+  EXPECT_EQ(rc_free, 0) << free_cap.dump();
+  EXPECT_GT(free_cap["cap_bytes"].get<int64_t>(), 40000) << free_cap.dump();   // half of what it could grow to
+  EXPECT_EQ(free_cap["evicted"], 0) << free_cap.dump();
 }
 
 }  // namespace

@@ -22,6 +22,7 @@ const char* const kVariables[] = {"KCV_WORKER",        "KCV_INCLUDE_DIR",       
                                   "KCV_PYTHON",        "KCV_CUDA_ARCH",         "KCV_TORCH_PCH",
                                   "KCV_CORPUS_VERIFIER", "KCV_THREADS",         "KCV_MAX_ELEMENTS",
                                   "KCV_REFERENCE_CACHE_BYTES", "KCV_REFERENCE_CACHE_ENTRY_BYTES",
+                                  "KCV_REFERENCE_CACHE_DIR_BYTES",
                                   "KCV_SANDBOX_OFF",   "KCV_STANDBY",           "KCV_POOL",
                                   "KCV_POOL_START",    "KCV_SANITIZER_PORT_RANGES"};
 
@@ -97,6 +98,7 @@ TEST(Settings, EachVariableSetsItsField) {
                          {"KCV_MAX_ELEMENTS", "263"},
                          {"KCV_REFERENCE_CACHE_BYTES", "1000"},
                          {"KCV_REFERENCE_CACHE_ENTRY_BYTES", "100"},
+                         {"KCV_REFERENCE_CACHE_DIR_BYTES", "5000000"},
                          {"KCV_SANDBOX_OFF", "net, seccomp"},
                          {"KCV_STANDBY", "0"},
                          {"KCV_POOL", "0"},
@@ -114,6 +116,7 @@ TEST(Settings, EachVariableSetsItsField) {
   EXPECT_EQ(s.max_elements, 263);
   EXPECT_EQ(s.reference_cache_bytes, 1000);
   EXPECT_EQ(s.reference_cache_entry_bytes, 100);
+  EXPECT_EQ(s.reference_cache_dir_bytes, 5000000);
   EXPECT_EQ(s.sandbox_off, sandbox::parse_off("net,seccomp"));
   EXPECT_NE(s.sandbox_off, 0u);
   EXPECT_FALSE(s.standby);
@@ -140,6 +143,7 @@ TEST(Settings, TheVariablesOfSettingsMapBackOntoThem) {
   all.max_elements = 263;
   all.reference_cache_bytes = 1000;
   all.reference_cache_entry_bytes = 100;
+  all.reference_cache_dir_bytes = 5000000;
   all.sandbox_off = sandbox::parse_off("net,seccomp");
   all.standby = false;
   all.pool = false;
@@ -177,6 +181,8 @@ TEST(Settings, BadValuesKeepTheirMessages) {
             "KCV_REFERENCE_CACHE_BYTES='1e9' is not a positive integer");
   EXPECT_EQ(mapping_error({{"KCV_REFERENCE_CACHE_ENTRY_BYTES", "x"}}),
             "KCV_REFERENCE_CACHE_ENTRY_BYTES='x' is not a positive integer");
+  EXPECT_EQ(mapping_error({{"KCV_REFERENCE_CACHE_DIR_BYTES", "-1"}}),
+            "KCV_REFERENCE_CACHE_DIR_BYTES='-1' is not a positive integer");
   const std::string off = mapping_error({{"KCV_SANDBOX_OFF", "net,bogus"}});
   EXPECT_EQ(off.rfind("KCV_SANDBOX_OFF: unknown protection 'bogus' (known: ", 0), 0u) << off;
 }
