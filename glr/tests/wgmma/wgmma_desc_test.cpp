@@ -3,7 +3,9 @@
 // Descriptor Format"; the tensor core's shared-memory addressing emulated from the ISA's "Canonical
 // Layouts" table (K-major, element (r, k) of a K16 step at start + (r%8)·pitch + (r/8)·SBO +
 // (k%8)·2 + (k/8)·(LBO without swizzle, 16 with), then Swizzle<B,4,3> on the byte address), which
-// must find every element of 64×K and N×K tiles exactly where the layout functions put it; the
+// must find every element of 64×K and N×K tiles exactly where the layout functions put it (and, for
+// N-major B operands, the MN-major table: n at (n%8)·2 + (n/8 % W)·16 + (n/8W)·LBO, k at (k%8)·16W +
+// (k/8)·SBO, W 16-byte units per swizzled line); the
 // register fragment maps a bijection onto their tiles; and negative controls (a wrong SBO, LBO, K16
 // advance or swizzle mode) that the same check must reject. What this cannot check is whether the
 // hardware reads the tables the same way: glr_cuda_tests' Sm90Wgmma.* does, on an H200.
@@ -62,6 +64,36 @@ int misplaced(DescFn desc, uint32_t (*offset)(int, int, int), uint32_t base, int
       const uint32_t stored = base + offset(r, k, rows);
       if (read != stored && bad++ < 5)
         os << "(r " << r << ", k " << k << "): read at " << read << ", stored at " << stored << "; ";
+    }
+  if (why) *why = os.str();
+  return bad;
+}
+
+/// The byte address the tensor core reads element (k, n), k in [0, 16), of an MN-major (N-major,
+/// imm-trans-b = 1) 16-bit B operand at (PTX ISA, "Canonical Layouts", MN-major rows; base offset 0).
+uint32_t hw_addr_mn(const Desc& d, int k, int n) {
+  const uint32_t b = d.swizzle == 1 ? 3 : d.swizzle == 2 ? 2 : d.swizzle == 3 ? 1 : 0;
+  uint32_t addr;
+  if (b == 0) {  // ((T,1,m),(8,k)) : ((1,T,SBO),(1T,LBO))
+    addr = d.start + uint32_t(n % 8) * 2 + uint32_t(n / 8) * d.sbo + uint32_t(k % 8) * 16 + uint32_t(k / 8) * d.lbo;
+  } else {  // ((T,W,m),(8,k)) : ((1,T,LBO),(W·T,SBO)), W = 2^b 16-byte units per line
+    const uint32_t W = 1u << b;
+    addr = d.start + uint32_t(n % 8) * 2 + uint32_t(n / 8 % W) * 16 + uint32_t(n / (8 * int(W))) * d.lbo +
+           uint32_t(k % 8) * 16 * W + uint32_t(k / 8) * d.sbo;
+  }
+  return addr ^ (((addr >> 7) & ((1u << b) - 1)) << 4);
+}
+
+/// The N-major counterpart of misplaced(): every element (k, n) of a K × N tile at `base`.
+int misplaced_mn(DescFn desc, uint32_t (*offset)(int, int, int), uint32_t base, int K, int N, std::string* why) {
+  std::ostringstream os;
+  int bad = 0;
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < N; ++n) {
+      const uint32_t read = hw_addr_mn(decode(desc(base, k / 16, K)), k % 16, n);
+      const uint32_t stored = base + offset(k, n, K);
+      if (read != stored && bad++ < 5)
+        os << "(k " << k << ", n " << n << "): read at " << read << ", stored at " << stored << "; ";
     }
   if (why) *why = os.str();
   return bad;
@@ -194,6 +226,53 @@ TEST(WgmmaDesc, WrongDescriptorsAreCaught) {
     }
   // A 128B tile placed off its 1024-byte boundary (base offset 0 then lies): caught too.
   EXPECT_GT(misplaced(w::sw128_desc, w::sw128_offset, 0x2480, 64, 64, nullptr), 0);
+}
+
+// N-major B (fwd_out's S_c [K][V] and v [C][V]): N = 64 and 128 (two 64-wide blocks, LBO apart).
+TEST(WgmmaDesc, NMajorReadsWhereTheLayoutStores) {
+  const Desc d = decode(w::mn_sw128_desc(0x2400, 1, 64));
+  EXPECT_EQ(d.start, 0x2400u + 2048);
+  EXPECT_EQ(d.lbo, 64u * 128);
+  EXPECT_EQ(d.sbo, 1024u);
+  EXPECT_EQ(d.swizzle, 1u);
+  EXPECT_EQ(d.reserved, 0u);
+  std::string why;
+  for (int K : {64, 128})
+    for (int N : {64, 128}) {
+      expect_bijection(w::mn_sw128_offset, K, N);
+      EXPECT_EQ(misplaced_mn(w::mn_sw128_desc, w::mn_sw128_offset, 0x2400, K, N, &why), 0)
+          << "K " << K << " N " << N << ": " << why;
+    }
+}
+
+uint64_t mn_lbo_wrong(uint32_t base, int kk, int krows) {  // the 64-wide N blocks 1024 apart
+  return w::wgmma_desc(w::mn_sw128_k16(base, kk), 1024, w::mn_sw128_sbo(), w::Swizzle::b128);
+}
+uint64_t mn_sbo_wrong(uint32_t base, int kk, int krows) {
+  return w::wgmma_desc(w::mn_sw128_k16(base, kk), w::mn_sw128_lbo(krows), 2048, w::Swizzle::b128);
+}
+uint64_t mn_step_wrong(uint32_t base, int kk, int krows) {  // a K16 step of one atom, not two
+  return w::wgmma_desc(base + uint32_t(kk) * 1024u, w::mn_sw128_lbo(krows), w::mn_sw128_sbo(), w::Swizzle::b128);
+}
+
+TEST(WgmmaDesc, WrongNMajorDescriptorsAreCaught) {
+  for (int K : {64, 128}) {
+    EXPECT_GT(misplaced_mn(mn_lbo_wrong, w::mn_sw128_offset, 0x2400, K, 128, nullptr), 0) << K;
+    for (int N : {64, 128}) {
+      EXPECT_GT(misplaced_mn(mn_sbo_wrong, w::mn_sw128_offset, 0x2400, K, N, nullptr), 0) << K << " " << N;
+      EXPECT_GT(misplaced_mn(mn_step_wrong, w::mn_sw128_offset, 0x2400, K, N, nullptr), 0) << K << " " << N;
+    }
+  }
+  // The trans-b flag matters: the N-major tile read as K-major (the tensor core's K-major table with
+  // the N-major descriptor) is caught; so is a K-major tile read as N-major.
+  int as_k = 0, as_mn = 0;
+  for (int k = 0; k < 64; ++k)
+    for (int n = 0; n < 64; ++n) {
+      as_k += hw_addr(decode(w::mn_sw128_desc(0x2400, k / 16, 64)), n, k % 16) != 0x2400 + w::mn_sw128_offset(k, n, 64);
+      as_mn += hw_addr_mn(decode(w::sw128_desc(0x2400, k / 16, 64)), k % 16, n) != 0x2400 + w::sw128_offset(n, k, 64);
+    }
+  EXPECT_GT(as_k, 0);
+  EXPECT_GT(as_mn, 0);
 }
 
 TEST(WgmmaFragments, AccumulatorCoversTheTileOnce) {

@@ -16,10 +16,13 @@
 ///   128B swizzle ((8,m),(T,2k)) : ((8T,SBO),(1,T))     Swizzle<3,4,3>, LBO unused ("assumed 1")
 /// i.e. rows of a core matrix 16 bytes apart (no swizzle) or 128 bytes apart (128B), 8-row groups
 /// SBO apart, and the two 8-element halves of a K16 step LBO apart (no swizzle) or adjacent (128B).
+/// For N-major B operands (imm-trans-b = 1), MN-major 128B: (n, k) → ((T,8,m),(8,k)) :
+/// ((1,T,LBO),(8T,SBO)), Swizzle<3,4,3>: n contiguous in 128-byte lines, 64-wide n blocks LBO apart,
+/// k lines 128 bytes apart, 8-k groups SBO apart.
 /// Swizzle<3,4,3> XORs byte-address bits [4,7) with bits [7,10); base offset 0 means the swizzle's
 /// repeating pattern (8 rows × 128 bytes) starts at a 1024-byte boundary, so every 128B tile below
 /// starts 1024-byte aligned. Cross-checked against CUTLASS cute/arch/mma_sm90_desc.hpp (GmmaDescriptor)
-/// and cute/atom/mma_traits_sm90_gmma.hpp (make_gmma_desc<Major::K>, CLayout_64xN, ALayout_64x16).
+/// and cute/atom/mma_traits_sm90_gmma.hpp (make_gmma_desc<Major::K> and <Major::MN>, CLayout_64xN, ALayout_64x16).
 #pragma once
 
 #include <cstdint>
@@ -76,6 +79,24 @@ GLR_WGMMA_HD constexpr uint32_t sw128_k16(uint32_t base, int kk, int rows) {
 }
 GLR_WGMMA_HD constexpr uint64_t sw128_desc(uint32_t base, int kk, int rows) {
   return wgmma_desc(sw128_k16(base, kk, rows), sw128_lbo(), sw128_sbo(), Swizzle::b128);
+}
+
+// ---- 128-byte swizzle, MN-major (N-major B, imm-trans-b = 1), 16-bit elements ----
+// For a B operand stored [K][N] with N contiguous (fwd_out's S_c and v tiles): the ISA's MN-major
+// 128B canonical layout ((T,8,m),(8,k)) : ((1,T,LBO),(8T,SBO)), Swizzle<3,4,3> — 64 N elements
+// (128 bytes) per k row, 8 k rows per 1024-byte atom. Element (k, n) sits where sw128_offset puts
+// row k, column n of a `krows`-row tile (N/64 column blocks of krows × 128 bytes): the same bytes,
+// read with the roles of the two dimensions swapped. SBO: 8-k groups, one atom apart; LBO: 64-wide
+// N blocks, one column block (krows·128 bytes) apart (unused when N = 64).
+
+/// Byte offset of element (k, n) of an N-major 128B-swizzled tile with `krows` k rows.
+GLR_WGMMA_HD constexpr uint32_t mn_sw128_offset(int k, int n, int krows) { return sw128_offset(k, n, krows); }
+GLR_WGMMA_HD constexpr uint32_t mn_sw128_sbo() { return kSw128Atom; }
+GLR_WGMMA_HD constexpr uint32_t mn_sw128_lbo(int krows) { return uint32_t(krows) * 128u; }
+/// Start of K16 step `kk`: two 8-k groups per step, so whole atoms (base offset stays 0).
+GLR_WGMMA_HD constexpr uint32_t mn_sw128_k16(uint32_t base, int kk) { return base + uint32_t(kk) * 2u * kSw128Atom; }
+GLR_WGMMA_HD constexpr uint64_t mn_sw128_desc(uint32_t base, int kk, int krows) {
+  return wgmma_desc(mn_sw128_k16(base, kk), mn_sw128_lbo(krows), mn_sw128_sbo(), Swizzle::b128);
 }
 
 // ---- no swizzle (interleave), K-major, 16-bit elements: core matrices of 8 rows × 16 bytes ----
