@@ -1,9 +1,9 @@
 // The sm90 wgmma building block (include/glr/cuda/sm90/wgmma.cuh, wgmma_desc.hpp) on one tile: one
 // warpgroup stores a 64×64 A and an N×64 B (16-bit, row-major in device memory) into shared memory
-// in the layout under test, issues 4 K16 steps of wgmma.mma_async.m64nNk16 (SS or RS), and writes
-// the fp32 accumulators back through the fragment map. Compiled for every target of the build; the
-// instructions exist only in the sm_90a pass (elsewhere the kernel traps, and the test skips on any
-// device but compute capability 9.0).
+// in the layout under test (B K-major or N-major), issues 4 K16 steps of wgmma.mma_async.m64nNk16
+// (SS or RS), and writes the fp32 accumulators back through the fragment map. Compiled for every
+// target of the build; the instructions exist only in the sm_90a pass (elsewhere the kernel traps,
+// and the test skips on any device but compute capability 9.0).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -20,9 +20,13 @@ namespace wg = glr::cuda::sm90::wgmma;
 constexpr int kM = 64;
 constexpr int kK = 64;  // 4 K16 steps
 
-__host__ __device__ constexpr bool is_rs(WgmmaMode m) { return m == WgmmaMode::rs_sw128 || m == WgmmaMode::rs_core; }
+__host__ __device__ constexpr bool is_rs(WgmmaMode m) {
+  return m == WgmmaMode::rs_sw128 || m == WgmmaMode::rs_core || m == WgmmaMode::rs_nmajor;
+}
+__host__ __device__ constexpr bool is_nmajor(WgmmaMode m) { return m == WgmmaMode::ss_nmajor || m == WgmmaMode::rs_nmajor; }
 __host__ __device__ constexpr bool is_core(WgmmaMode m) { return m == WgmmaMode::ss_core || m == WgmmaMode::rs_core; }
 
+/// Where element (r, k) of a K-major operand with `rows` rows goes.
 template <WgmmaMode M>
 __device__ uint32_t offset(int r, int k, int rows) {
   if constexpr (is_core(M)) return sm90::core_offset(r, k, rows);
@@ -35,6 +39,17 @@ __device__ uint64_t desc(uint32_t base, int kk, int rows) {
     return sm90::wgmma_desc(sm90::sw128_k16(base, kk, rows), sm90::sw128_lbo(), 512, sm90::Swizzle::b128);
   return sm90::sw128_desc(base, kk, rows);
 }
+/// Where B(n, k) goes, and B's descriptor for K16 step kk (N-major: stored [kK][N], n contiguous).
+template <WgmmaMode M>
+__device__ uint32_t b_offset(int n, int k, int N) {
+  if constexpr (is_nmajor(M)) return sm90::mn_sw128_offset(k, n, kK);
+  return offset<M>(n, k, N);
+}
+template <WgmmaMode M>
+__device__ uint64_t b_desc(uint32_t base, int kk, int N) {
+  if constexpr (is_nmajor(M)) return sm90::mn_sw128_desc(base, kk, kK);
+  return desc<M>(base, kk, N);
+}
 
 template <int N, wg::Ab T, WgmmaMode M>
 __global__ void __launch_bounds__(128) sm90_wgmma_tile_kernel(const uint16_t* __restrict__ A,  // [kM, kK]
@@ -44,13 +59,13 @@ __global__ void __launch_bounds__(128) sm90_wgmma_tile_kernel(const uint16_t* __
   // The 128B-swizzle atoms start on 1024-byte boundaries (descriptor base offset 0).
   const uint32_t pad = (1024u - wg::smem_addr(smem_raw) % 1024u) % 1024u;
   uint8_t* sA = smem_raw + pad;  // [kM, kK] in the layout under test, 8 KiB
-  uint8_t* sB = sA + kM * kK * 2;  // [N, kK]
+  uint8_t* sB = sA + kM * kK * 2;  // [N, kK] (N-major: [kK, N]); 8 KiB apart, so 1024-aligned too
   const int t = threadIdx.x;
 
   if constexpr (!is_rs(M))
     for (int i = t; i < kM * kK; i += 128)
       *reinterpret_cast<uint16_t*>(sA + offset<M>(i / kK, i % kK, kM)) = A[i];
-  for (int i = t; i < N * kK; i += 128) *reinterpret_cast<uint16_t*>(sB + offset<M>(i / kK, i % kK, N)) = B[i];
+  for (int i = t; i < N * kK; i += 128) *reinterpret_cast<uint16_t*>(sB + b_offset<M>(i / kK, i % kK, N)) = B[i];
   wg::fence_proxy_async();
   __syncthreads();
 
@@ -76,9 +91,9 @@ __global__ void __launch_bounds__(128) sm90_wgmma_tile_kernel(const uint16_t* __
 #pragma unroll
   for (int kk = 0; kk < kK / 16; ++kk) {
     if constexpr (is_rs(M))
-      wg::mma_rs<N, T>(d, a[kk], desc<M>(base_b, kk, N), kk > 0);
+      wg::mma_rs<N, T, is_nmajor(M)>(d, a[kk], b_desc<M>(base_b, kk, N), kk > 0);
     else
-      wg::mma_ss<N, T>(d, desc<M>(base_a, kk, kM), desc<M>(base_b, kk, N), kk > 0);
+      wg::mma_ss<N, T, is_nmajor(M)>(d, desc<M>(base_a, kk, kM), b_desc<M>(base_b, kk, N), kk > 0);
   }
   wg::commit_group();
   wg::wait_group<0>();
@@ -101,6 +116,8 @@ cudaError_t launch_mode(WgmmaMode mode, const uint16_t* A, const uint16_t* B, fl
     case WgmmaMode::ss_core: return launch<N, T, WgmmaMode::ss_core>(A, B, D, stream);
     case WgmmaMode::rs_sw128: return launch<N, T, WgmmaMode::rs_sw128>(A, B, D, stream);
     case WgmmaMode::rs_core: return launch<N, T, WgmmaMode::rs_core>(A, B, D, stream);
+    case WgmmaMode::ss_nmajor: return launch<N, T, WgmmaMode::ss_nmajor>(A, B, D, stream);
+    case WgmmaMode::rs_nmajor: return launch<N, T, WgmmaMode::rs_nmajor>(A, B, D, stream);
     case WgmmaMode::ss_sw128_wrong_sbo: return launch<N, T, WgmmaMode::ss_sw128_wrong_sbo>(A, B, D, stream);
   }
   return cudaErrorInvalidValue;

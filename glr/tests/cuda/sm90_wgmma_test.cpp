@@ -2,7 +2,7 @@
 // one warpgroup computes D[64, N] = A[64, 64] · B[N, 64]ᵀ with 4 K16 steps of
 // wgmma.mma_async.m64nNk16.f32 (sm90_wgmma_kernels.cu), for bf16 and f16, N = 64 and 128, A from
 // shared memory (SS) or registers (RS), operands in the 128B-swizzle or the no-swizzle K-major
-// layout. The inputs are small integers (|x| ≤ 8), exact in bf16 and f16, so every product and
+// layout, and B N-major (imm-trans-b = 1; how fwd_out holds S_c and v). The inputs are small integers (|x| ≤ 8), exact in bf16 and f16, so every product and
 // partial sum is an integer below 2^24 and fp32 accumulation in any order is exact: the check is
 // equality with the fp64 product, and any element the hardware reads from the wrong place (a layout,
 // descriptor or fragment-map error) shows as a wrong element of D. The accumulators start as NaN,
@@ -61,6 +61,8 @@ const char* name(WgmmaMode m) {
     case WgmmaMode::ss_core: return "SS no-swizzle";
     case WgmmaMode::rs_sw128: return "RS (B 128B-swizzle)";
     case WgmmaMode::rs_core: return "RS (B no-swizzle)";
+    case WgmmaMode::ss_nmajor: return "SS, B N-major 128B (trans-b)";
+    case WgmmaMode::rs_nmajor: return "RS, B N-major 128B (trans-b)";
     case WgmmaMode::ss_sw128_wrong_sbo: return "SS 128B-swizzle, SBO 512 (negative control)";
   }
   return "?";
@@ -152,6 +154,13 @@ TEST(Sm90Wgmma, F16RegisterShared) {
   SKIP_WITHOUT_SM90A();
   for (int N : {64, 128})
     for (WgmmaMode m : {WgmmaMode::rs_sw128, WgmmaMode::rs_core}) expect_exact(N, false, m);
+}
+
+TEST(Sm90Wgmma, NMajorB) {
+  SKIP_WITHOUT_SM90A();
+  for (bool bf16 : {true, false})
+    for (int N : {64, 128})
+      for (WgmmaMode m : {WgmmaMode::ss_nmajor, WgmmaMode::rs_nmajor}) expect_exact(N, bf16, m);
 }
 
 // The check can fail: SBO 512 (half an atom) reads rows 8.. from the wrong place.

@@ -1,7 +1,8 @@
 /// glr CUDA family, sm90 — warpgroup MMA (`wgmma.mma_async`, PTX ISA "Asynchronous Warpgroup Level
 /// Matrix Multiply-Accumulate Instructions") as inline PTX: the fences, commit/wait, and
 /// m64nNk16 with fp32 accumulators for f16 and bf16 operands, N = 64 and 128, in the SS form (A and B
-/// in shared memory, through descriptors) and the RS form (A in registers, B in shared memory).
+/// in shared memory, through descriptors) and the RS form (A in registers, B in shared memory); A
+/// K-major, B K-major or N-major (imm-trans-b).
 /// The operand layouts, descriptors and register fragment maps (which thread holds which element):
 /// wgmma_desc.hpp, checked without a GPU by glr_wgmma_tests; the instructions themselves by
 /// glr_cuda_tests' Sm90Wgmma.* on an H200 (not yet run: bench/results/glr-fwd-split.md, Session 26).
@@ -100,34 +101,35 @@ __device__ __forceinline__ void fence_operands(float (&d)[R]) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/// D[64 × N] (+)= A[64 × 16] · B[16 × N], fp32 accumulators, A and B K-major in shared memory
-/// (descriptors of wgmma_desc.hpp: sw128_desc, core_desc). d has N/2 registers per thread.
-template <int N, Ab T>
+/// D[64 × N] (+)= A[64 × 16] · B[16 × N], fp32 accumulators, A K-major in shared memory, B K-major
+/// (TransB false) or N-major (TransB true, imm-trans-b = 1) in shared memory (descriptors of
+/// wgmma_desc.hpp: sw128_desc, core_desc; mn_sw128_desc for N-major B). d: N/2 registers a thread.
+template <int N, Ab T, bool TransB = false>
 __device__ __forceinline__ void mma_ss(float (&d)[N / 2], uint64_t a_desc, uint64_t b_desc, bool accumulate) {
   static_assert(N == 64 || N == 128, "glr sm90 wgmma: N = 64 or 128");
   const int scale_d = accumulate ? 1 : 0;
 #if defined(GLR_SM90A_DEVICE)
-  // scale-d as a predicate; imm-scale-a = imm-scale-b = 1; imm-trans-a = imm-trans-b = 0 (K-major).
+  // scale-d as a predicate; imm-scale-a = imm-scale-b = 1; imm-trans-a = 0 (K-major A); imm-trans-b.
   if constexpr (N == 64 && T == Ab::bf16)
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " GLR_WGMMA_D64 ", %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " GLR_WGMMA_D64 ", %32, %33, p, 1, 1, 0, %35;\n}\n"
                  : GLR_WGMMA_D64_OPS(d)
-                 : "l"(a_desc), "l"(b_desc), "r"(scale_d));
+                 : "l"(a_desc), "l"(b_desc), "r"(scale_d), "n"(int(TransB)));
   else if constexpr (N == 64 && T == Ab::f16)
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " GLR_WGMMA_D64 ", %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " GLR_WGMMA_D64 ", %32, %33, p, 1, 1, 0, %35;\n}\n"
                  : GLR_WGMMA_D64_OPS(d)
-                 : "l"(a_desc), "l"(b_desc), "r"(scale_d));
+                 : "l"(a_desc), "l"(b_desc), "r"(scale_d), "n"(int(TransB)));
   else if constexpr (N == 128 && T == Ab::bf16)
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " GLR_WGMMA_D128 ", %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " GLR_WGMMA_D128 ", %64, %65, p, 1, 1, 0, %67;\n}\n"
                  : GLR_WGMMA_D128_OPS(d)
-                 : "l"(a_desc), "l"(b_desc), "r"(scale_d));
+                 : "l"(a_desc), "l"(b_desc), "r"(scale_d), "n"(int(TransB)));
   else
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " GLR_WGMMA_D128 ", %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " GLR_WGMMA_D128 ", %64, %65, p, 1, 1, 0, %67;\n}\n"
                  : GLR_WGMMA_D128_OPS(d)
-                 : "l"(a_desc), "l"(b_desc), "r"(scale_d));
+                 : "l"(a_desc), "l"(b_desc), "r"(scale_d), "n"(int(TransB)));
 #else
   (void)d, (void)a_desc, (void)b_desc, (void)scale_d;
   GLR_WGMMA_OR_TRAP();
@@ -135,37 +137,38 @@ __device__ __forceinline__ void mma_ss(float (&d)[N / 2], uint64_t a_desc, uint6
 }
 
 /// D[64 × N] (+)= A[64 × 16] · B[16 × N] with A in registers: a[j] packs elements 2j (low half) and
-/// 2j+1 of the thread's A fragment (a_row, a_col of wgmma_desc.hpp); B K-major in shared memory.
-template <int N, Ab T>
+/// 2j+1 of the thread's A fragment (a_row, a_col of wgmma_desc.hpp); B in shared memory, K-major
+/// (TransB false) or N-major (TransB true).
+template <int N, Ab T, bool TransB = false>
 __device__ __forceinline__ void mma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b_desc, bool accumulate) {
   static_assert(N == 64 || N == 128, "glr sm90 wgmma: N = 64 or 128");
   const int scale_d = accumulate ? 1 : 0;
 #if defined(GLR_SM90A_DEVICE)
-  // scale-d as a predicate; imm-scale-a = imm-scale-b = 1; imm-trans-b = 0 (K-major).
+  // scale-d as a predicate; imm-scale-a = imm-scale-b = 1; imm-trans-b.
   if constexpr (N == 64 && T == Ab::bf16)
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " GLR_WGMMA_D64
-                 ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+                 ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
                  : GLR_WGMMA_D64_OPS(d)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(scale_d));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(scale_d), "n"(int(TransB)));
   else if constexpr (N == 64 && T == Ab::f16)
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " GLR_WGMMA_D64
-                 ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+                 ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
                  : GLR_WGMMA_D64_OPS(d)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(scale_d));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(scale_d), "n"(int(TransB)));
   else if constexpr (N == 128 && T == Ab::bf16)
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " GLR_WGMMA_D128
-                 ", {%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+                 ", {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
                  : GLR_WGMMA_D128_OPS(d)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(scale_d));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(scale_d), "n"(int(TransB)));
   else
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " GLR_WGMMA_D128
-                 ", {%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+                 ", {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
                  : GLR_WGMMA_D128_OPS(d)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(scale_d));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(scale_d), "n"(int(TransB)));
 #else
   (void)d, (void)a, (void)b_desc, (void)scale_d;
   GLR_WGMMA_OR_TRAP();
