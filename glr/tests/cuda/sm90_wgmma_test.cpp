@@ -132,31 +132,31 @@ void expect_exact(int N, bool bf16, WgmmaMode mode) {
                              << ", seed " << seed << "; first: " << o.first;
 }
 
-TEST(Sm90Wgmma, Bf16SharedShared) {
+TEST(GlrCudaSm90Wgmma, Bf16SharedShared) {
   SKIP_WITHOUT_SM90A();
   for (int N : {64, 128})
     for (WgmmaMode m : {WgmmaMode::ss_sw128, WgmmaMode::ss_core}) expect_exact(N, true, m);
 }
 
-TEST(Sm90Wgmma, Bf16RegisterShared) {
+TEST(GlrCudaSm90Wgmma, Bf16RegisterShared) {
   SKIP_WITHOUT_SM90A();
   for (int N : {64, 128})
     for (WgmmaMode m : {WgmmaMode::rs_sw128, WgmmaMode::rs_core}) expect_exact(N, true, m);
 }
 
-TEST(Sm90Wgmma, F16SharedShared) {
+TEST(GlrCudaSm90Wgmma, F16SharedShared) {
   SKIP_WITHOUT_SM90A();
   for (int N : {64, 128})
     for (WgmmaMode m : {WgmmaMode::ss_sw128, WgmmaMode::ss_core}) expect_exact(N, false, m);
 }
 
-TEST(Sm90Wgmma, F16RegisterShared) {
+TEST(GlrCudaSm90Wgmma, F16RegisterShared) {
   SKIP_WITHOUT_SM90A();
   for (int N : {64, 128})
     for (WgmmaMode m : {WgmmaMode::rs_sw128, WgmmaMode::rs_core}) expect_exact(N, false, m);
 }
 
-TEST(Sm90Wgmma, NMajorB) {
+TEST(GlrCudaSm90Wgmma, NMajorB) {
   SKIP_WITHOUT_SM90A();
   for (bool bf16 : {true, false})
     for (int N : {64, 128})
@@ -164,7 +164,7 @@ TEST(Sm90Wgmma, NMajorB) {
 }
 
 // The check can fail: SBO 512 (half an atom) reads rows 8.. from the wrong place.
-TEST(Sm90Wgmma, WrongSboIsCaught) {
+TEST(GlrCudaSm90Wgmma, WrongSboIsCaught) {
   SKIP_WITHOUT_SM90A();
   for (int N : {64, 128}) {
     Outcome o;
@@ -173,7 +173,7 @@ TEST(Sm90Wgmma, WrongSboIsCaught) {
   }
 }
 
-TEST(Sm90Wgmma, UnknownNIsRefused) {
+TEST(GlrCudaSm90Wgmma, UnknownNIsRefused) {
   SKIP_WITHOUT_SM90A();
   EXPECT_EQ(glr_test::sm90_wgmma_tile(96, true, WgmmaMode::ss_sw128, nullptr, nullptr, nullptr, nullptr),
             cudaErrorInvalidValue);

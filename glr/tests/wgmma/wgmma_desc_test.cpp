@@ -8,7 +8,7 @@
 // (k/8)·SBO, W 16-byte units per swizzled line); the
 // register fragment maps a bijection onto their tiles; and negative controls (a wrong SBO, LBO, K16
 // advance or swizzle mode) that the same check must reject. What this cannot check is whether the
-// hardware reads the tables the same way: glr_cuda_tests' Sm90Wgmma.* does, on an H200.
+// hardware reads the tables the same way: glr_cuda_tests' GlrCudaSm90Wgmma.* does, on an H200.
 #include <gtest/gtest.h>
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 /// K-major, B K-major or N-major (imm-trans-b).
 /// The operand layouts, descriptors and register fragment maps (which thread holds which element):
 /// wgmma_desc.hpp, checked without a GPU by glr_wgmma_tests; the instructions themselves by
-/// glr_cuda_tests' Sm90Wgmma.* on an H200 (not yet run: bench/results/glr-fwd-split.md, Session 26).
+/// glr_cuda_tests' GlrCudaSm90Wgmma.* on an H200 (not yet run: bench/results/glr-fwd-split.md, Session 26).
 ///
 /// Every instruction here exists only in the sm_90a device pass (GLR_SM90A_DEVICE: wgmma is not in
 /// plain sm_90 nor in sm_100a); in any other device pass each helper is a trap, so a file that
