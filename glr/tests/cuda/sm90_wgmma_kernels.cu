@@ -23,7 +23,9 @@ constexpr int kK = 64;  // 4 K16 steps
 __host__ __device__ constexpr bool is_rs(WgmmaMode m) {
   return m == WgmmaMode::rs_sw128 || m == WgmmaMode::rs_core || m == WgmmaMode::rs_nmajor;
 }
-__host__ __device__ constexpr bool is_nmajor(WgmmaMode m) { return m == WgmmaMode::ss_nmajor || m == WgmmaMode::rs_nmajor; }
+__host__ __device__ constexpr bool is_nmajor(WgmmaMode m) {
+  return m == WgmmaMode::ss_nmajor || m == WgmmaMode::rs_nmajor;
+}
 __host__ __device__ constexpr bool is_core(WgmmaMode m) { return m == WgmmaMode::ss_core || m == WgmmaMode::rs_core; }
 
 /// Where element (r, k) of a K-major operand with `rows` rows goes.

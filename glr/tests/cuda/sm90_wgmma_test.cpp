@@ -2,12 +2,13 @@
 // one warpgroup computes D[64, N] = A[64, 64] · B[N, 64]ᵀ with 4 K16 steps of
 // wgmma.mma_async.m64nNk16.f32 (sm90_wgmma_kernels.cu), for bf16 and f16, N = 64 and 128, A from
 // shared memory (SS) or registers (RS), operands in the 128B-swizzle or the no-swizzle K-major
-// layout, and B N-major (imm-trans-b = 1; how fwd_out holds S_c and v). The inputs are small integers (|x| ≤ 8), exact in bf16 and f16, so every product and
-// partial sum is an integer below 2^24 and fp32 accumulation in any order is exact: the check is
-// equality with the fp64 product, and any element the hardware reads from the wrong place (a layout,
-// descriptor or fragment-map error) shows as a wrong element of D. The accumulators start as NaN,
-// so the first step's scale-d = 0 is checked too. Negative control: the same kernel with a wrong
-// SBO must fail. Skips, saying why, where there is no GPU or the GPU is not compute capability 9.0.
+// layout, and B N-major (imm-trans-b = 1; how fwd_out holds S_c and v). The inputs are small
+// integers (|x| ≤ 8), exact in bf16 and f16, so every product and partial sum is an integer below
+// 2^24 and fp32 accumulation in any order is exact: the check is equality with the fp64 product,
+// and any element the hardware reads from the wrong place (a layout, descriptor or fragment-map
+// error) shows as a wrong element of D. The accumulators start as NaN, so the first step's
+// scale-d = 0 is checked too. Negative control: the same kernel with a wrong SBO must fail. Skips,
+// saying why, where there is no GPU or the GPU is not compute capability 9.0.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
@@ -31,7 +32,8 @@ using glr_test::WgmmaMode;
 std::string no_sm90a_reason() {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) return std::string("cudaGetDeviceCount: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+  if (e != cudaSuccess)
+    return std::string("cudaGetDeviceCount: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
   if (n == 0) return "no CUDA device";
   int dev = 0, major = 0, minor = 0;
   if ((e = cudaGetDevice(&dev)) != cudaSuccess) return std::string("cudaGetDevice: ") + cudaGetErrorName(e);
