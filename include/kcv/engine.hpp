@@ -34,6 +34,11 @@ struct GateReport {
   bool tolerance_independent = false;
   int64_t cases = 0;          // cases run
   double seconds = 0;
+  /// Where the seconds went (src/kcv/part_clock.hpp): making the cases (inputs drawn, staged),
+  /// running them in workers (the calls, transfers included), getting the reference's answers
+  /// (KernelBench: server, disk cache, decoding; a builtin contract's fp64 reference is judging),
+  /// and judging. The rest of `seconds` is planning and the static check.
+  double make_seconds = 0, calls_seconds = 0, reference_seconds = 0, judging_seconds = 0;
   std::string evidence;       // failures: case, index, got, expected, bound; skips: the reason
   uint64_t seed = 0;          // the gate's seed: (gate, case, seed) replays a case
   int64_t failing_case = -1;  // index of the first case that did not pass

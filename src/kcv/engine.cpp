@@ -22,6 +22,7 @@
 #include "kcv/front_door.hpp"
 #include "kcv/engine_steps.hpp"
 #include "kcv/gate_run.hpp"
+#include "kcv/part_clock.hpp"
 #include "kcv/provenance.hpp"
 #include "kcv/runner.hpp"
 #include "kcv/sandbox.hpp"
@@ -172,16 +173,31 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
   std::vector<Case> chunk, kept_cases;
   std::vector<CaseRun> kept_runs;
   CaseTally t;
+  using Clock = std::chrono::steady_clock;
+  const auto since = [](Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); };
+  // A judgement's seconds less what its reference took (part_clock.hpp).
+  const auto judged = [&](auto&& judge) {
+    const auto j0 = Clock::now();
+    const double r0 = reference_seconds_on_this_thread();
+    auto result = judge();
+    const double reference = reference_seconds_on_this_thread() - r0;
+    rep.reference_seconds += reference;
+    rep.judging_seconds += std::max(0.0, since(j0) - reference);
+    return result;
+  };
   int64_t staged = 0;
   bool stopped = false;  // a worker crashed or hung: the gate's later cases do not run
   auto run_chunk = [&] {
+    const auto c0 = Clock::now();
     std::vector<CaseRun> runs = runner.run(chunk);
+    rep.calls_seconds += since(c0);
     stopped = runs.size() < chunk.size() || (!runs.empty() && runs.back().status != RunStatus::ok);
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const int64_t index = only_case ? *only_case : t.ran + static_cast<int64_t>(i);
       const CaseRun& run = runs[i];
-      CaseJudgement j = run.status == RunStatus::ok ? gate.judge(ctx, chunk[i], run)
-                                                    : gate.judge_abnormal(ctx, chunk[i], run);
+      CaseJudgement j = judged([&] {
+        return run.status == RunStatus::ok ? gate.judge(ctx, chunk[i], run) : gate.judge_abnormal(ctx, chunk[i], run);
+      });
       if (j.worst && (!rep.worst || j.worst->ratio() > rep.worst->ratio())) rep.worst = j.worst;
       // NOTES: the placement is drawn from the run's seed and the case's label (replay redraws
       // it); said with a failure, for whoever reads why a candidate behaves differently there.
@@ -221,11 +237,16 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
       run_chunk();
       if (stopped) break;
     }
+    const auto m0 = Clock::now();
     chunk.push_back(plans[p].make());
+    rep.make_seconds += since(m0);
     staged += staged_bytes(chunk.back());
   }
   if (!chunk.empty() && !stopped) run_chunk();
-  conclude(gate, ctx, runner, static_result, plans.size(), only_case.has_value(), t, kept_cases, kept_runs, out);
+  judged([&] {
+    conclude(gate, ctx, runner, static_result, plans.size(), only_case.has_value(), t, kept_cases, kept_runs, out);
+    return 0;
+  });
   finish();
   return out;
 }
@@ -247,6 +268,11 @@ bool mentions_out_of_memory(std::string_view text) {
 }
 
 uint64_t run_canary_key(uint64_t run_seed) { return splitmix(run_seed ^ 0xC0FFEEull); }
+
+double& reference_seconds_on_this_thread() {
+  thread_local double seconds = 0;
+  return seconds;
+}
 
 uint64_t gate_seed(uint64_t run_seed, std::string_view gate_id) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a of the id

@@ -60,6 +60,8 @@ nlohmann::json report_to_json(const Report& r) {
     // NOTES: written only when set, so reports without it read the same as before.
     if (g.out_of_memory) gates.back()["out_of_memory"] = true;
     if (g.compile_grace_calls > 0) gates.back()["compile_grace_calls"] = g.compile_grace_calls;
+    gates.back()["seconds_by_part"] = {{"make", g.make_seconds}, {"calls", g.calls_seconds},
+                                       {"reference", g.reference_seconds}, {"judging", g.judging_seconds}};
   }
   nlohmann::json j = {{"schema", r.schema}, {"op", r.op}, {"candidate", r.candidate}, {"backend", r.backend},
                       {"seed", std::to_string(r.seed)}, {"verdict", verdict_name(r.verdict)}, {"gates", gates}};
@@ -68,6 +70,17 @@ nlohmann::json report_to_json(const Report& r) {
   if (!r.timing.is_null()) j["timing"] = r.timing;
   if (!r.pass_withheld.empty()) j["pass_withheld"] = r.pass_withheld;
   if (!r.provenance.is_null()) j["provenance"] = r.provenance;
+  // Issue 22: the candidate's time split, over its gates (and its KernelBench build): wall seconds
+  // of kcv's thread that ran each part (part_clock.hpp).
+  nlohmann::json parts = {{"make", 0.0}, {"calls", 0.0}, {"reference", 0.0}, {"judging", 0.0}};
+  for (const auto& g : r.gates) {
+    parts["make"] = parts["make"].get<double>() + g.make_seconds;
+    parts["calls"] = parts["calls"].get<double>() + g.calls_seconds;
+    parts["reference"] = parts["reference"].get<double>() + g.reference_seconds;
+    parts["judging"] = parts["judging"].get<double>() + g.judging_seconds;
+  }
+  if (r.kernelbench) parts["build"] = r.kernelbench->compile_seconds;
+  j["seconds_by_part"] = parts;
   return cleaned(j);
 }
 
@@ -123,6 +136,13 @@ Report report_from_json(const nlohmann::json& j) {
                                 parse_verdict(f.at("verdict").get<std::string>()),
                                 f.value("convention", std::string()) == "library"});
       gr.compile_grace_calls = g.value("compile_grace_calls", int64_t{0});
+      if (g.contains("seconds_by_part") && g["seconds_by_part"].is_object()) {
+        const auto& p = g["seconds_by_part"];
+        gr.make_seconds = p.value("make", 0.0);
+        gr.calls_seconds = p.value("calls", 0.0);
+        gr.reference_seconds = p.value("reference", 0.0);
+        gr.judging_seconds = p.value("judging", 0.0);
+      }
       if (g.contains("worst")) gr.worst = WorstElement{g["worst"].at("error").get<double>(), g["worst"].at("bound").get<double>()};
       r.gates.push_back(std::move(gr));
     }

@@ -3,8 +3,10 @@
 // at all after a worker crash stops the gate. A gate that judges across cases gets all of them.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -13,6 +15,8 @@
 #include "kcv/contract.hpp"
 #include "kcv/gate_run.hpp"
 #include "kcv/gates/common.hpp"
+#include "kcv/part_clock.hpp"
+#include "kcv/report.hpp"
 #include "test_support.hpp"
 
 namespace kcv {
@@ -121,6 +125,60 @@ TEST(GateChunks, ACrashStopsTheGateBeforeItsLaterCasesAreMade) {
   EXPECT_EQ(rep.verdict, Verdict::crash);
   EXPECT_EQ(rep.cases, 1);
   EXPECT_NE(rep.evidence.find("[stopped after case 1 of 4]"), std::string::npos) << rep.evidence;
+}
+
+
+/// Four cases whose making, judging and reference take known times (issue 22's split).
+class TimedGate final : public Gate {
+ public:
+  std::string_view id() const override { return "timed"; }
+  std::string_view summary() const override { return "sleeps in make, judge and its reference"; }
+  bool tolerance_independent() const override { return true; }
+  std::vector<CasePlan> plan(const GateContext& ctx, uint64_t seed) const override {
+    std::vector<CasePlan> out;
+    for (int i = 0; i < 4; ++i) {
+      CasePlan p = gates::single_call_plan(fmt::format("case {}", i), ctx.contract, {{"M", 4}, {"N", 33}}, seed, i);
+      out.push_back({p.label, [make = p.make] {
+                       std::this_thread::sleep_for(std::chrono::milliseconds(30));
+                       return make();
+                     }});
+    }
+    return out;
+  }
+  std::vector<Case> cases(const GateContext& ctx, uint64_t seed) const override { return make_all(plan(ctx, seed)); }
+  CaseJudgement judge(const GateContext&, const Case&, const CaseRun&) const override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const ReferenceClock reference;   // as KernelBenchContract::reference does
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    return {};
+  }
+};
+
+TEST(GateChunks, AGatesSecondsAreSplitIntoMakingCallsReferenceAndJudging) {
+  Fixture f(test::softmax_source());
+  const TimedGate gate;
+  const GateContext ctx{f.softmax, backend_named("cpu"), f.candidate};
+  const GateReport rep = run_gate(gate, ctx, *f.runner, 7, std::nullopt, 1).report;
+  ASSERT_EQ(rep.verdict, Verdict::pass) << rep.evidence;
+  EXPECT_GE(rep.make_seconds, 4 * 0.030);
+  EXPECT_GE(rep.reference_seconds, 4 * 0.040);
+  EXPECT_GE(rep.judging_seconds, 4 * 0.020);
+  // The reference's time is not judging's too (it would be 0.24 s and more).
+  EXPECT_LT(rep.judging_seconds, 0.20) << rep.judging_seconds;
+  EXPECT_GT(rep.calls_seconds, 0);
+  EXPECT_LE(rep.make_seconds + rep.calls_seconds + rep.reference_seconds + rep.judging_seconds, rep.seconds + 1e-6);
+
+  // In the report: per gate, and summed over the gates at the top; read back as written.
+  Report r;
+  r.gates = {rep, rep};
+  const nlohmann::json j = report_to_json(r);
+  EXPECT_DOUBLE_EQ(j["gates"][0]["seconds_by_part"]["reference"].get<double>(), rep.reference_seconds);
+  EXPECT_DOUBLE_EQ(j["seconds_by_part"]["calls"].get<double>(), 2 * rep.calls_seconds);
+  EXPECT_DOUBLE_EQ(j["seconds_by_part"]["judging"].get<double>(), 2 * rep.judging_seconds);
+  EXPECT_FALSE(j["seconds_by_part"].contains("build"));   // no KernelBench build here
+  const Report back = report_from_json(j);
+  EXPECT_DOUBLE_EQ(back.gates[1].make_seconds, rep.make_seconds);
+  EXPECT_DOUBLE_EQ(back.gates[1].judging_seconds, rep.judging_seconds);
 }
 
 }  // namespace
