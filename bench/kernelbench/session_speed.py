@@ -13,8 +13,8 @@ computed versus served from its cache. A markdown table and the ratio
 separate / session over candidates 2..N (the first pays the session's start). Then the
 session's candidates per minute (over 2..N) and each candidate's time split: build (the report's
 kernelbench.compile_seconds: the worker's start, torch's import, the solution's load and its
-load_inline build), the gates (the sum of their seconds: calls, judging and any reference the
-session computed; the report does not split these further, so the gates that cost most are named),
+load_inline build), the gates (the sum of their seconds, split by the report's seconds_by_part into making the cases,
+the calls, the reference's answers and judging; the gates that cost most are named),
 and the rest (the private copy, the backend probe, the report). --skip-first-separate leaves out
 candidate 1's separate run, which the ratio does not use (a device budget). --pause S waits S
 seconds before each candidate after the first, untimed, in both loops (a generator loop's LLM
@@ -90,13 +90,16 @@ def main():
     print(f"\ncandidates 2..{len(sols)}: separate {sep:.2f} s, session {ses:.2f} s: ratio {sep / ses:.2f}x (target >= 3x)")
     print(f"session throughput over candidates 2..{len(sols)}: {60 * (len(sols) - 1) / ses:.2f} candidates per minute "
           f"(one at a time)")
-    print("\nper candidate in the session, s: | # | wall | build (compile_seconds) | gates (sum) | rest "
-          "| costliest gates |\n|---|---|---|---|---|---|")
+    print("\nper candidate in the session, s: | # | wall | build (compile_seconds) | gates (sum) | of which: make, "
+          "calls, reference, judging | rest | costliest gates |\n|---|---|---|---|---|---|---|")
     for i, (tn, _, _, _, r) in enumerate(session, 1):
         build = float((r.report.get("kernelbench") or {}).get("compile_seconds") or 0.0)
         gates = sum(g.seconds for g in r.gates.values())
+        parts = r.report.get("seconds_by_part") or {}
+        split = ", ".join(f"{parts.get(k, 0.0):.2f}" for k in ("make", "calls", "reference", "judging")) \
+            if parts else "(kcv before 3690a22)"
         top = sorted(r.gates.values(), key=lambda g: -g.seconds)[:3]
-        print(f"| {i} | {tn:.2f} | {build:.2f} | {gates:.2f} | {tn - build - gates:.2f} | "
+        print(f"| {i} | {tn:.2f} | {build:.2f} | {gates:.2f} | {split} | {tn - build - gates:.2f} | "
               + ", ".join(f"{g.id} {g.seconds:.2f}" for g in top) + " |")
     if a.json:
         json.dump([r.report for *_, r in session], open(a.json, "w"), indent=1)
