@@ -123,6 +123,10 @@ struct KernelBenchContract::Server {
     const std::string threads = std::to_string(default_threads(s.settings));
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw SetupError("pipe failed");
+    // NOTES: answers are tens to hundreds of MB (33 bytes an output element); a 1 MiB pipe moves them
+    // in 16x fewer reads and wake-ups than the default 64 KiB. Where the system refuses (pipe-max-size,
+    // a user's pipe quota) the default stays: only slower.
+    for (int fd : {in[1], out[0]}) (void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
     const std::string device(backend_named(s.backend).torch_device()), seed = std::to_string(s.init_seed);
     SubprocessSpec spec;
     spec.argv = {s.python, "-u", script, s.problem, device, seed};
@@ -600,16 +604,20 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
     // rounding to show: then one ulp of the largest input stands in for the output's scale.
     const double floor = r_max > 0 ? r_max : largest_input();
     const double scale = kKernelBenchK * std::max(e_max, u * floor);
+    // NOTES: every array is appended to, never resized first: a large problem's outputs are tens
+    // of millions of elements, and zero-filling five arrays that the loop overwrites cost kcv a
+    // pass over ~41 bytes an element on every call (about a tenth of its time in reference() on a
+    // 2048x2048 problem, perf on the CPU machine, session 26).
     RefTensor t;
-    t.value.resize(n);
-    t.amp.resize(n);
+    t.value.reserve(n);
+    t.amp.reserve(n);
     const std::string& v = order == SumOrder::forward ? b64 : b32;
     // allowed = c·u·amp + u_out·|r| with c = 1: amp carries the calibrated term and one more |r|.
     auto calibrated_amp = [&](double r) { return scale / u + (std::isfinite(r) ? std::abs(r) : 0); };
     if (per == 2) {
       for (std::size_t i = 0; i < n; ++i) {
-        t.value[i] = double_at(v, i);
-        t.amp[i] = calibrated_amp(t.value[i]);
+        t.value.push_back(double_at(v, i));
+        t.amp.push_back(calibrated_amp(t.value.back()));
       }
       refs.push_back(std::move(t));
       continue;
@@ -617,21 +625,20 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
     const std::string &bE = blobs[per * o + 2], &bW = blobs[per * o + 3], &bS = blobs[per * o + 4];
     if (bE.size() != b64.size() || bW.size() != b64.size() || bS.size() != n)
       throw std::runtime_error("kcv: the reference's bound has another number of elements");
-    t.mag.resize(n);
-    t.depth.resize(n);
-    t.walk.resize(n);
+    t.mag.reserve(n);
+    t.depth.reserve(n);
+    t.walk.reserve(n);
     // NOTES: the classes of the expansion (docs/nonfinite-classes.md), from what is known of it:
     // float64's class and fp32 eager's (the two orders the calibrated bound compared), and every
     // class where the bound found the element free (a legitimate fp32 order's partial result
     // overflows or underflows: a parallel scan's Inf * 0 where the sequential order stays Inf).
-    t.classes.resize(n);
+    t.classes.reserve(n);
     auto class_bit = [](double x) { return static_cast<uint8_t>(1u << static_cast<int>(classify(x))); };
     for (std::size_t i = 0; i < n; ++i) {
       const double r64 = double_at(b64, i), r32 = double_at(b32, i);
-      t.value[i] = double_at(v, i);
+      t.value.push_back(double_at(v, i));
       const auto status = static_cast<uint8_t>(bS[i]);
-      t.classes[i] = static_cast<uint8_t>(class_bit(r64) | class_bit(r32) |
-                                          (status == 2 ? kClassAny : 0));
+      t.classes.push_back(static_cast<uint8_t>(class_bit(r64) | class_bit(r32) | (status == 2 ? kClassAny : 0)));
       if (status == 0) {
         // NOTES: derived. allowed = c·(u·(depth·mag + amp) + depth·η) + u_out·|r| with c = 1,
         // depth 1 and mag = E: u·E + u·|r|. fp32 eager is one legitimate order: where it erred
@@ -641,22 +648,27 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
         const double eager = std::isfinite(r64) && std::isfinite(r32) ? 2 * std::abs(r32 - r64) / u : 0;
         const double E = double_at(bE, i), W = double_at(bW, i);
         if (eager / 2 > E + std::abs(r64)) ++counts[o][3];
-        t.depth[i] = 1;
-        t.mag[i] = std::max(E, eager);
-        t.walk[i] = std::max(W, eager);
+        t.amp.push_back(0);
+        t.depth.push_back(1);
+        t.mag.push_back(std::max(E, eager));
+        t.walk.push_back(std::max(W, eager));
         ++counts[o][0];
       } else if (status == 1) {
         // Calibrated floor: an op without a rule made or fed this element (depth 0: no population test).
-        t.amp[i] = std::max(double_at(bE, i), calibrated_amp(t.value[i]));
+        t.amp.push_back(std::max(double_at(bE, i), calibrated_amp(t.value.back())));
+        t.depth.push_back(0);
+        t.mag.push_back(0);
+        t.walk.push_back(0);
         ++counts[o][1];
       } else {
         // NOTES: free (DESIGN §4 (c)): some legitimate fp32 order overflows or underflows a
         // partial result here (a parallel scan's Inf · 0), so its class and value depend on the
         // order. depth >= 2 with mag >= the fp32 range accepts every class (error_model.cpp,
         // expect); an infinite bound, any value; an infinite walk keeps it out of the population.
-        t.depth[i] = 2;
-        t.mag[i] = INFINITY;
-        t.walk[i] = INFINITY;
+        t.amp.push_back(0);
+        t.depth.push_back(2);
+        t.mag.push_back(INFINITY);
+        t.walk.push_back(INFINITY);
         ++counts[o][2];
       }
     }
