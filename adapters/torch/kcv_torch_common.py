@@ -264,6 +264,7 @@ def build_call_key(fn_name, arguments, workdir):
             break
     if "extra_cflags" in args:
         args["extra_cflags"] = flags
+    header_dirs = list(arguments.get("extra_include_paths") or [])
     if fn_name == "load":
         sources = arguments.get("sources")
         paths = [sources] if isinstance(sources, str) else list(sources or [])
@@ -272,8 +273,70 @@ def build_call_key(fn_name, arguments, workdir):
             with open(p, "rb") as f:
                 digests.append(hashlib.sha256(f.read()).hexdigest())
         args["sources_sha256"] = digests
+        header_dirs += [os.path.dirname(os.path.abspath(p)) for p in paths]   # "..." includes beside them
+    for flag_list in ("extra_cflags", "extra_cuda_cflags"):
+        header_dirs += include_dirs_of_flags(arguments.get(flag_list) or [])
+    args["headers_sha256"] = user_headers_digest(header_dirs, workdir)
     text = json.dumps({"fn": fn_name, "args": args}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+class TooManyHeaders(OSError):
+    """The header folders of a build are too large to hash: the build is not cached."""
+
+
+def include_dirs_of_flags(flags):
+    """The folders of -I/-isystem/-iquote/-idirafter flags ("-Idir" or "-I", "dir")."""
+    out, flags = [], [str(f) for f in flags]
+    for i, f in enumerate(flags):
+        for opt in ("-I", "-isystem", "-iquote", "-idirafter"):
+            if f == opt and i + 1 < len(flags):
+                out.append(flags[i + 1])
+            elif f.startswith(opt) and len(f) > len(opt) and not f.startswith("-include"):
+                out.append(f[len(opt):])
+    return out
+
+
+# What one call may hash of its header folders before it is left uncached.
+HEADER_FILES_MAX = 2048
+HEADER_BYTES_MAX = 64 << 20
+
+
+def user_headers_digest(dirs, workdir):
+    """Every regular file under the build's own header folders (extra_include_paths, -I flags, a
+    load source's folder), by path and SHA-256 of its bytes: a header edited between two runs of the
+    same solution changes the call key, so the cached build is not imported (a stale .so would be
+    judged). Folders of the toolchain and of Python (the interpreter's prefixes, torch's package,
+    CUDA_HOME, /usr) are the entry key's already (compilers, torch, CUDA by identity) and are not
+    read. Raises TooManyHeaders past HEADER_FILES_MAX files or HEADER_BYTES_MAX bytes."""
+    import hashlib
+    skip = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, "/usr",
+                                          os.environ.get("CUDA_HOME") or "/usr/local/cuda")}
+    skip.add(os.path.realpath(os.path.dirname(torch.__file__)))
+    files, total, seen = [], 0, set()
+    for d in dirs:
+        real = os.path.realpath(str(d))
+        if real in seen or not os.path.isdir(real) or any(real == s or real.startswith(s + os.sep) for s in skip):
+            continue
+        seen.add(real)
+        shown = real.replace(workdir, "<workdir>") if workdir else real
+        for root, subdirs, names in os.walk(real):
+            subdirs.sort()
+            for n in sorted(names):
+                path = os.path.join(root, n)
+                if not os.path.isfile(path):
+                    continue
+                files.append(path)
+                total += os.path.getsize(path)
+                if len(files) > HEADER_FILES_MAX or total > HEADER_BYTES_MAX:
+                    raise TooManyHeaders(f"{shown}: more than {HEADER_FILES_MAX} files or {HEADER_BYTES_MAX} bytes")
+    out = []
+    for path in files:
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        shown = path.replace(workdir, "<workdir>") if workdir else path
+        out.append([shown, digest])
+    return out
 
 
 def use_build_cache(prebuilt, ext_dir, workdir):
