@@ -11,7 +11,8 @@ mkdir -p "$out"
 python3 bench/glr/split_sim/gen.py . "$out/include"
 cuda_inc=${CUDA_HOME:-/usr/local/cuda}/include
 g++ -std=c++20 -O1 ${SIM_FLAGS:-} -include bench/glr/split_sim/sim.hpp -I"$out/include" -Iinclude -I"$cuda_inc" \
-  bench/glr/split_sim/fwd_harness.cpp -o "$out/harness" -L"${CUDA_HOME:-/usr/local/cuda}/lib64" -lcudart_static -ldl -lpthread -lrt  # launch_gate names cudaMemcpyAsync (not called)
+  bench/glr/split_sim/fwd_harness.cpp -o "$out/harness" \
+  -L"${CUDA_HOME:-/usr/local/cuda}/lib64" -lcudart_static -ldl -lpthread -lrt  # launch_gate names cudaMemcpyAsync
 "$out/harness" "$@" | tee "$out/forward.txt"
 SIM_REVERSE=1 "$out/harness" "$@" > "$out/reverse.txt"
 if ! diff <(grep -o 'hash [0-9a-f]*' "$out/forward.txt") <(grep -o 'hash [0-9a-f]*' "$out/reverse.txt") > /dev/null; then

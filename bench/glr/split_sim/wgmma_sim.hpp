@@ -53,7 +53,10 @@ inline uint32_t hw_addr_mn(const Desc& d, int k, int n) {  // MN-major, element 
   return addr ^ (((addr >> 7) & ((1u << b) - 1)) << 4);
 }
 template <Ab T> inline float at(uint32_t addr) {
-  if (addr + 2 > sizeof ::glr::cuda::sm90::smem_raw) { std::fprintf(stderr, "sim wgmma: read past shared memory\n"); std::abort(); }
+  if (addr + 2 > sizeof ::glr::cuda::sm90::smem_raw) {
+    std::fprintf(stderr, "sim wgmma: read past shared memory\n");
+    std::abort();
+  }
   uint16_t h;
   std::memcpy(&h, ::glr::cuda::sm90::smem_raw + addr, 2);
   if constexpr (T == Ab::bf16) { __nv_bfloat16 x; std::memcpy(&x, &h, 2); return __bfloat162float(x); }

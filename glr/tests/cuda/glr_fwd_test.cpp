@@ -328,9 +328,9 @@ void check_case(const Case& c) {
     const size_t es = io_bytes(c.dtype);
     for (size_t i = 0; i < ref.o.value.size(); ++i) {
       if (int64_t(i) / c.V >= c.vbad_t && int64_t(i) % c.V == c.vbad_v) continue;
-      for (auto [to, from] : {std::pair{&keep.value, &ref.o.value}, {&keep.mag, &ref.o.mag}, {&keep.depth, &ref.o.depth},
-                              {&keep.amp, &ref.o.amp}, {&keep.under, &ref.o.under}, {&keep.op, &ref.o.op},
-                              {&keep.opu, &ref.o.opu}, {&keep.ovf, &ref.o.ovf}})
+      for (auto [to, from] : {std::pair{&keep.value, &ref.o.value}, {&keep.mag, &ref.o.mag},
+                              {&keep.depth, &ref.o.depth}, {&keep.amp, &ref.o.amp}, {&keep.under, &ref.o.under},
+                              {&keep.op, &ref.o.op}, {&keep.opu, &ref.o.opu}, {&keep.ovf, &ref.o.ovf}})
         to->push_back((*from)[i]);
       keep.classes.push_back(ref.o.classes[i]);
       got.insert(got.end(), r.o.begin() + i * es, r.o.begin() + (i + 1) * es);
