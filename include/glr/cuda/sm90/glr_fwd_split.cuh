@@ -14,6 +14,7 @@
 ///                                                    2b. per segment: S entering it = h0 folded
 ///                                                    through the earlier segments' (P, U), then 2
 ///   3. sm90_glr_fwd_out   per (chunk, head, V tile): o = scale·(Qg·S_c + A·v)
+///      (GLR_FWD_WGMMA A/B builds: sm90_glr_fwd_out_wgmma, glr_fwd_out_wgmma.cuh, on warpgroup MMAs)
 /// The arithmetic is glr_fwd_tc.cuh's, operation for operation, with one exception: the vector-gate
 /// prep forms the decay of A's diagonal 16-blocks (fp32, on FFMA, as there) per column as
 /// 2^(b_i − b_ρ)·2^(b_ρ − b_j), ρ the row before the block, where every |b − b_ρ| of the block's
@@ -1020,7 +1021,9 @@ Status launch_gate(const FwdParams& p, cudaStream_t stream) {
   if (Status st = launch_states<E, kScalarGate>(p, stream); !st.ok()) return st;
 #if defined(GLR_FWD_WGMMA)  // its own V tile (out reads ws.S whole)
   if (Status st = with_tiles(p.shape,
-                             [&](auto kp, auto) -> Status { return launch_out_wgmma<E, decltype(kp)::value>(p, stream); });
+                             [&](auto kp, auto) -> Status {
+                               return launch_out_wgmma<E, decltype(kp)::value>(p, stream);
+                             });
       !st.ok())
     return st;
 #else
