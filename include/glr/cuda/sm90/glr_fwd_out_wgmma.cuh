@@ -10,8 +10,8 @@
 /// and rounding points as sm90_glr_fwd_out; only the fp32 accumulation order differs (inside the MMAs,
 /// and A's diagonal blocks now on the tensor core instead of FFMA: a product of two 16-bit values is
 /// exact in fp32). BV = 128 (V > 64, KP <= 128): warpgroup w owns columns [64w, 64w + 64). BV = 64: the
-/// K16 steps are split between the two warpgroups (the first half of the inter steps; the rest and the
-/// intra steps), the second's sums added to the first's through shared memory.
+/// KW/16 + 4 K16 steps are split evenly between the two warpgroups (the first half, inter steps only; the
+/// rest), the second's sums added to the first's through shared memory.
 /// Tiles in shared memory, 128-byte swizzled (wgmma_desc.hpp), each 1024-byte aligned: Qg and A K-major
 /// (sw128_offset), S_c [KW][BV] and v [C][BV] N-major (mn_sw128_offset, imm-trans-b = 1); KW = max(KP, 64)
 /// (one whole 128-byte line; K columns past K are zero-filled in Qg and rows past K in S_c).
@@ -147,20 +147,28 @@ __global__ void __launch_bounds__(fwd_split::kThreads)
 #pragma unroll
         for (int kk = 0; kk < kIntra; ++kk)
           wgmma::mma_ss<64, ab, true>(d, sw128_desc(aa, kk, C), mn_sw128_desc(va + wg * C * 128, kk, C), true);
-      } else {  // the K16 steps split: warpgroup 0 the first n0 inter steps, warpgroup 1 the rest
-        constexpr int n0 = (kInter + kIntra + 1) / 2;
-        static_assert(n0 <= kInter, "warpgroup 0 takes inter steps only");
-        if (wg == 0) {
+      } else {  // the K16 steps split evenly: warpgroup 0 the first half (inter), warpgroup 1 the rest
+        // NOTES: the split is in the descriptors, not in the control flow: the same wgmma sequence in both
+        // warpgroups. A branch per warpgroup made ptxas serialize the wgmma (C7520, "compiler-inserted
+        // WG.AR in divergent path"), and a `?:` between descriptors became a branch that made it inject a
+        // warpgroup.arrive before each (C7519); ptxas -v reports neither for this form (nvcc 13.0).
+        constexpr int kHalf = (kInter + kIntra) / 2;
+        static_assert((kInter + kIntra) % 2 == 0 && kHalf <= kInter, "warpgroup 0 takes inter steps only");
+        constexpr int kBoth = kInter - kHalf;  // steps inter in both warpgroups; after them, warpgroup 1's are intra
+        const uint64_t w1 = uint64_t(wg);        // 0 or 1: selects by arithmetic (a select here was a branch)
 #pragma unroll
-          for (int kk = 0; kk < n0; ++kk)
-            wgmma::mma_ss<64, ab, true>(d, sw128_desc(qa, kk, C), mn_sw128_desc(sa, kk, KW), kk > 0);
-        } else {
-#pragma unroll
-          for (int kk = n0; kk < kInter; ++kk)
-            wgmma::mma_ss<64, ab, true>(d, sw128_desc(qa, kk, C), mn_sw128_desc(sa, kk, KW), kk > n0);
-#pragma unroll
-          for (int kk = 0; kk < kIntra; ++kk)
-            wgmma::mma_ss<64, ab, true>(d, sw128_desc(aa, kk, C), mn_sw128_desc(va, kk, C), kk > 0 || n0 < kInter);
+        for (int j = 0; j < kHalf; ++j) {
+          uint64_t ad, bd;
+          if (j < kBoth) {  // compile-time: inter step j (warpgroup 0) or kHalf + j (warpgroup 1)
+            const int st = j + wg * kHalf;
+            ad = sw128_desc(qa, st, C);
+            bd = mn_sw128_desc(sa, st, KW);
+          } else {  // compile-time: inter step j (warpgroup 0) or intra step j − kBoth (warpgroup 1)
+            const uint64_t a0 = sw128_desc(qa, j, C), b0 = mn_sw128_desc(sa, j, KW);
+            ad = a0 + w1 * (sw128_desc(aa, j - kBoth, C) - a0);
+            bd = b0 + w1 * (mn_sw128_desc(va, j - kBoth, C) - b0);
+          }
+          wgmma::mma_ss<64, ab, true>(d, ad, bd, j > 0);
         }
       }
       wgmma::commit_group();
