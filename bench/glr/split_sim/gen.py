@@ -1,6 +1,8 @@
-# Host copies of the three sm90 split headers for the simulation: launches through sim::launch,
-# cp.async as synchronous copies, fwd_tc cut to its helpers.
-#   python3 gen.py REPO OUTDIR   (writes OUTDIR/glr/cuda/sm90/{glr_fwd_tc,glr_fwd_split,glr_bwd_split}.cuh)
+# Host copies of the sm90 split headers for the simulation: launches through sim::launch,
+# cp.async as synchronous copies, fwd_tc cut to its helpers; the wgmma out kernel's header with its
+# shared memory named smem_raw (sim.hpp's), and wgmma.cuh replaced by its emulation (wgmma_sim.hpp).
+#   python3 gen.py REPO OUTDIR   (writes OUTDIR/glr/cuda/sm90/{glr_fwd_tc,glr_fwd_split,glr_bwd_split,
+#                                 glr_fwd_out_wgmma,wgmma}.cuh)
 import os, re, sys
 src, dst = sys.argv[1], sys.argv[2]
 inc = src + '/include/glr/cuda/sm90/'
@@ -28,3 +30,7 @@ open(out + 'glr_fwd_split.cuh', 'w').write(fs)
 bs = launches(open(inc + 'glr_bwd_split.cuh').read())
 open(out + 'glr_bwd_split.cuh', 'w').write(bs)
 assert '<<<' not in bs and '<<<' not in fs and bs.count('::sim::launch(') >= 3, 'a launch the generator did not rewrite'
+wg = launches(open(inc + 'glr_fwd_out_wgmma.cuh').read()).replace('smem_wg', 'smem_raw')
+assert '<<<' not in wg and wg.count('::sim::launch(') == 1, 'the wgmma out launch not rewritten'
+open(out + 'glr_fwd_out_wgmma.cuh', 'w').write(wg)
+open(out + 'wgmma.cuh', 'w').write(open(os.path.dirname(os.path.abspath(__file__)) + '/wgmma_sim.hpp').read())

@@ -34,6 +34,16 @@ inline float shfl_buf[256];
 #define blockIdx (::sim::bIdx)
 namespace glr::cuda::sm90 { alignas(1024) unsigned char smem_raw[232448]; }
 inline void __syncthreads() { ::sim::sync_cta(); }
+namespace sim { inline int or_buf[256]; }
+/// Every thread's predicate published, a barrier, the OR read by all, a barrier (the buffer is reused).
+inline int __syncthreads_or(int pred) {
+  ::sim::or_buf[threadIdx.x] = pred;
+  ::sim::sync_cta();
+  int r = 0;
+  for (int t = 0; t < 256; ++t) r |= ::sim::or_buf[t];
+  ::sim::sync_cta();
+  return r != 0;
+}
 inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
 inline float __shfl_xor_sync(unsigned, float v, int o) {
   const int t = int(threadIdx.x);

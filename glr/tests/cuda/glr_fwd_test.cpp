@@ -103,6 +103,8 @@ struct Case {
   uint64_t seed = 1;
   int gates = 0;                       // 0: log sigmoid(2 + 1.5·N(0,1)); 1: the diagonal-form mix (make_inputs)
   int64_t minf_t = -1, minf_k = -1;    // a −Inf gate at (b 0, t, h 0, k) when minf_t >= 0 (B = H = 1)
+  int64_t vbad_t = -1, vbad_v = -1;    // v[b 0, t, h 0, vv] = vbad when vbad_t >= 0 (B = H = 1)
+  double vbad = INFINITY;
 
   std::string str() const {
     std::ostringstream s;
@@ -111,6 +113,7 @@ struct Case {
       << (h0 ? "" : " h0=null") << (hT ? "" : " hT=null") << (own_stream ? " stream=created" : " stream=0")
       << (gates ? " gates=mix" : "");
     if (minf_t >= 0) s << " g[t=" << minf_t << ", k=" << minf_k << "]=-Inf";
+    if (vbad_t >= 0) s << " v[t=" << vbad_t << ", v=" << vbad_v << "]=" << vbad;
     if (!cu.empty()) {
       s << " cu_seqlens=[";
       for (size_t i = 0; i < cu.size(); ++i) s << (i ? "," : "") << cu[i];
@@ -175,6 +178,10 @@ FwdRun make_inputs(const Case& c) {
   if (c.minf_t >= 0) {
     const size_t at = size_t(c.minf_t * c.K + c.minf_k);
     r.gd[at] = store(r.g.data(), at, -INFINITY, c.dtype, true);
+  }
+  if (c.vbad_t >= 0) {
+    const size_t at = size_t(c.vbad_t * c.V + c.vbad_v);
+    r.vd[at] = store(r.v.data(), at, c.vbad, c.dtype, false);
   }
   fill(r.h0, r.h0d, p.state_elems(), true, normal);
   r.scale = c.dtype == DType::f64 ? 1.0 / std::sqrt(double(c.K)) : double(float(1.0 / std::sqrt(double(c.K))));
@@ -315,6 +322,20 @@ void check_case(const Case& c) {
     head.classes.resize(n);
     const std::vector<unsigned char> got(r.o.begin(), r.o.begin() + n * io_bytes(c.dtype));
     judge("o", got, head, c.dtype, false, j);
+  } else if (c.vbad_t >= 0) {  // B = H = 1: every row before t, and every column but vv (o_i = q_i S_i)
+    glr::Estimate keep;
+    std::vector<unsigned char> got;
+    const size_t es = io_bytes(c.dtype);
+    for (size_t i = 0; i < ref.o.value.size(); ++i) {
+      if (int64_t(i) / c.V >= c.vbad_t && int64_t(i) % c.V == c.vbad_v) continue;
+      for (auto [to, from] : {std::pair{&keep.value, &ref.o.value}, {&keep.mag, &ref.o.mag},
+                              {&keep.depth, &ref.o.depth}, {&keep.amp, &ref.o.amp}, {&keep.under, &ref.o.under},
+                              {&keep.op, &ref.o.op}, {&keep.opu, &ref.o.opu}, {&keep.ovf, &ref.o.ovf}})
+        to->push_back((*from)[i]);
+      keep.classes.push_back(ref.o.classes[i]);
+      got.insert(got.end(), r.o.begin() + i * es, r.o.begin() + (i + 1) * es);
+    }
+    judge("o (kept)", got, keep, c.dtype, false, j);
   } else {
     judge("o", r.o, ref.o, c.dtype, false, j);
     if (c.hT) judge("hT", r.hT, ref.hT, c.dtype, true, j);
@@ -457,6 +478,24 @@ TEST(GlrCudaFwd, MinusInfGateLeavesEarlierRowsFinite) {
       c.B = 1; c.T = 64; c.H = 1; c.K = 40; c.V = 32; c.dtype = d; c.seed = ++seed; c.minf_t = t; c.minf_k = 5;
       check_case(c);
     }
+}
+
+TEST(GlrCudaFwd, NonFiniteVLeavesEarlierRowsAndOtherColumnsFinite) {
+  // A NaN or ±Inf v at (t, vv) reaches only column vv of rows t and later. An out kernel that
+  // multiplies A's selected zeros (j > i) by v (a whole-chunk MMA: the wgmma out kernel,
+  // glr_fwd_out_wgmma.cuh) would write 0·Inf = NaN into the rows before t of t's chunk; that kernel
+  // takes the WMMA/FFMA path for such a tile. t mid-chunk (chunk 1), V tiles of 128 (two warpgroups)
+  // and 64 (K steps split), partial chunk and V tile.
+  SKIP_WITHOUT_GPU();
+  uint64_t seed = 900;
+  for (DType d : {DType::bf16, DType::f16})
+    for (auto [K, V] : {std::pair<int64_t, int64_t>{128, 100}, {64, 64}, {40, 72}})
+      for (double bad : {double(INFINITY), -double(INFINITY), double(NAN)}) {
+        Case c;
+        c.B = 1; c.T = 150; c.H = 1; c.K = K; c.V = V; c.dtype = d; c.seed = ++seed;
+        c.vbad_t = 64 + 37; c.vbad_v = V - 3; c.vbad = bad;
+        check_case(c);
+      }
 }
 
 TEST(GlrCudaFwd, TheBenchmarksVTiles) {

@@ -14,6 +14,7 @@
 ///                                                    2b. per segment: S entering it = h0 folded
 ///                                                    through the earlier segments' (P, U), then 2
 ///   3. sm90_glr_fwd_out   per (chunk, head, V tile): o = scale·(Qg·S_c + A·v)
+///      (GLR_FWD_WGMMA A/B builds: sm90_glr_fwd_out_wgmma, glr_fwd_out_wgmma.cuh, on warpgroup MMAs)
 /// The arithmetic is glr_fwd_tc.cuh's, operation for operation, with one exception: the vector-gate
 /// prep forms the decay of A's diagonal 16-blocks (fp32, on FFMA, as there) per column as
 /// 2^(b_i − b_ρ)·2^(b_ρ − b_j), ρ the row before the block, where every |b − b_ρ| of the block's
@@ -757,29 +758,28 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
     each_live([&](int kk, int vv, float x) { hT[((n * H + h) * K + k0 + kk) * V + v0 + vv] = x; });
 }
 
-/// 3. o = scale·((q ⊙ 2^b)·S_c + A·v): MMAs for the inter product and A's off-diagonal blocks, the
-/// diagonal blocks' A·v on FFMA over j <= i. Grid (NT, H·ceil(V / BV), N).
+namespace fwd_split {
+
+/// The body of sm90_glr_fwd_out for head h and V columns [v0, v0 + BV): all kThreads threads, OutSmem<KP, BV>
+/// at smem_raw (128-byte aligned). Also the wgmma out kernel's path for tiles it must not take on wgmma
+/// (glr_fwd_out_wgmma.cuh).
 template <class E, int BV, int KP>
-__global__ void __launch_bounds__(fwd_split::kThreads)
-    sm90_glr_fwd_out(const E* __restrict__ Qg, const E* __restrict__ v, const E* __restrict__ A,
-                     const E* __restrict__ Sws, E* __restrict__ o, const int64_t* __restrict__ cu, int64_t T,
-                     int64_t H, int64_t K, int64_t V, int64_t NT, float scale) {
-  using namespace fwd_split;
+__device__ __forceinline__ void out_tile(unsigned char* smem_raw, const E* __restrict__ Qg, const E* __restrict__ v,
+                                         const E* __restrict__ A, const E* __restrict__ Sws, E* __restrict__ o,
+                                         const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t V,
+                                         int64_t NT, float scale, int64_t h, int64_t v0) {
   namespace wmma = nvcuda::wmma;
   using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major>;
   using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major>;
   using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
   using L = OutSmem<KP, BV>;
   constexpr int LQ = L::LQ, LV = L::LV, LA = L::LA, LS = L::LS, LO = L::LO;
-  extern __shared__ __align__(128) unsigned char smem_raw[];
   E* qs = reinterpret_cast<E*>(smem_raw + L::qs);
   E* vs = reinterpret_cast<E*>(smem_raw + L::vs);
   E* as = reinterpret_cast<E*>(smem_raw + L::as);
   E* ss = reinterpret_cast<E*>(smem_raw + L::ss);
   float* of = reinterpret_cast<float*>(smem_raw + L::of);
 
-  const int64_t nvt = cdiv(V, BV);
-  const int64_t h = blockIdx.y / nvt, v0 = (blockIdx.y % nvt) * BV;
   int64_t bos, eos;
   const int64_t slot = first_slot(cu, blockIdx.z, T, NT, &bos, &eos) + blockIdx.x;
   const int64_t c0 = bos + int64_t(blockIdx.x) * C;
@@ -838,6 +838,21 @@ __global__ void __launch_bounds__(fwd_split::kThreads)
     for (int j = 16 * (warp >> 1); j <= i; ++j) a += to_f(as[i * LA + j]) * to_f(vs[j * LV + vv]);
     if (i < nc && vv < vw) o[((c0 + i) * H + h) * V + v0 + vv] = from_f<E>(scale * a);
   }
+}
+
+}  // namespace fwd_split
+
+/// 3. o = scale·((q ⊙ 2^b)·S_c + A·v): MMAs for the inter product and A's off-diagonal blocks, the
+/// diagonal blocks' A·v on FFMA over j <= i. Grid (NT, H·ceil(V / BV), N).
+template <class E, int BV, int KP>
+__global__ void __launch_bounds__(fwd_split::kThreads)
+    sm90_glr_fwd_out(const E* __restrict__ Qg, const E* __restrict__ v, const E* __restrict__ A,
+                     const E* __restrict__ Sws, E* __restrict__ o, const int64_t* __restrict__ cu, int64_t T,
+                     int64_t H, int64_t K, int64_t V, int64_t NT, float scale) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  const int64_t nvt = fwd_split::cdiv(V, BV);
+  fwd_split::out_tile<E, BV, KP>(smem_raw, Qg, v, A, Sws, o, cu, T, H, K, V, NT, scale, blockIdx.y / nvt,
+                                 (blockIdx.y % nvt) * BV);
 }
 
 namespace fwd_split {
@@ -949,6 +964,14 @@ Status launch_out(const FwdParams& p, cudaStream_t stream) {
   return {};
 }
 
+}  // namespace fwd_split
+}  // namespace glr::cuda::sm90
+#if defined(GLR_FWD_WGMMA)  // A/B builds only until an H200 has run it: bench/glr/device_wgmma_ab.sh
+#include "glr/cuda/sm90/glr_fwd_out_wgmma.cuh"
+#endif
+namespace glr::cuda::sm90 {
+namespace fwd_split {
+
 /// Which tiles a shape runs with: KP (K padded: 32, 64, 128 or 256) and BV (the walk's and out's
 /// V tile: the widest whose walk grid, V tiles x K tiles x heads x sequences, still fills the device).
 struct Tiles {
@@ -996,12 +1019,21 @@ Status launch_states(const FwdParams& p, cudaStream_t stream, Walk walk = Walk::
 template <class E, bool kScalarGate>
 Status launch_gate(const FwdParams& p, cudaStream_t stream) {
   if (Status st = launch_states<E, kScalarGate>(p, stream); !st.ok()) return st;
+#if defined(GLR_FWD_WGMMA)  // its own V tile (out reads ws.S whole)
+  if (Status st = with_tiles(p.shape,
+                             [&](auto kp, auto) -> Status {
+                               return launch_out_wgmma<E, decltype(kp)::value>(p, stream);
+                             });
+      !st.ok())
+    return st;
+#else
   if (Status st = with_tiles(p.shape,
                              [&](auto kp, auto bv) -> Status {
                                return launch_out<E, decltype(bv)::value, decltype(kp)::value>(p, stream);
                              });
       !st.ok())
     return st;
+#endif
   if (p.saved && p.hT) {
     const Shape& s = p.shape;
     const size_t bytes = size_t(s.sequences()) * s.H * s.K * s.V * 4;
