@@ -1,4 +1,4 @@
-// ctest wgmma.fwd_out_sm90a_ptx (check_ptx.cmake, -DGLR_FWD_WGMMA): the split forward's wgmma out kernel
+// ctest wgmma.fwd_out_sm90a_ptx (check_ptx.cmake): the split forward's wgmma out kernel
 // (include/glr/cuda/sm90/glr_fwd_out_wgmma.cuh) in every form its launcher instantiates, bf16 and f16,
 // KP 32, 64, 128, 256, V tiles 128 and 64, for the PTX and ptxas checks of the building block: every
 // wgmma.mma_async in the sm_90a PTX (KW/16 + 4 per V tile of 128, half that per V tile of 64: 144), none
@@ -6,8 +6,8 @@
 // warpgroup.arrive, C7520 serialized wgmma: ptxas says those as info, not as warnings).
 #include "glr/cuda/sm90/glr_fwd_split.cuh"
 
-#if !defined(GLR_FWD_WGMMA)
-#error "compile with -DGLR_FWD_WGMMA"
+#if defined(GLR_FWD_WMMA_OUT)
+#error "compile without -DGLR_FWD_WMMA_OUT"
 #endif
 
 namespace gs = glr::cuda::sm90::fwd_split;

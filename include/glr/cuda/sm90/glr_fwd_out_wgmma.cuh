@@ -1,6 +1,6 @@
 /// glr CUDA family, sm90 — the split forward's third kernel (glr_fwd_split.cuh, 3.), o = scale·(Qg·S_c + A·v),
-/// on warpgroup MMAs (wgmma.cuh): an A/B build switch, GLR_FWD_WGMMA (bench/glr/device_wgmma_ab.sh), off by
-/// default until an H200 has run it (bench/results/glr-fwd-split.md, "Session 26 (later)").
+/// on warpgroup MMAs (wgmma.cuh): taken on sm_90a devices (fwd_split::out_on_wgmma; the A/B run against the
+/// WMMA kernel: bench/glr/device_wgmma_ab.sh, bench/results/glr-fwd-split.md "Session 27").
 /// Included by glr_fwd_split.cuh only, after launch_out (it uses that file's fwd_split helpers).
 ///
 /// Per (chunk, head, V tile of BV = 64 or 128), 256 threads = two warpgroups, each an m64n64 fp32

@@ -14,7 +14,7 @@
 ///                                                    2b. per segment: S entering it = h0 folded
 ///                                                    through the earlier segments' (P, U), then 2
 ///   3. sm90_glr_fwd_out   per (chunk, head, V tile): o = scale·(Qg·S_c + A·v)
-///      (GLR_FWD_WGMMA A/B builds: sm90_glr_fwd_out_wgmma, glr_fwd_out_wgmma.cuh, on warpgroup MMAs)
+///      (on sm_90a devices sm90_glr_fwd_out_wgmma, glr_fwd_out_wgmma.cuh, on warpgroup MMAs: out_on_wgmma)
 /// The arithmetic is glr_fwd_tc.cuh's, operation for operation, with one exception: the vector-gate
 /// prep forms the decay of A's diagonal 16-blocks (fp32, on FFMA, as there) per column as
 /// 2^(b_i − b_ρ)·2^(b_ρ − b_j), ρ the row before the block, where every |b − b_ρ| of the block's
@@ -966,11 +966,26 @@ Status launch_out(const FwdParams& p, cudaStream_t stream) {
 
 }  // namespace fwd_split
 }  // namespace glr::cuda::sm90
-#if defined(GLR_FWD_WGMMA)  // A/B builds only until an H200 has run it: bench/glr/device_wgmma_ab.sh
+#if !defined(GLR_FWD_WMMA_OUT)
 #include "glr/cuda/sm90/glr_fwd_out_wgmma.cuh"
 #endif
 namespace glr::cuda::sm90 {
 namespace fwd_split {
+
+/// Whether the out kernel runs on wgmma (glr_fwd_out_wgmma.cuh): on a device of compute capability 9.0,
+/// whose code is the sm_90a build (glr builds 90a, never plain 90: wgmma exists only there; H200,
+/// session 27: the forward tests and gates pass, out 15–24% faster, bench/results/glr-fwd-split.md);
+/// elsewhere (sm_100a) sm90_glr_fwd_out. Build switches for A/B runs and the host simulation:
+/// GLR_FWD_WMMA_OUT always the WMMA/FFMA kernel, GLR_FWD_WGMMA always wgmma (no device asked).
+inline bool out_on_wgmma() {
+#if defined(GLR_FWD_WMMA_OUT)
+  return false;
+#elif defined(GLR_FWD_WGMMA)
+  return true;
+#else
+  return fwd_tc::sm90a_device();
+#endif
+}
 
 /// Which tiles a shape runs with: KP (K padded: 32, 64, 128 or 256) and BV (the walk's and out's
 /// V tile: the widest whose walk grid, V tiles x K tiles x heads x sequences, still fills the device).
@@ -1019,21 +1034,16 @@ Status launch_states(const FwdParams& p, cudaStream_t stream, Walk walk = Walk::
 template <class E, bool kScalarGate>
 Status launch_gate(const FwdParams& p, cudaStream_t stream) {
   if (Status st = launch_states<E, kScalarGate>(p, stream); !st.ok()) return st;
-#if defined(GLR_FWD_WGMMA)  // its own V tile (out reads ws.S whole)
-  if (Status st = with_tiles(p.shape,
-                             [&](auto kp, auto) -> Status {
-                               return launch_out_wgmma<E, decltype(kp)::value>(p, stream);
-                             });
-      !st.ok())
-    return st;
-#else
   if (Status st = with_tiles(p.shape,
                              [&](auto kp, auto bv) -> Status {
+#if !defined(GLR_FWD_WMMA_OUT)
+                               if (out_on_wgmma())  // its own V tile (out reads ws.S whole)
+                                 return launch_out_wgmma<E, decltype(kp)::value>(p, stream);
+#endif
                                return launch_out<E, decltype(bv)::value, decltype(kp)::value>(p, stream);
                              });
       !st.ok())
     return st;
-#endif
   if (p.saved && p.hT) {
     const Shape& s = p.shape;
     const size_t bytes = size_t(s.sequences()) * s.H * s.K * s.V * 4;

@@ -381,6 +381,15 @@ inline int sm_count() {
   return n;
 }
 
+/// Whether the current device is of compute capability 9.0 (H100/H200), where glr's sm_90a code runs.
+inline bool sm90a_device() {
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return false;
+  if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) return false;
+  return major == 9 && minor == 0;
+}
+
 /// The shapes the fused kernel handles (bf16, K <= 128, chunk 64); f16 runs in it as well, and
 /// since the nonfinite gate's classes come from the reference's expansion the f16 contracts pass
 /// it (H200, session 14, through the split kernels that share its arithmetic).
