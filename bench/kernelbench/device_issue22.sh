@@ -13,6 +13,8 @@
 #
 # Usage (repo root, GPU machine; nothing fetched there):
 #   bench/kernelbench/device_issue22.sh OUT [BUDGET_S]      PARTS="adversarial session timing" (default)
+#   SESSION_ARGS (default --skip-first-separate): session_speed.py's choice of separate runs; --session-only
+#   gives the throughput and the split alone (level1/1 at N = 4096: about 100 s a candidate on the H200).
 # Needs (git-ignored, carried): .xfer/kb (KernelBench: git --git-dir=<mirror> archive HEAD | tar -x -C .xfer/kb)
 # and .xfer/kb22 (bench/kernelbench/stage_issue22.sh: kcv, kcv-worker, libkcv_{core,base}.a,
 # libseccomp.a, generated/). The Python module kcv._kcv is compiled here for the device's python
@@ -63,22 +65,11 @@ for f in "$kcv" "$X/kcv-worker" "$X/libkcv_core.a" "$KB/src/kernelbench/timing.p
   [ -e "$f" ] || { say "missing $f: stage .xfer/kb and .xfer/kb22 (see the header)"; exit 2; }
 done
 
-# The Python module for this python, in the background (one g++ of src/python/kcv_module.cpp).
+# The Python module for this python, in the background (one g++ of src/python/kcv_module.cpp and the
+# CLI's environment.cpp): the same recipe as device_pool.sh's, in build_kcv_module.sh.
 build_module() {
-  local d=$X/python/kcv inc ext pb
-  mkdir -p "$d"; cp python/kcv/*.py "$d/"
-  inc=$("$py" -c "import sysconfig; print(sysconfig.get_paths()['include'])")
-  ext=$("$py" -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
-  pb=$("$py" -c "import os, torch; print(os.path.join(os.path.dirname(torch.__file__), 'include'))")
-  [ -f "$inc/Python.h" ] || { echo "no Python.h in $inc"; return 1; }
-  [ -f "$pb/pybind11/pybind11.h" ] || pb=$("$py" -c "import pybind11; print(pybind11.get_include())" 2>/dev/null || echo /usr/include)
-  local pbflag=(-isystem "$pb"); [ "$pb" = /usr/include ] && pbflag=()  # -isystem /usr/include breaks #include_next
-  echo "Python.h from $inc, pybind11 from $pb"
-  g++ -O2 -fPIC -shared -std=c++20 -fvisibility=hidden -DFMT_HEADER_ONLY=1 -DKCV_WITH_CUDA \
-    -Iinclude -Isrc -I"$X/generated" -isystem "$inc" "${pbflag[@]}" src/python/kcv_module.cpp \
-    "$X/libkcv_core.a" "$X/libkcv_registry.a" "$X/libglr_contracts.a" "$X/libkcv_base.a" -ldl "$X/libseccomp.a" \
-    -o "$d/_kcv$ext" &&
-    "$py" -c "import kcv; print('kcv module', kcv.__version__, kcv.__file__)"
+  bash bench/kernelbench/build_kcv_module.sh "$X" "$py" "$out/module.build.log" &&
+    PYTHONPATH=$X/python "$py" -c "import kcv; print('kcv module', kcv.__version__, kcv.__file__)"
 }
 case " $parts " in *" session "*) build_module > "$out/module.log" 2>&1 & mpid=$! ;; *) mpid="" ;; esac
 
@@ -121,7 +112,7 @@ if [[ " $parts " == *" session "* ]]; then
   # Its deadline: t = 335 s when the timing part follows, else the whole budget.
   send=$((budget - 3)); [[ " $parts " == *" timing "* ]] && send=335
   part session $send "$py" bench/kernelbench/session_speed.py "$P1" "$gen/matmul_reference_as_solution.py" \
-    "$gen/matmul_mm.py" "$gen/matmul_tf32.py" --kcv "$kcv" --backend "$backend" --python "$py" --skip-first-separate \
+    "$gen/matmul_mm.py" "$gen/matmul_tf32.py" --kcv "$kcv" --backend "$backend" --python "$py" ${SESSION_ARGS:---skip-first-separate} \
     --json "$out/session_reports.json"
   cat "$out/session.log" >> "$summary"; cat "$out/session.log"
 fi

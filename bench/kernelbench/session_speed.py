@@ -5,7 +5,7 @@ KernelBench problem through kcv.Session, against the same candidates through sep
 
     PYTHONPATH=build/python python3 bench/kernelbench/session_speed.py PROBLEM.py [SOLUTION.py ...]
         [--kcv build/kcv] [--backend cpu] [--python /usr/bin/python3] [--copies N] [--gates G,G]
-        [--pause S]
+        [--pause S] [--skip-first-separate | --session-only] [--json FILE]
 
 Without solutions the problem itself is the candidate (its own reference control), offered
 --copies times (default 4). Per candidate: the wall time, and the reference answers the session
@@ -18,7 +18,8 @@ the calls, the reference's answers and judging; the gates that cost most are nam
 and the rest (the private copy, the backend probe, the report). --skip-first-separate leaves out
 candidate 1's separate run, which the ratio does not use (a device budget). --pause S waits S
 seconds before each candidate after the first, untimed, in both loops (a generator loop's LLM
-call): the session-wide pool's workers start in it (docs/architecture.md).
+call): the session-wide pool's workers start in it (docs/architecture.md). --session-only runs no
+separate verification (the throughput and the split alone, where the device budget has no room for both).
 """
 import argparse
 import functools
@@ -44,6 +45,8 @@ def main():
     ap.add_argument("--gates", default="")
     ap.add_argument("--seed", type=int, default=12345)
     ap.add_argument("--skip-first-separate", action="store_true")
+    ap.add_argument("--session-only", action="store_true",
+                    help="no separate kcv verify runs (throughput and the split only; no ratio)")
     ap.add_argument("--pause", type=float, default=0.0, help="untimed seconds before each candidate after the first")
     ap.add_argument("--json", default="", help="write the session's reports here (one JSON list)")
     a = ap.parse_args()
@@ -52,7 +55,7 @@ def main():
         sys.exit("session_speed: give at least two candidates (or --copies >= 2)")
     gates = [g for g in a.gates.split(",") if g] or None
 
-    separate = [(float("nan"), "not run")] if a.skip_first_separate else []
+    separate = [(float("nan"), "not run")] * (len(sols) if a.session_only else 1 if a.skip_first_separate else 0)
     for sol in sols[len(separate):]:
         if separate and a.pause > 0:
             time.sleep(a.pause)
@@ -74,9 +77,11 @@ def main():
             t = time.monotonic()
             r = s.verify(sol, gates=gates)
             session.append((time.monotonic() - t, r.verdict, s.reference_misses - misses, s.reference_hits - hits, r))
+            parts = r.report.get("seconds_by_part") or {}
             print(f"session {len(session)}: {os.path.basename(sol)} {r.verdict} {session[-1][0]:.2f} s "
                   f"(session start {start:.2f} s; build {(r.report.get('kernelbench') or {}).get('compile_seconds')} s; "
-                  + ", ".join(f"{g.id} {g.seconds:.1f}" for g in r.gates.values()) + ")")
+                  + ", ".join(f"{g.id} {g.seconds:.1f}" for g in r.gates.values()) + "; by part "
+                  + ", ".join(f"{k} {v:.1f}" for k, v in parts.items()) + ")", flush=True)
 
     print(f"problem {a.problem}, backend {a.backend}, gates {','.join(gates) if gates else 'all 12'}, seed {a.seed}, "
           f"pause {a.pause:g} s, KCV_POOL={os.environ.get('KCV_POOL', '1')}; "
@@ -87,7 +92,9 @@ def main():
         print(f"| {i} | {os.path.basename(sol)} | {ts:.2f} | {vs} | {tn:.2f} | {vn} | {miss} | {hit} |")
     sep = sum(t for t, _ in separate[1:])
     ses = sum(t for t, *_ in session[1:])
-    print(f"\ncandidates 2..{len(sols)}: separate {sep:.2f} s, session {ses:.2f} s: ratio {sep / ses:.2f}x (target >= 3x)")
+    if not a.session_only:
+        print(f"\ncandidates 2..{len(sols)}: separate {sep:.2f} s, session {ses:.2f} s: ratio {sep / ses:.2f}x "
+              "(target >= 3x)")
     print(f"session throughput over candidates 2..{len(sols)}: {60 * (len(sols) - 1) / ses:.2f} candidates per minute "
           f"(one at a time)")
     print("\nper candidate in the session, s: | # | wall | build (compile_seconds) | gates (sum) | of which: make, "
