@@ -165,8 +165,9 @@ struct CorpusRunSummary {
   int ran = 0;                   // verified by this invocation
   int verified_pass = 0, verified_fail = 0;
   int setup_errors = 0, timeouts = 0, crashes = 0;
-  /// Results of pairs that ran out of memory beside other pairs and were run again, alone.
-  int retried_alone = 0;
+  /// Results of pairs that ran out of memory or time beside other pairs and were run again, with
+  /// at most half as many beside them (alone at last).
+  int retried = 0;
   /// Verified pairs judged at clipped sizes (their problem is over KCV_MAX_ELEMENTS).
   int clipped_sizes = 0;
   /// Pairs of the shard with no result when the run returned: 0, unless it was asked to stop.
@@ -223,8 +224,9 @@ using CorpusProgressCallback = std::function<void(const CorpusProgress&)>;
 /// Runs (or resumes) a corpus run: appends a "run" record, then one "result" record per pair of
 /// the shard that the journal does not hold yet. A pair's failure (setup error, timeout, crash) is
 /// its record, never the run's. A pair that ran out of GPU memory while other pairs ran gets a
-/// "retry" record instead and runs again after all the others, alone; that result is final and
-/// says why (retried_alone). Throws SetupError for usage and setup problems, and when the pairs
+/// "retry" record instead and runs again after all the others, beside at most half as many, and so
+/// on while it still runs out beside any; the result it gets alone, or beside others without running
+/// out, is final and says why (retried, retried_beside_at_most; retried_alone when it ran alone). Throws SetupError for usage and setup problems, and when the pairs
 /// are to be forked (no explicit verifier) but this process has more than one thread: fork
 /// without exec is safe only from a single-threaded process (corpus_run.cpp, pair_child).
 /// on_pair runs in this process between forks: it must not leave threads behind.

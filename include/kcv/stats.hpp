@@ -69,7 +69,8 @@ struct SplitCounts {
 struct KernelRow {
   std::string key;
   std::string status;      // verified | setup_error | timeout | verifier_crash
-  std::string retried_alone;  // why the pair ran again alone ("" when it did not; corpus.hpp)
+  std::string retried;        // why the pair ran again ("" when it did not; corpus.hpp)
+  int retried_beside_at_most = 0;  // how many pairs could run beside it then (0: alone)
   std::string reduced_sizes;  // why it was judged at clipped sizes ("" when at its own; kernelbench.hpp)
   bool strict_pass = false;
   std::string baseline;    // pass | fail | error | missing

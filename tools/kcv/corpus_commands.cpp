@@ -79,9 +79,9 @@ void print_summary(const CorpusRunSummary& s, const std::string& out) {
   if (s.not_run > 0)
     std::cout << fmt::format("  not run         {:>6}  (the run was stopped before they ran; rerun the same command to "
                              "resume)\n", s.not_run);
-  if (s.retried_alone > 0)
-    std::cout << fmt::format("  retried alone   {:>6}  (ran out of memory or time beside other pairs; run again alone)\n",
-                             s.retried_alone);
+  if (s.retried > 0)
+    std::cout << fmt::format("  retried         {:>6}  (ran out of memory or time beside other pairs; run again beside "
+                             "at most half as many, alone at last)\n", s.retried);
   if (s.clipped_sizes > 0)
     std::cout << fmt::format("  clipped sizes   {:>6}  (verified at clipped sizes: over KCV_MAX_ELEMENTS per call)\n",
                              s.clipped_sizes);

@@ -162,7 +162,7 @@ CorpusRunSummary summarize_results(const std::vector<json>& records, const std::
   s.timing = corpus_timing_summary(mine);
   s.pairs = wanted.empty() ? static_cast<int>(c.results) : static_cast<int>(wanted.size());
   for (const KernelRow& k : c.kernels) {
-    if (!k.retried_alone.empty()) ++s.retried_alone;
+    if (!k.retried.empty()) ++s.retried;
     if (!k.reduced_sizes.empty()) ++s.clipped_sizes;
     if (k.status == "setup_error") ++s.setup_errors;
     else if (k.status == "timeout") ++s.timeouts;
@@ -282,7 +282,8 @@ void kill_tree(pid_t root) {
 
 struct Child {
   CorpusPair pair;
-  bool alone = false;   // a retry: nothing else runs beside it
+  /// A retry: at most this many other pairs run beside it (0: alone); -1: a first run.
+  int beside_at_most = -1;
   int beside = 0;       // the most other pairs running at once while it ran
   pid_t pid = -1;
   Clock::time_point start;
@@ -693,18 +694,34 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     (void)BuildCache(builds_dir);  // made here, and checked once for every pair
   }
   std::set<std::string> done;
-  std::map<std::string, std::string> retry_reason;   // key -> why it runs again alone
+  std::map<std::string, std::string> retry_reason;   // key -> why it runs again
+  std::map<std::string, int> retry_beside;            // key -> how many pairs may run beside it then
   for (const auto& r : journal.existing()) {
     if (r["kind"] == "result") done.insert(r["key"].get<std::string>());
     if (r["kind"] == "retry" && r.contains("key") && r["key"].is_string())
-      retry_reason[r["key"].get<std::string>()] = r.contains("reason") && r["reason"].is_string() ? r["reason"].get<std::string>() : "";
+    {
+      const std::string key = r["key"].get<std::string>();
+      retry_reason[key] = r.contains("reason") && r["reason"].is_string() ? r["reason"].get<std::string>() : "";
+      // A retry record of a kcv before the back-off has no beside_at_most: it runs alone, as it did.
+      retry_beside[key] = r.contains("beside_at_most") && r["beside_at_most"].is_number_integer()
+                              ? std::max(0, r["beside_at_most"].get<int>()) : 0;
+    }
   }
-  // NOTES: a pair that ran out of memory or time beside other pairs runs again once, alone, after
-  // all the others (docs/kernelbench.md "Pairs"): its first result may be the other pairs' doing.
+  // NOTES: a pair that ran out of memory or time beside N other pairs runs again after all the
+  // others, with at most N/2 beside it, and again with half of that while it still runs out beside
+  // any, alone at last (docs/kernelbench.md "Pairs"): its result may be the other pairs' doing, and
+  // a corpus of large problems should not end in a queue of pairs that each hold the whole machine.
   // A resumed run keeps that order: its "retry" record sends it to the end.
-  std::vector<CorpusPair> todo, alone;
+  std::vector<CorpusPair> todo, retries;
   for (const auto& p : spread_by_problem(mine))
-    if (!done.count(p.key)) (retry_reason.count(p.key) ? alone : todo).push_back(p);
+    if (!done.count(p.key)) (retry_reason.count(p.key) ? retries : todo).push_back(p);
+  // The retries that may share the machine with the most first; a pair that must run alone, last.
+  const auto order_retries = [&] {
+    std::stable_sort(retries.begin(), retries.end(), [&](const CorpusPair& a, const CorpusPair& b) {
+      return retry_beside[a.key] > retry_beside[b.key];
+    });
+  };
+  order_retries();
 
   journal.append({{"kind", "run"}, {"started", corpus_detail::iso_now()},
                   {"corpus", fs::absolute(o.dir).lexically_normal().string()}, {"backend", o.backend},
@@ -731,7 +748,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   std::vector<std::string> environment = verifier_environment(o.jobs, o.settings);
   if (reference_cache_cap > 0) set_env(environment, "KCV_REFERENCE_CACHE_DIR_BYTES", std::to_string(reference_cache_cap));
   std::unique_ptr<TorchPchBuild> pch;
-  if (o.torch_pch && !o.self_check && !(todo.empty() && alone.empty()))
+  if (o.torch_pch && !o.self_check && !(todo.empty() && retries.empty()))
     pch = std::make_unique<TorchPchBuild>(python.empty() ? resolve_python("", o.settings) : python,
                                           kcv_adapters_dir(o.settings), o.backend,
                                           fs::path(o.out) / "torch-pch", scratch.path(), environment);
@@ -803,21 +820,30 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     running.push_back(std::move(c));
   };
   const auto stop_asked = [&] { return o.stop ? o.stop->load() : 0; };
-  while (!running.empty() || (stop_asked() == 0 && (!todo.empty() || !alone.empty()))) {
+  // How many pairs may run at once now: --jobs, and no more than a running retry allows.
+  const auto room = [&] {
+    std::size_t n = static_cast<std::size_t>(o.jobs);
+    for (const Child& r : running)
+      if (r.beside_at_most >= 0) n = std::min(n, static_cast<std::size_t>(r.beside_at_most) + 1);
+    return n;
+  };
+  while (!running.empty() || (stop_asked() == 0 && (!todo.empty() || !retries.empty()))) {
     // NOTES: asked twice, the running pairs are stopped as a timeout stops one, and get no record:
     // they were not judged, and a rerun runs them (docs/kernelbench.md "Stopping a run").
     if (stop_asked() >= 2) {
       kill_on_unwind.kill_all();
       break;
     }
-    if (stop_asked() == 0 && todo.empty() && running.empty() && !alone.empty()) {
+    // Retries after all the others, each once the pairs running are few enough for it.
+    while (stop_asked() == 0 && todo.empty() && !retries.empty() && running.size() < room() &&
+           running.size() <= static_cast<std::size_t>(retry_beside[retries.front().key])) {
       Child c;
-      c.pair = alone.front();
-      c.alone = true;
-      alone.erase(alone.begin());
+      c.pair = retries.front();
+      c.beside_at_most = retry_beside[c.pair.key];
+      retries.erase(retries.begin());
       start(std::move(c));
     }
-    while (stop_asked() == 0 && running.size() < static_cast<std::size_t>(o.jobs) && !todo.empty()) {
+    while (stop_asked() == 0 && running.size() < room() && !todo.empty()) {
       for (const Child& r : running) {
         ProblemLoad& l = load[r.pair.problem];
         l.longest_s = std::max(l.longest_s, std::chrono::duration<double>(Clock::now() - r.start).count());
@@ -897,20 +923,28 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       fs::remove(c.err_path, rm);
       fs::remove_all(c.tmp_dir, rm);
       const std::string oom = out_of_memory_reason(rec);
-      if ((!oom.empty() || timed_out) && !c.alone && c.beside > 0) {
+      // A retry runs beside fewer than this run had beside it (room), so the halving ends alone.
+      if ((!oom.empty() || timed_out) && c.beside > 0) {
         const std::string reason = one_line(
             fmt::format("ran out of {} beside {} other pair{} ({})", timed_out ? "time" : "memory", c.beside,
                         c.beside == 1 ? "" : "s", timed_out ? rec.value("error", std::string()) : oom), 600);
+        const int next = c.beside / 2;
         journal.append({{"kind", "retry"}, {"key", c.pair.key}, {"problem", c.pair.problem},
-                        {"solution", c.pair.solution}, {"reason", reason}, {"wall_seconds", wall},
-                        {"cpu_seconds", cpu}});
+                        {"solution", c.pair.solution}, {"reason", reason}, {"beside_at_most", next},
+                        {"wall_seconds", wall}, {"cpu_seconds", cpu}});
         retry_reason[c.pair.key] = reason;
-        alone.push_back(c.pair);
+        retry_beside[c.pair.key] = next;
+        retries.push_back(c.pair);
+        order_retries();
         running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
         finished_any = true;
         continue;
       }
-      if (c.alone) rec["retried_alone"] = retry_reason[c.pair.key];
+      if (c.beside_at_most >= 0) {
+        rec["retried"] = retry_reason[c.pair.key];
+        rec["retried_beside_at_most"] = c.beside_at_most;
+        if (c.beside_at_most == 0) rec["retried_alone"] = retry_reason[c.pair.key];
+      }
       journal.append(rec);
       records.push_back(json::parse(rec.dump()));
       if (rec["report"].is_object() && rec["report"].contains("kernelbench") && rec["report"]["kernelbench"].is_object()) {

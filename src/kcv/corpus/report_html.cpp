@@ -423,11 +423,13 @@ std::string kernels_section(const CorpusSummary& s) {
                   "</tr></thead><tbody>\n";
   for (std::size_t i = 0; i < s.kernels.size(); ++i) {
     const KernelRow& k = s.kernels[i];
-    // A pair run again alone after running out of memory or time beside others says so, and why.
-    std::string status = k.retried_alone.empty()
-                             ? esc(k.status)
-                             : fmt::format("{} <span title=\"{}\">(retried alone)</span>", esc(k.status),
-                                           esc(truncate(k.retried_alone, 300)));
+    // A pair run again after running out of memory or time beside others says so, how, and why.
+    std::string status =
+        k.retried.empty()
+            ? esc(k.status)
+            : fmt::format("{} <span title=\"{}\">(retried {})</span>", esc(k.status), esc(truncate(k.retried, 300)),
+                          k.retried_beside_at_most == 0 ? std::string("alone")
+                                                        : fmt::format("beside at most {}", k.retried_beside_at_most));
     // Judged at clipped sizes: the verdicts are about those, and the row says so.
     if (!k.reduced_sizes.empty())
       status += fmt::format(" <span title=\"{}\">(clipped sizes)</span>", esc(truncate(k.reduced_sizes, 300)));

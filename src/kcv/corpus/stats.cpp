@@ -163,7 +163,10 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
     KernelRow row;
     row.key = key;
     row.status = str_field(*r, "status");
-    row.retried_alone = str_field(*r, "retried_alone");
+    // A journal of a kcv before the back-off says only retried_alone: it ran alone.
+    row.retried = str_field(*r, "retried");
+    if (row.retried.empty()) row.retried = str_field(*r, "retried_alone");
+    row.retried_beside_at_most = static_cast<int>(num_field(*r, "retried_beside_at_most").value_or(0));
     row.wall_seconds = num_field(*r, "wall_seconds").value_or(0);
     row.cpu_seconds = num_field(*r, "cpu_seconds");
     if (row.status == "verified") ++s.verified;

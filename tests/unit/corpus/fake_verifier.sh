@@ -18,6 +18,9 @@
 #   oomonce      oom the first time (leaves S.oom), pass after
 #   killonce     the first time (leaves S.oom) kill itself with SIGKILL, as the kernel's OOM killer would; pass after
 #   oomsetup     the first time (leaves S.oom) say "kcv: ... CUDA out of memory ..." and exit 2; pass after
+#   oombeside N  after SECONDS, oom if more than N other verifiers are running (FAKE_EVENT_LOG's
+#                starts less its ends; then 0.3 s more before it exits), else pass: a pair that fits
+#                beside N others (mode and N are the line's first two words, SECONDS its third)
 # SECONDS: sleep that long first. FAKE_ARGS_LOG: append the arguments to that file. FAKE_ENV_LOG:
 # append "KCV_THREADS=<its value>" to that file. FAKE_SETTINGS_LOG: append "KCV_MAX_ELEMENTS=<value>
 # KCV_POOL=<value, or unset>" to that file. FAKE_PCH_LOG: append "<solution> <KCV_TORCH_PCH>"
@@ -43,6 +46,7 @@ if [ -n "$FAKE_EVENT_LOG" ]; then
 fi
 set -- $(sed -n '1s/^# fake: //p' "$sol")
 mode="${1:-pass}"; secs="${2:-0}"
+if [ "$mode" = oombeside ]; then fits="$2"; secs="${3:-0}"; fi
 [ "$secs" != 0 ] && sleep "$secs"
 report() {  # $1 verdict, $2 numerics verdict, $3 numerics' out_of_memory (default false), $4 layout verdict
   nconv=""; lconv=""
@@ -67,6 +71,9 @@ case "$mode" in
   nojson) exit 0 ;;
   badjson) echo "{not json" > "$json"; exit 1 ;;
   oom) report FAIL CRASH true; exit 1 ;;
+  oombeside) others=$(( $(grep -c '^start ' "$FAKE_EVENT_LOG") - $(grep -c '^end ' "$FAKE_EVENT_LOG") - 1 ))
+    # out of memory: still there 0.3 s later, so the others that started with it count it too
+    [ "$others" -gt "$fits" ] && { sleep 0.3; report FAIL CRASH true; exit 1; }; report PASS PASS; exit 0 ;;
   oomonce) [ -e "$sol.oom" ] && { report PASS PASS; exit 0; }; : > "$sol.oom"; report FAIL CRASH true; exit 1 ;;
   oomsetup) [ -e "$sol.oom" ] && { report PASS PASS; exit 0; }; : > "$sol.oom"
     echo "kcv: the reference failed at n=4: OutOfMemoryError: CUDA out of memory. Tried to allocate 1 GiB." >&2; exit 2 ;;

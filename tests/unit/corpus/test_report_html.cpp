@@ -124,6 +124,16 @@ TEST(CorpusReportHtml, APairRunAgainAloneSaysSoAndWhy) {
   EXPECT_EQ(html.find("(retried alone)"), html.rfind("(retried alone)"));   // b.py was not
 }
 
+TEST(CorpusReportHtml, APairRunAgainBesideFewerSaysHowManyAndWhy) {
+  nlohmann::json retried = result("a.py", "verified", make_report({{"numerics", "pass"}}, "pass", std::nullopt));
+  retried["retried"] = "ran out of memory beside 13 other pairs (gate values CRASH)";
+  retried["retried_beside_at_most"] = 6;
+  const std::string html = corpus_report_html({retried});
+  EXPECT_TRUE(has(html, "verified <span title=\"ran out of memory beside 13 other pairs (gate values CRASH)\">"
+                        "(retried beside at most 6)</span>")) << html;
+  EXPECT_FALSE(has(html, "(retried alone)")) << html;
+}
+
 TEST(CorpusReportHtml, APairJudgedAtClippedSizesSaysSoAndWhy) {
   nlohmann::json clipped = result("a.py", "verified", make_report({{"numerics", "pass"}}, "pass", std::nullopt));
   clipped["report"]["kernelbench"]["reduced_sizes"] = "judged at n=4096, not the problem's own n=65536: it moves <many>";
