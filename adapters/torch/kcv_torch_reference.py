@@ -64,6 +64,24 @@ def double_everything(model):
     return model
 
 
+
+def matrix_structure(a):
+    """The structure of a's last two dimensions that get_inputs() gives every matrix: "upper" or
+    "lower" (zero below or above the diagonal, not zero on both sides), "symmetric" (equal to its
+    transpose, neither diagonal nor constant), else "none". kcv keeps it in every case it makes (docs/kernelbench.md,
+    "Inputs keep their structure"): a kernel may read only the triangle its problem promises."""
+    if a.dim() < 2 or a.shape[-1] != a.shape[-2] or a.shape[-1] < 2 or a.numel() == 0:
+        return "none"
+    below_zero = bool((torch.tril(a, -1) == 0).all())
+    above_zero = bool((torch.triu(a, 1) == 0).all())
+    if below_zero != above_zero:
+        return "upper" if below_zero else "lower"
+    # NOTES: a constant matrix (torch.ones) is symmetric by accident, not by promise: keeping it so
+    # would hide a kernel that reads it transposed.
+    if not below_zero and bool(a.max() != a.min()) and torch.equal(a, a.transpose(-1, -2)):
+        return "symmetric"
+    return "none"
+
 class Server:
     def __init__(self, problem, device, init_seed):
         self.device = torch.device(device)
@@ -110,7 +128,8 @@ class Server:
                 floating = a.dtype.is_floating_point
                 inputs.append({"dtype": common.CARRIED[a.dtype], "shape": list(a.shape),
                                "integer": not floating,
-                               "nonneg": bool(a.numel() > 0 and floating and a.min().item() >= 0)})
+                               "nonneg": bool(a.numel() > 0 and floating and a.min().item() >= 0),
+                               "structure": matrix_structure(a) if floating else "none"})
                 template.append({"tensor": len(inputs) - 1, **({"bool": True} if a.dtype == torch.bool else {})})
             else:
                 json.dumps(a)  # a constant argument must be plain data

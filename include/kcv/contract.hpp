@@ -45,12 +45,26 @@ enum class Domain {
   structural,  // integers that describe structure (offsets, lengths): never perturbed
 };
 
+/// A structure of an input's last two dimensions, where they are square, that every case keeps
+/// (its values drawn, scaled, set equal or injected with NaN/Inf only where the structure leaves
+/// them free): a kernel may read only the triangle its problem promises. KernelBench: what the
+/// problem's get_inputs() makes (docs/kernelbench.md, "Inputs keep their structure").
+enum class Structure {
+  none,
+  upper,      // zero below the diagonal
+  lower,      // zero above the diagonal
+  symmetric,  // the lower triangle mirrors the upper
+};
+
+const char* structure_name(Structure s);
+
 /// One tensor argument. dims are symbol names, integer literals, or "SYM+k" / "SYM-k".
 struct TensorSpec {
   std::string name;
   DType dtype = DType::f32;
   std::vector<std::string> dims;
   Domain domain = Domain::real;
+  Structure structure = Structure::none;
 };
 
 /// One scalar argument; its value is a function of the shape (e.g. scale = K^-1/2).
@@ -186,6 +200,14 @@ class Contract {
 
   // ---- derived helpers (non-virtual) ----
   Bindings nominal() const;
+  /// Puts every structured input back into its structure (Structure): zeros the triangle an upper
+  /// or lower input leaves zero, mirrors a symmetric one's upper triangle into its lower. An input
+  /// whose last two dimensions are not square at this shape is left as it is.
+  void keep_structure(std::vector<HostTensor>& inputs) const;
+  /// The logical index nearest `flat` in input i (shape) whose value keep_structure leaves as it
+  /// is: `flat` itself, or the element mirrored across the diagonal. Where a gate sets one element
+  /// (an injected NaN, a changed value), it sets this one, then calls keep_structure.
+  int64_t free_index(std::size_t input, const Shape& shape, int64_t flat) const;
   /// Where the gates whose checks do not depend on size (nonfinite, bounds, inputs_intact,
   /// coverage, determinism, layout, stateless, concurrency, sanitizer) run their nominal cases.
   /// Default: nominal(). A KernelBench problem whose own call is large clips its symbols

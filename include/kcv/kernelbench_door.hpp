@@ -66,6 +66,7 @@ struct KernelBenchReport {
   double compile_seconds = 0;       // from the runner's start until the main worker had loaded the solution
   bool fresh_model = false;         // every case builds the solution's ModelNew afresh
   std::string reduced_sizes;        // the sizes the gates scaled the problem to; empty: its own
+  std::string input_structure;      // the inputs kept in a matrix structure, e.g. "in0 upper triangular"; empty: none
   std::optional<KernelBenchBaseline> baseline;
   std::optional<KernelBenchBound> bound;
   /// Diagnostics as the parts that keep them write them (docs/kernelbench.md): the standby

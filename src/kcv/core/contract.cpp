@@ -83,6 +83,56 @@ double finish(const TensorSpec& spec, double v) {
 
 }  // namespace
 
+const char* structure_name(Structure s) {
+  switch (s) {
+    case Structure::none: return "none";
+    case Structure::upper: return "upper triangular";
+    case Structure::lower: return "lower triangular";
+    case Structure::symmetric: return "symmetric";
+  }
+  return "?";
+}
+
+namespace {
+
+/// The square side of a structured input's last two dimensions at this shape, or 0 where the
+/// structure does not apply (no structure, fewer than two dimensions, not square).
+int64_t structured_side(Structure s, const Shape& shape) {
+  if (s == Structure::none || shape.size() < 2) return 0;
+  const int64_t n = shape[shape.size() - 1];
+  return n == shape[shape.size() - 2] && n >= 2 ? n : 0;
+}
+
+}  // namespace
+
+void Contract::keep_structure(std::vector<HostTensor>& in) const {
+  for (std::size_t i = 0; i < in.size() && i < inputs.size(); ++i) {
+    const Structure s = inputs[i].structure;
+    HostTensor& t = in[i];
+    const int64_t n = structured_side(s, t.shape);
+    if (n == 0) continue;
+    const int64_t matrices = t.numel() / (n * n);
+    for (int64_t m = 0; m < matrices; ++m) {
+      const int64_t base = m * n * n;
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t c = 0; c < n; ++c) {
+          if (s == Structure::upper && r > c) t.set(base + r * n + c, 0.0);
+          else if (s == Structure::lower && r < c) t.set(base + r * n + c, 0.0);
+          else if (s == Structure::symmetric && r > c) t.set(base + r * n + c, t.get(base + c * n + r));
+        }
+    }
+  }
+}
+
+int64_t Contract::free_index(std::size_t input, const Shape& shape, int64_t flat) const {
+  const Structure s = input < inputs.size() ? inputs[input].structure : Structure::none;
+  const int64_t n = structured_side(s, shape);
+  if (n == 0) return flat;
+  const int64_t base = flat / (n * n) * (n * n), r = flat % (n * n) / n, c = flat % n;
+  const bool free = s == Structure::lower ? r >= c : r <= c;  // upper and symmetric keep the upper triangle
+  return free ? flat : base + c * n + r;
+}
+
 bool value_kind::is_random(const std::string& kind) {
   // NOTES: the others set values by rule (all equal, zeros, alternating ±1), reach the edges of the
   // range (subnormals) or mix magnitudes by 10^±6 (wide range): their rounding errors are
@@ -181,6 +231,7 @@ std::vector<HostTensor> Contract::make_inputs(const Bindings& shape, Rng& rng,
     in.push_back(std::move(t));
   }
   apply_value_kind(in, kind, rng);
+  keep_structure(in);
   return in;
 }
 
@@ -244,6 +295,7 @@ std::vector<int64_t> Contract::nonfinite_positions(std::size_t input, const Bind
   const int64_t n = kcv::numel(input_shape(input, shape));
   std::vector<int64_t> at = {0, 31, 32, 63, 64, n / 2, n - 1, mid_block_index(n, seed + input)};
   std::erase_if(at, [&](int64_t i) { return i < 0 || i >= n; });
+  for (int64_t& i : at) i = free_index(input, input_shape(input, shape), i);
   std::sort(at.begin(), at.end());
   at.erase(std::unique(at.begin(), at.end()), at.end());
   return at;

@@ -42,8 +42,9 @@ class NonfiniteGate final : public Gate {
           Rng rng = case_rng(seed, static_cast<int64_t>(out.size()));
           Case c = single_call_case("", k, b, rng);
           HostTensor& t = c.calls[0].inputs[in];
-          t.set(i, inj.value);
+          t.set(i, inj.value);  // i is free in the input's structure: kept, and mirrored where symmetric
           c.label = fmt::format("{} in '{}' at {}", inj.name, k.inputs[in].name, index_string(i, t.shape));
+          k.keep_structure(c.calls[0].inputs);
           out.push_back(std::move(c));
         }
     }

@@ -42,8 +42,10 @@ class StatelessGate final : public Gate {
         if (k.inputs[in].domain == Domain::structural || t.numel() == 0) continue;
         int64_t at = t.numel() - 1;
         if (interior && t.numel() > 2) at = 1 + static_cast<int64_t>(where() % static_cast<uint64_t>(t.numel() - 2));
+        at = k.free_index(in, t.shape, at);  // an element its structure lets change (Structure)
         t.set(at, k.inputs[in].domain == Domain::nonpositive ? t.get(at) - 0.5 : t.get(at) + 0.5);
       }
+      k.keep_structure(c.inputs);
       return c;
     };
     const CallSpec a_tail = changed_at(false), a_inner = changed_at(true);

@@ -76,6 +76,9 @@ class KernelBenchFrontDoor final : public FrontDoor {
     k.compile_seconds = load_seconds;
     k.fresh_model = kb_.contract->fresh_model();
     k.reduced_sizes = kb_.contract->reduced_sizes();
+    for (const TensorSpec& in : kb_.contract->inputs)
+      if (in.structure != Structure::none)
+        k.input_structure += (k.input_structure.empty() ? "" : ", ") + in.name + " " + structure_name(in.structure);
     if (o_.kernelbench.baseline) k.baseline = kernelbench_baseline(*kb_.contract, runner);
     for (const auto& [key, value] : kb_.contract->runtime().items()) report.provenance[key] = value;
   }

@@ -61,6 +61,7 @@ void to_json(nlohmann::json& j, const KernelBenchReport& r) {
   j = {{"problem", r.problem}, {"solution", r.solution}, {"python", r.python},
        {"compile_seconds", r.compile_seconds}, {"fresh_model", r.fresh_model}};
   if (!r.reduced_sizes.empty()) j["reduced_sizes"] = r.reduced_sizes;
+  if (!r.input_structure.empty()) j["input_structure"] = r.input_structure;
   if (r.baseline) {
     const KernelBenchBaseline& b = *r.baseline;
     j["baseline"] = {{"verdict", b.verdict}, {"detail", b.detail}, {"trials", b.trials}, {"atol", b.atol},
@@ -80,6 +81,7 @@ void from_json(const nlohmann::json& j, KernelBenchReport& r) {
   r.compile_seconds = j.value("compile_seconds", 0.0);
   r.fresh_model = j.value("fresh_model", false);
   r.reduced_sizes = j.value("reduced_sizes", std::string());
+  r.input_structure = j.value("input_structure", std::string());
   if (j.contains("baseline") && j["baseline"].is_object()) {
     const nlohmann::json& b = j["baseline"];
     r.baseline = KernelBenchBaseline{b.value("verdict", std::string()), b.value("detail", std::string()),
@@ -94,6 +96,8 @@ void from_json(const nlohmann::json& j, KernelBenchReport& r) {
 std::vector<std::string> kernelbench_summary_lines(const KernelBenchReport& r) {
   std::vector<std::string> lines;
   if (!r.reduced_sizes.empty()) lines.push_back("kernelbench sizes: " + r.reduced_sizes);
+  if (!r.input_structure.empty())
+    lines.push_back("kernelbench inputs: " + r.input_structure + " in every case, as get_inputs() makes them");
   if (r.bound) {
     // Which bound judged which output (docs/kernelbench.md, "The error bound, derived").
     std::string line = "kernelbench bound: " + (r.bound->mode.empty() ? std::string("?") : r.bound->mode);

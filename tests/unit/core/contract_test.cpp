@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <stdexcept>
 
@@ -168,6 +169,82 @@ TEST(Contract, KindsTransformTheNormalDraw) {
     nonzero += v != 0;
   }
   EXPECT_GT(nonzero, static_cast<int>(sub32.size()));  // overwhelmingly nonzero subnormals
+}
+
+/// Three structured inputs, a batch of 2 square matrices each, and one that stops being square.
+class StructuredContract final : public Contract {
+ public:
+  StructuredContract() {
+    name = "structured";
+    inputs = {{"up", DType::f32, {"2", "N", "N"}, Domain::real, Structure::upper},
+              {"low", DType::f32, {"N", "N"}, Domain::real, Structure::lower},
+              {"sym", DType::f32, {"2", "N", "N"}, Domain::real, Structure::symmetric},
+              {"wide", DType::f32, {"N", "N+1"}, Domain::real, Structure::upper}};
+    outputs = {{"y", DType::f32, {"N"}, Domain::real}};
+    symbols = {{"N", 1, 64, 5, 5, {}}};
+  }
+  std::vector<RefTensor> reference(const std::vector<HostTensor>&, const std::vector<double>&, const Bindings&,
+                                   SumOrder) const override {
+    return {};
+  }
+};
+
+/// Whether input i of in keeps its structure in every 5 x 5 matrix of it.
+bool kept(const std::vector<HostTensor>& in, std::size_t i, Structure s) {
+  const HostTensor& t = in[i];
+  for (int64_t m = 0; m < t.numel() / 25; ++m)
+    for (int r = 0; r < 5; ++r)
+      for (int c = 0; c < 5; ++c) {
+        const double v = t.get(m * 25 + r * 5 + c);
+        if (s == Structure::upper && r > c && v != 0.0) return false;
+        if (s == Structure::lower && r < c && v != 0.0) return false;
+        if (s == Structure::symmetric && v != t.get(m * 25 + c * 5 + r) && !(std::isnan(v) && std::isnan(t.get(m * 25 + c * 5 + r))))
+          return false;
+      }
+  return true;
+}
+
+TEST(Contract, EveryKindKeepsEachInputsStructure) {
+  // KernelBench's level1/13-15 promise triangular or symmetric inputs; a kernel that reads only the
+  // promised triangle is legitimate (docs/kernelbench.md, "Inputs keep their structure").
+  const StructuredContract c;
+  for (const char* kind : kKinds) {
+    const auto in = draw(c, kind, 11);
+    EXPECT_TRUE(kept(in, 0, Structure::upper)) << kind;
+    EXPECT_TRUE(kept(in, 1, Structure::lower)) << kind;
+    EXPECT_TRUE(kept(in, 2, Structure::symmetric)) << kind;
+  }
+  // The free triangle is drawn, not zeroed: a normal draw has no zero there.
+  const auto in = draw(c, value_kind::normal, 12);
+  EXPECT_NE(in[0].get(1), 0.0);   // [0][0][1], above the diagonal
+  EXPECT_NE(in[1].get(5), 0.0);   // [1][0], below
+  // Not square at this shape: left as drawn.
+  bool any_below = false;
+  for (int64_t i = 0; i < in[3].numel(); ++i) any_below = any_below || (i / 6 > i % 6 && in[3].get(i) != 0.0);
+  EXPECT_TRUE(any_below);
+}
+
+TEST(Contract, FreeIndexMirrorsAcrossTheDiagonalIntoWhatTheStructureKeeps) {
+  const StructuredContract c;
+  const Shape batch{2, 5, 5}, square{5, 5};
+  EXPECT_EQ(c.free_index(0, batch, 25 + 3 * 5 + 1), 25 + 1 * 5 + 3);  // up: [1][3][1] -> [1][1][3]
+  EXPECT_EQ(c.free_index(0, batch, 25 + 1 * 5 + 3), 25 + 1 * 5 + 3);  // already above
+  EXPECT_EQ(c.free_index(0, batch, 2 * 5 + 2), 2 * 5 + 2);            // the diagonal is free
+  EXPECT_EQ(c.free_index(1, square, 1 * 5 + 3), 3 * 5 + 1);           // low: above -> below
+  EXPECT_EQ(c.free_index(2, batch, 4 * 5 + 0), 0 * 5 + 4);            // sym keeps the upper triangle
+  EXPECT_EQ(c.free_index(3, Shape{5, 6}, 6 * 4 + 1), 6 * 4 + 1);      // not square: as it is
+  // An element set at its free index survives keep_structure (mirrored where symmetric).
+  Rng rng(3);
+  auto in = c.make_inputs(c.nominal(), rng, value_kind::normal);
+  const int64_t at = c.free_index(2, in[2].shape, 25 + 4 * 5 + 1);
+  in[2].set(at, std::numeric_limits<double>::quiet_NaN());
+  c.keep_structure(in);
+  EXPECT_TRUE(std::isnan(in[2].get(25 + 1 * 5 + 4)));
+  EXPECT_TRUE(std::isnan(in[2].get(25 + 4 * 5 + 1)));
+  // The nonfinite gate's positions are all free ones.
+  for (std::size_t i = 0; i < 3; ++i)
+    for (int64_t p : c.nonfinite_positions(i, c.nominal(), 99))
+      EXPECT_EQ(c.free_index(i, c.input_shape(i, c.nominal()), p), p) << "input " << i << " position " << p;
 }
 
 TEST(Contract, UnknownKindThrows) {
