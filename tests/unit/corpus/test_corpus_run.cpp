@@ -752,57 +752,64 @@ TEST(CorpusRun, OutOfGpuMemoryAloneIsTheResult) {
   EXPECT_EQ(running_at_starts(events_of(log)).size(), 2u + 3u);
 }
 
-TEST(CorpusRun, AResumedRunRunsAPairWithARetryRecordAloneAfterTheRest) {
-  TempDir t;
-  const std::string d = t / "corpus", out = t / "out", log = t / "events.log";
-  const std::string v = stub_verifier(t.path());
-  add_pair(d, "p0", "solution.py", "pass");
-  add_pair(d, "p1", "solution.py", "pass 0.3");
-  add_pair(d, "p2", "solution.py", "pass 0.3");
+namespace {
+
+/// A run over p0 (SOL0), p1 and p2 (pass 0.5 each) at --jobs 3 that resumes a journal holding only
+/// `retry` for p0: its verifiers' events, its summary and p0's result record.
+struct ResumedRetry {
+  std::vector<std::pair<std::string, std::string>> events;
+  CorpusRunSummary summary;
+  json p0;
+  std::string dir;
+};
+ResumedRetry resume_with_retry(const TempDir& t, const char* sol0, const json& retry) {
+  ResumedRetry r;
+  r.dir = t / "corpus";
+  const std::string out = t / "out", log = t / "events.log";
+  add_pair(r.dir, "p0", "solution.py", sol0);
+  add_pair(r.dir, "p1", "solution.py", "pass 0.5");
+  add_pair(r.dir, "p2", "solution.py", "pass 0.5");
   {
     fs::create_directories(out);
     Journal j(out + "/journal.jsonl");
-    j.append({{"kind", "retry"}, {"key", "p0/solution.py"}, {"reason", "ran out of memory beside 3 other pairs (x)"}});
+    j.append(retry);
   }
   setenv("FAKE_EVENT_LOG", log.c_str(), 1);
-  const CorpusRunSummary s = run_corpus(stub_options(d, out, v, 3));
+  r.summary = run_corpus(stub_options(r.dir, out, stub_verifier(t.path()), 3));
   unsetenv("FAKE_EVENT_LOG");
-  EXPECT_EQ(s.ran, 3);
-  EXPECT_EQ(s.retried, 1);
-  const auto events = events_of(log);
-  ASSERT_EQ(events.size(), 6u);
-  EXPECT_EQ(events[4], (std::pair<std::string, std::string>{"start", d + "/p0/solution.py"}));
-  EXPECT_EQ(running_at_starts(events).back(), 0);
-  EXPECT_EQ(by_key(read_journal(out + "/journal.jsonl")).at("p0/solution.py")["retried_alone"],
-            "ran out of memory beside 3 other pairs (x)");
+  r.events = events_of(log);
+  r.p0 = by_key(read_journal(out + "/journal.jsonl")).at("p0/solution.py");
+  return r;
+}
+
+}  // namespace
+
+TEST(CorpusRun, AResumedRunRunsAPairWithARetryRecordAloneAfterTheRest) {
+  TempDir t;
+  // A record of a kcv before the back-off: no beside_at_most, alone.
+  const ResumedRetry r = resume_with_retry(
+      t, "pass", {{"kind", "retry"}, {"key", "p0/solution.py"}, {"reason", "ran out of memory beside 3 other pairs (x)"}});
+  EXPECT_EQ(r.summary.ran, 3);
+  EXPECT_EQ(r.summary.retried, 1);
+  ASSERT_EQ(r.events.size(), 6u);
+  EXPECT_EQ(r.events[4], (std::pair<std::string, std::string>{"start", r.dir + "/p0/solution.py"}));
+  EXPECT_EQ(running_at_starts(r.events).back(), 0);
+  EXPECT_EQ(r.p0["retried_alone"], "ran out of memory beside 3 other pairs (x)");
 }
 
 TEST(CorpusRun, AResumedRunKeepsHowManyPairsARetryMayRunBeside) {
   TempDir t;
-  const std::string d = t / "corpus", out = t / "out", log = t / "events.log";
-  const std::string v = stub_verifier(t.path());
-  add_pair(d, "p0", "solution.py", "pass 0.3");
-  add_pair(d, "p1", "solution.py", "pass 0.5");
-  add_pair(d, "p2", "solution.py", "pass 0.5");
-  {
-    fs::create_directories(out);
-    Journal j(out + "/journal.jsonl");
-    j.append({{"kind", "retry"}, {"key", "p0/solution.py"}, {"reason", "ran out of memory beside 5 other pairs (x)"},
-              {"beside_at_most", 2}});
-  }
-  setenv("FAKE_EVENT_LOG", log.c_str(), 1);
-  const CorpusRunSummary s = run_corpus(stub_options(d, out, v, 3));
-  unsetenv("FAKE_EVENT_LOG");
-  EXPECT_EQ(s.retried, 1);
+  const ResumedRetry r = resume_with_retry(t, "pass 0.3",
+                                           {{"kind", "retry"}, {"key", "p0/solution.py"},
+                                            {"reason", "ran out of memory beside 5 other pairs (x)"}, {"beside_at_most", 2}});
+  EXPECT_EQ(r.summary.retried, 1);
   // After the others started, beside both of them: it may run beside two.
-  const auto events = events_of(log);
-  ASSERT_EQ(events.size(), 6u);
-  EXPECT_EQ(events[2], (std::pair<std::string, std::string>{"start", d + "/p0/solution.py"}));
-  EXPECT_EQ(running_at_starts(events)[2], 2);
-  const auto r = by_key(read_journal(out + "/journal.jsonl")).at("p0/solution.py");
-  EXPECT_EQ(r["retried"], "ran out of memory beside 5 other pairs (x)");
-  EXPECT_EQ(r["retried_beside_at_most"], 2);
-  EXPECT_FALSE(r.contains("retried_alone"));
+  ASSERT_EQ(r.events.size(), 6u);
+  EXPECT_EQ(r.events[2], (std::pair<std::string, std::string>{"start", r.dir + "/p0/solution.py"}));
+  EXPECT_EQ(running_at_starts(r.events)[2], 2);
+  EXPECT_EQ(r.p0["retried"], "ran out of memory beside 5 other pairs (x)");
+  EXPECT_EQ(r.p0["retried_beside_at_most"], 2);
+  EXPECT_FALSE(r.p0.contains("retried_alone"));
 }
 
 TEST(CorpusRun, ACutLastLineIsDroppedAndItsPairRunsAgain) {
