@@ -17,11 +17,16 @@
 #              lists (timing.cuh's shapes, 1-based: "3" is (2,16384,16,128))
 #   5. gates   scripts/verify_controls.py --only "$GLR_CHECK_ONLY" (default: every glr control,
 #              contracts and negatives) with what is left of the deadline
+#   stalls     (only when named) why the forward's kernels wait, at the rows GLR_NCU_ROWS lists
+#              (default 3, (2,16384,16,128)): ncu's warp-state, scheduler, instruction-mix, compute
+#              and memory sections for prep, walk and out into stalls.txt, and prep's and walk's
+#              per-SASS-instruction stall samples (--page source, CSV) into rest.tgz: what
+#              limits the two kernels that are 70% of the forward (issue 19)
 # GLR_CHECK_STEPS picks steps 2-5 (default "tests times ncu gates"; the smoke always runs): the 31
 # glr controls alone take about 360 s at 16 jobs, so a session runs "tests gates" in one call and
 # "times ncu" in another.
-# Whatever ran is packed before the deadline: at most 7 files come back (env.txt, tests.txt,
-# fwd_time.md, bwd_time.md, controls.md, ncu.txt, rest.tgz). Exit 0 when the smoke, the tests and
+# Whatever ran is packed before the deadline: at most 8 files come back (env.txt, tests.txt,
+# fwd_time.md, bwd_time.md, controls.md, ncu.txt, stalls.txt, rest.tgz). Exit 0 when the smoke, the tests and
 # every control were as expected; 1 otherwise; 2 on a setup error.
 set -uo pipefail
 t0=$SECONDS
@@ -77,6 +82,19 @@ if want ncu; then
     --launch-count 8 --section SpeedOfLight --section Occupancy --section LaunchStats "$bin/glr_bwd_time" --no-ffma 7
   unset GLR_TIME_ROWS
   cat "$out/more/ncu_bwd.txt" >> "$out/ncu.txt" 2>/dev/null
+fi
+if want stalls; then
+  export GLR_TIME_ROWS=${GLR_NCU_ROWS:-3}
+  note "ncu stalls rows $GLR_TIME_ROWS"
+  step ncu_stalls 150 "$out/stalls.txt" ncu --kernel-name regex:'sm90_glr_fwd_(prep|walk|out)' --launch-count 3 \
+    --section WarpStateStats --section SchedulerStats --section InstructionStats --section ComputeWorkloadAnalysis \
+    --section MemoryWorkloadAnalysis --section SpeedOfLight "$bin/glr_fwd_time" 7 split
+  for k in prep walk; do
+    step "ncu_source_$k" 120 "$out/more/source_$k.csv" ncu --kernel-name regex:"sm90_glr_fwd_$k" --launch-count 1 \
+      --section WarpStateStats --section SourceCounters --page source --print-source sass --csv \
+      "$bin/glr_fwd_time" 7 split
+  done
+  unset GLR_TIME_ROWS
 fi
 if want gates; then
   l=$(left)
