@@ -698,8 +698,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   std::map<std::string, int> retry_beside;            // key -> how many pairs may run beside it then
   for (const auto& r : journal.existing()) {
     if (r["kind"] == "result") done.insert(r["key"].get<std::string>());
-    if (r["kind"] == "retry" && r.contains("key") && r["key"].is_string())
-    {
+    if (r["kind"] == "retry" && r.contains("key") && r["key"].is_string()) {
       const std::string key = r["key"].get<std::string>();
       retry_reason[key] = r.contains("reason") && r["reason"].is_string() ? r["reason"].get<std::string>() : "";
       // A retry record of a kcv before the back-off has no beside_at_most: it runs alone, as it did.
