@@ -22,6 +22,14 @@ Usage:
       listing the pairs (level, problem, model, hash, torch_speedup).
       Then:  kcv corpus run OUT --out RUN --baseline kernelbench
 
+  make_corpus.py subset --from DIR (--match RE | --exclude RE | --keys FILE)... --out OUT [--force]
+      A corpus of some of DIR's candidates, to run again without the rest: the pairs (a
+      solution*.py beside a problem.py, its problem.py copied with it) or, in a --self corpus,
+      the problem files whose key (the path relative to DIR, as kcv's journal names it) matches
+      any --match regex or is a line of a --keys file (both absent: every key), less those that
+      match any --exclude regex. OUT/manifest.json lists the keys taken. Session 28 ran the pairs
+      an earlier run had not reached, and the next reruns the ones a kcv change concerns, so.
+
   --index data (default): docs/assets/data.json, what the leaderboard page shows (at most the
       five fastest correct kernels per problem). --index raw: docs/assets/raw_data.json, every
       evaluated-correct kernel the leaderboard holds (a superset).
@@ -374,6 +382,67 @@ def cmd_leaderboard(args):
     return 0
 
 
+# ---------------------------------------------------------------------------------------------
+# subset
+
+
+def corpus_keys(src):
+    """(key, files to copy) for every candidate of the corpus at src: a pair per solution*.py
+    beside a problem.py, else (a --self corpus) every .py file outside such folders."""
+    out = []
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src)
+        if (path.parent / "problem.py").is_file():
+            if path.name.startswith("solution"):
+                out.append((rel.as_posix(), [rel.parent / "problem.py", rel]))
+        else:
+            out.append((rel.as_posix(), [rel]))
+    return out
+
+
+def cmd_subset(args):
+    src = Path(args.src)
+    if not src.is_dir():
+        die(f"--from {src}: not a directory")
+    try:
+        match = [re.compile(r) for r in args.match]
+        exclude = [re.compile(r) for r in args.exclude]
+    except re.error as e:
+        die(f"bad regex: {e}")
+    listed = set()
+    for f in args.keys:
+        try:
+            listed |= {line.strip() for line in Path(f).read_text().splitlines() if line.strip()}
+        except OSError as e:
+            die(f"--keys {f}: {e.strerror}", 1)
+    if not (match or exclude or listed):
+        die("subset: say which keys: --match, --exclude or --keys")
+    everything = corpus_keys(src)
+    if not everything:
+        die(f"--from {src}: no candidates (no solution*.py beside a problem.py, no .py file)")
+    taken = [(k, files) for k, files in everything
+             if (not (match or listed) or k in listed or any(r.search(k) for r in match))
+             and not any(r.search(k) for r in exclude)]
+    unknown = sorted(listed - {k for k, _ in everything})
+    if unknown:
+        die(f"--keys names {len(unknown)} key(s) not in {src}, e.g. {unknown[0]!r}")
+    if not taken:
+        die("no key of the corpus is selected")
+    out = prepare_out(args.out, args.force)
+    copied = set()
+    for _, files in taken:
+        for rel in files:
+            if rel not in copied:
+                write_file(out / rel, (src / rel).read_bytes())
+                copied.add(rel)
+    write_manifest(out, {"schema": SCHEMA, "mode": "subset", "from": str(src), "match": args.match,
+                         "exclude": args.exclude, "keys_files": args.keys,
+                         "counts": {"from": len(everything), "taken": len(taken)},
+                         "keys": [k for k, _ in taken]})
+    print(f"subset: {len(taken)} of {len(everything)} candidates of {src} -> {out}")
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -409,6 +478,15 @@ def main(argv=None):
     q.add_argument("--out", required=True, metavar="OUT")
     q.add_argument("--force", action="store_true", help="empty a non-empty OUT first")
     q.set_defaults(func=cmd_leaderboard)
+
+    u = sub.add_parser("subset", help="some of a corpus's candidates, by key")
+    u.add_argument("--from", dest="src", required=True, metavar="DIR")
+    u.add_argument("--match", action="append", default=[], metavar="RE", help="take keys matching RE (any)")
+    u.add_argument("--exclude", action="append", default=[], metavar="RE", help="leave keys matching RE (any)")
+    u.add_argument("--keys", action="append", default=[], metavar="FILE", help="take the keys listed, one a line")
+    u.add_argument("--out", required=True, metavar="OUT")
+    u.add_argument("--force", action="store_true", help="empty a non-empty OUT first")
+    u.set_defaults(func=cmd_subset)
 
     args = ap.parse_args(argv)
     return args.func(args)
