@@ -226,9 +226,10 @@ using CorpusProgressCallback = std::function<void(const CorpusProgress&)>;
 /// its record, never the run's. A pair that ran out of GPU memory while other pairs ran gets a
 /// "retry" record instead and runs again after all the others, beside at most half as many, and so
 /// on while it still runs out beside any; the result it gets alone, or beside others without running
-/// out, is final and says why (retried, retried_beside_at_most; retried_alone when it ran alone). Throws SetupError for usage and setup problems, and when the pairs
-/// are to be forked (no explicit verifier) but this process has more than one thread: fork
-/// without exec is safe only from a single-threaded process (corpus_run.cpp, pair_child).
+/// out, is final and says why (retried, retried_beside_at_most; retried_alone when it ran alone).
+/// Throws SetupError for usage and setup problems, and when the pairs are to be forked (no
+/// explicit verifier) but this process has more than one thread: fork without exec is safe only
+/// from a single-threaded process (corpus_run.cpp, pair_child).
 /// on_pair runs in this process between forks: it must not leave threads behind.
 CorpusRunSummary run_corpus(const CorpusOptions& options, const CorpusProgressCallback& on_pair = {});
 

@@ -198,8 +198,8 @@ bool kept(const std::vector<HostTensor>& in, std::size_t i, Structure s) {
         const double v = t.get(m * 25 + r * 5 + c);
         if (s == Structure::upper && r > c && v != 0.0) return false;
         if (s == Structure::lower && r < c && v != 0.0) return false;
-        if (s == Structure::symmetric && v != t.get(m * 25 + c * 5 + r) && !(std::isnan(v) && std::isnan(t.get(m * 25 + c * 5 + r))))
-          return false;
+        const double mirror = t.get(m * 25 + c * 5 + r);
+        if (s == Structure::symmetric && v != mirror && !(std::isnan(v) && std::isnan(mirror))) return false;
       }
   return true;
 }

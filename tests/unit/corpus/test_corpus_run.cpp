@@ -644,7 +644,8 @@ TEST(CorpusRun, ARetryRunsBesideAtMostHalfAsManyAsItRanOutBesideUntilItFitsOrRun
     const std::string key = fs::path(sol).parent_path().filename().string() + "/solution.py";
     const int n = runs[key]++;
     if (n > 0 && static_cast<std::size_t>(n) <= allowed[key].size()) {
-      EXPECT_LE(at[static_cast<std::size_t>(starts)], allowed[key][static_cast<std::size_t>(n - 1)]) << key << " run " << n;
+      const int allowance = allowed[key][static_cast<std::size_t>(n - 1)];
+      EXPECT_LE(at[static_cast<std::size_t>(starts)], allowance) << key << " run " << n;
     }
     ++starts;
   }
@@ -787,8 +788,9 @@ ResumedRetry resume_with_retry(const TempDir& t, const char* sol0, const json& r
 TEST(CorpusRun, AResumedRunRunsAPairWithARetryRecordAloneAfterTheRest) {
   TempDir t;
   // A record of a kcv before the back-off: no beside_at_most, alone.
-  const ResumedRetry r = resume_with_retry(
-      t, "pass", {{"kind", "retry"}, {"key", "p0/solution.py"}, {"reason", "ran out of memory beside 3 other pairs (x)"}});
+  const json retry = {{"kind", "retry"}, {"key", "p0/solution.py"},
+                      {"reason", "ran out of memory beside 3 other pairs (x)"}};
+  const ResumedRetry r = resume_with_retry(t, "pass", retry);
   EXPECT_EQ(r.summary.ran, 3);
   EXPECT_EQ(r.summary.retried, 1);
   ASSERT_EQ(r.events.size(), 6u);
@@ -799,9 +801,9 @@ TEST(CorpusRun, AResumedRunRunsAPairWithARetryRecordAloneAfterTheRest) {
 
 TEST(CorpusRun, AResumedRunKeepsHowManyPairsARetryMayRunBeside) {
   TempDir t;
-  const ResumedRetry r = resume_with_retry(t, "pass 0.3",
-                                           {{"kind", "retry"}, {"key", "p0/solution.py"},
-                                            {"reason", "ran out of memory beside 5 other pairs (x)"}, {"beside_at_most", 2}});
+  const json retry = {{"kind", "retry"}, {"key", "p0/solution.py"},
+                      {"reason", "ran out of memory beside 5 other pairs (x)"}, {"beside_at_most", 2}};
+  const ResumedRetry r = resume_with_retry(t, "pass 0.3", retry);
   EXPECT_EQ(r.summary.retried, 1);
   // After the others started, beside both of them: it may run beside two.
   ASSERT_EQ(r.events.size(), 6u);
