@@ -6,6 +6,8 @@ import json, subprocess, sys, tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from script_check import finish  # noqa: E402
 SCRIPT = ROOT / "bench/kernelbench/add_summaries.py"
 
 
@@ -45,10 +47,7 @@ def main():
         r = run()
         if r.returncode != 1 or "usage:" not in r.stderr:
             failures.append(f"no argument: exit {r.returncode}, stderr {r.stderr!r}")
-    for f in failures:
-        print("FAIL:", f)
-    print(f"add_summaries: {'ok' if not failures else f'{len(failures)} failure(s)'}")
-    return 1 if failures else 0
+    return finish("add_summaries", failures)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ import json, subprocess, sys, tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from script_check import finish  # noqa: E402
 SCRIPT = ROOT / "bench/kernelbench/make_corpus.py"
 
 
@@ -63,10 +65,7 @@ def main():
                   f"{what}: exit {r.returncode}, stderr {r.stderr!r}, wrote {(t / 'bad').exists()}")
         r = run("--from", selfc, "--match", "x", "--out", t / "o2")
         check(r.returncode == 2 and "not empty" in r.stderr, f"non-empty OUT: exit {r.returncode} {r.stderr!r}")
-    for f in failures:
-        print("FAIL:", f)
-    print(f"make_corpus subset: {'ok' if not failures else f'{len(failures)} failure(s)'}")
-    return 1 if failures else 0
+    return finish("make_corpus subset", failures)
 
 
 if __name__ == "__main__":

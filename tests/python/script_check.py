@@ -1,0 +1,9 @@
+"""The end of a script test (scripts.add_summaries, scripts.make_corpus_subset): each failure on a
+line of its own, one summary line, and the exit status ctest reads."""
+
+
+def finish(name, failures):
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{name}: {'ok' if not failures else f'{len(failures)} failure(s)'}")
+    return 1 if failures else 0
