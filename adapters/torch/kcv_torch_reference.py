@@ -64,12 +64,12 @@ def double_everything(model):
     return model
 
 
-
 def matrix_structure(a):
     """The structure of a's last two dimensions that get_inputs() gives every matrix: "upper" or
     "lower" (zero below or above the diagonal, not zero on both sides), "symmetric" (equal to its
-    transpose, neither diagonal nor constant), else "none". kcv keeps it in every case it makes (docs/kernelbench.md,
-    "Inputs keep their structure"): a kernel may read only the triangle its problem promises."""
+    transpose, neither diagonal nor constant), else "none". kcv keeps it in every case it makes
+    (docs/kernelbench.md, "Inputs keep their structure"): a kernel may read only the triangle its
+    problem promises."""
     if a.dim() < 2 or a.shape[-1] != a.shape[-2] or a.shape[-1] < 2 or a.numel() == 0:
         return "none"
     below_zero = bool((torch.tril(a, -1) == 0).all())
@@ -81,6 +81,7 @@ def matrix_structure(a):
     if not below_zero and bool(a.max() != a.min()) and torch.equal(a, a.transpose(-1, -2)):
         return "symmetric"
     return "none"
+
 
 class Server:
     def __init__(self, problem, device, init_seed):

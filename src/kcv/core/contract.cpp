@@ -292,10 +292,11 @@ int64_t mid_block_index(int64_t n, uint64_t seed) {
 }
 
 std::vector<int64_t> Contract::nonfinite_positions(std::size_t input, const Bindings& shape, uint64_t seed) const {
-  const int64_t n = kcv::numel(input_shape(input, shape));
+  const Shape sh = input_shape(input, shape);
+  const int64_t n = kcv::numel(sh);
   std::vector<int64_t> at = {0, 31, 32, 63, 64, n / 2, n - 1, mid_block_index(n, seed + input)};
   std::erase_if(at, [&](int64_t i) { return i < 0 || i >= n; });
-  for (int64_t& i : at) i = free_index(input, input_shape(input, shape), i);
+  for (int64_t& i : at) i = free_index(input, sh, i);
   std::sort(at.begin(), at.end());
   at.erase(std::unique(at.begin(), at.end()), at.end());
   return at;

@@ -694,16 +694,20 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     (void)BuildCache(builds_dir);  // made here, and checked once for every pair
   }
   std::set<std::string> done;
-  std::map<std::string, std::string> retry_reason;   // key -> why it runs again
-  std::map<std::string, int> retry_beside;            // key -> how many pairs may run beside it then
+  // key -> why it runs again, and how many pairs may run beside it then
+  struct Retry {
+    std::string reason;
+    int beside_at_most = 0;
+  };
+  std::map<std::string, Retry> retry;
   for (const auto& r : journal.existing()) {
     if (r["kind"] == "result") done.insert(r["key"].get<std::string>());
     if (r["kind"] == "retry" && r.contains("key") && r["key"].is_string()) {
-      const std::string key = r["key"].get<std::string>();
-      retry_reason[key] = r.contains("reason") && r["reason"].is_string() ? r["reason"].get<std::string>() : "";
+      Retry& why = retry[r["key"].get<std::string>()];
+      why.reason = r.contains("reason") && r["reason"].is_string() ? r["reason"].get<std::string>() : "";
       // A retry record of a kcv before the back-off has no beside_at_most: it runs alone, as it did.
-      retry_beside[key] = r.contains("beside_at_most") && r["beside_at_most"].is_number_integer()
-                              ? std::max(0, r["beside_at_most"].get<int>()) : 0;
+      why.beside_at_most = r.contains("beside_at_most") && r["beside_at_most"].is_number_integer()
+                               ? std::max(0, r["beside_at_most"].get<int>()) : 0;
     }
   }
   // NOTES: a pair that ran out of memory or time beside N other pairs runs again after all the
@@ -713,11 +717,11 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   // A resumed run keeps that order: its "retry" record sends it to the end.
   std::vector<CorpusPair> todo, retries;
   for (const auto& p : spread_by_problem(mine))
-    if (!done.count(p.key)) (retry_reason.count(p.key) ? retries : todo).push_back(p);
+    if (!done.count(p.key)) (retry.count(p.key) ? retries : todo).push_back(p);
   // The retries that may share the machine with the most first; a pair that must run alone, last.
   const auto order_retries = [&] {
     std::stable_sort(retries.begin(), retries.end(), [&](const CorpusPair& a, const CorpusPair& b) {
-      return retry_beside[a.key] > retry_beside[b.key];
+      return retry[a.key].beside_at_most > retry[b.key].beside_at_most;
     });
   };
   order_retries();
@@ -835,10 +839,10 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     }
     // Retries after all the others, each once the pairs running are few enough for it.
     while (stop_asked() == 0 && todo.empty() && !retries.empty() && running.size() < room() &&
-           running.size() <= static_cast<std::size_t>(retry_beside[retries.front().key])) {
+           running.size() <= static_cast<std::size_t>(retry[retries.front().key].beside_at_most)) {
       Child c;
       c.pair = retries.front();
-      c.beside_at_most = retry_beside[c.pair.key];
+      c.beside_at_most = retry[c.pair.key].beside_at_most;
       retries.erase(retries.begin());
       start(std::move(c));
     }
@@ -931,8 +935,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
         journal.append({{"kind", "retry"}, {"key", c.pair.key}, {"problem", c.pair.problem},
                         {"solution", c.pair.solution}, {"reason", reason}, {"beside_at_most", next},
                         {"wall_seconds", wall}, {"cpu_seconds", cpu}});
-        retry_reason[c.pair.key] = reason;
-        retry_beside[c.pair.key] = next;
+        retry[c.pair.key] = {reason, next};
         retries.push_back(c.pair);
         order_retries();
         running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
@@ -940,9 +943,10 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
         continue;
       }
       if (c.beside_at_most >= 0) {
-        rec["retried"] = retry_reason[c.pair.key];
+        const std::string& why = retry[c.pair.key].reason;
+        rec["retried"] = why;
         rec["retried_beside_at_most"] = c.beside_at_most;
-        if (c.beside_at_most == 0) rec["retried_alone"] = retry_reason[c.pair.key];
+        if (c.beside_at_most == 0) rec["retried_alone"] = why;
       }
       journal.append(rec);
       records.push_back(json::parse(rec.dump()));
