@@ -90,9 +90,15 @@ if want stalls; then
     --section WarpStateStats --section SchedulerStats --section InstructionStats --section ComputeWorkloadAnalysis \
     --section MemoryWorkloadAnalysis --section SpeedOfLight "$bin/glr_fwd_time" 7 split
   for k in prep walk; do
-    step "ncu_source_$k" 120 "$out/more/source_$k.csv" ncu --kernel-name regex:"sm90_glr_fwd_$k" --launch-count 1 \
-      --section WarpStateStats --section SourceCounters --page source --print-source sass --csv \
-      "$bin/glr_fwd_time" 7 split
+    # Collected into a report first, then printed from it: a print option this ncu lacks costs
+    # only the print (each form tried in turn), not the profile.
+    step "ncu_source_$k" 120 "$out/more/source_$k.log" ncu --kernel-name regex:"sm90_glr_fwd_$k" --launch-count 1 \
+      --section WarpStateStats --section SourceCounters -f -o "/tmp/source_$k" "$bin/glr_fwd_time" 7 split
+    step "ncu_source_${k}_sass" 60 "$out/more/source_$k.csv" ncu --import "/tmp/source_$k.ncu-rep" --page source \
+      --print-source sass --csv ||
+      step "ncu_source_${k}_plain" 60 "$out/more/source_$k.csv" ncu --import "/tmp/source_$k.ncu-rep" --page source --csv ||
+      step "ncu_source_${k}_details" 60 "$out/more/source_$k.csv" ncu --import "/tmp/source_$k.ncu-rep" --page details \
+        --print-details all --csv
   done
   unset GLR_TIME_ROWS
 fi

@@ -88,8 +88,7 @@ struct PrepSmem {
   static constexpr size_t bs = ks + align128(size_t(C) * LQ * 2);   // g·log2e, then b       [C, KS]    (fp32)
   static constexpr size_t kr = bs + align128(size_t(C) * LB * 4);   // k_j 2^(b_r − b_j)     [3·16, KS] (E)
   static constexpr size_t qr = kr + align128(size_t(3) * 16 * LQ * 2);  // q_i 2^(b_i − b_r) [6·16, KS] (E)
-  static constexpr size_t fl = qr + align128(size_t(6) * 16 * LQ * 2);  // factored or not   [4, KS]    (int)
-  static constexpr size_t xt = fl + align128(size_t(4) * KS * 4);   // x, transposed         [KS, C]    (fp32)
+  static constexpr size_t xt = qr + align128(size_t(6) * 16 * LQ * 2);  // x, transposed      [KS, C]    (fp32)
   static constexpr size_t yt = xt + align128(size_t(KS) * LX * 4);  // y, transposed         [KS, C]    (fp32)
   static constexpr size_t af = xt;                                // A after the last slice [C, C]    (fp32)
   static constexpr size_t end_xy = yt + align128(size_t(KS) * LX * 4), end_af = af + align128(size_t(C) * LAF * 4);
@@ -245,6 +244,14 @@ __device__ __forceinline__ void async_tile(T* dst, int ld, const T* src, int64_t
   constexpr int per = 16 / int(sizeof(T));
   static_assert(cols % per == 0, "a shared row is a whole number of 16-byte copies");
   const bool vec = reinterpret_cast<uintptr_t>(src) % 16 == 0 && (stride * int64_t(sizeof(T))) % 16 == 0;
+  if (vec && live_rows == rows && live_cols == cols) {  // a whole tile: no copy is partial or empty
+    constexpr int per_row = cols / per;
+    for (int e = threadIdx.x; e < rows * per_row; e += kThreads) {
+      const int i = e / per_row, c = (e % per_row) * per;
+      cp_async16(dst + i * ld + c, src + i * stride + c, 16);
+    }
+    return;
+  }
   if (vec) {
     constexpr int per_row = cols / per;
     for (int e = threadIdx.x; e < rows * per_row; e += kThreads) {
@@ -255,7 +262,7 @@ __device__ __forceinline__ void async_tile(T* dst, int ld, const T* src, int64_t
     }
     return;
   }
-#pragma unroll 4
+#pragma unroll 2
   for (int e = threadIdx.x; e < rows * cols; e += kThreads) {
     const int i = e / cols, c = e % cols;
     T x;
@@ -264,6 +271,22 @@ __device__ __forceinline__ void async_tile(T* dst, int ld, const T* src, int64_t
     if (i < live_rows && c < live_cols) x = src[i * stride + c];
     dst[i * ld + c] = x;
   }
+}
+
+/// Stores x's first min(live, 4) elements, rounded to E (2 bytes), at dst: one 8-byte store when
+/// `vec` (dst 8-byte aligned) and all four are live, else element by element.
+template <class E>
+__device__ __forceinline__ void store4(E* dst, float4 x, int live, bool vec) {
+  static_assert(sizeof(E) == 2, "four elements of E are one 8-byte store");
+  if (vec && live >= 4) {
+    alignas(8) E y[4] = {from_f<E>(x.x), from_f<E>(x.y), from_f<E>(x.z), from_f<E>(x.w)};
+    *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(y);
+    return;
+  }
+  const float xs[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+  for (int t = 0; t < 4; ++t)
+    if (t < live) dst[t] = from_f<E>(xs[t]);
 }
 
 /// Stores a chunk's rows [0, nc) x columns [0, K) of f(i, kk) (rounded to E) to dst (row stride
@@ -307,6 +330,10 @@ __device__ __forceinline__ void store_rows(E* dst, int64_t stride, int nc, int K
 /// per (i, j, k), 16x the factors' one per (i, k), and the old kernel spent most of its time there.
 /// Why it is safe (nonfinite classes, range, accuracy): diag_decay.hpp. Slices of 32 columns keep
 /// four CTAs per SM within 64 registers; the diagonal's two halves keep its flag uniform per warp.
+/// The flags are a ballot of the slice pass's warp (bit kk: column kk factored), which the diagonal
+/// pass's warp is: a half whose 16 columns all take the factored form (the common case) runs its
+/// steps unrolled by two without a per-column test (the same FFMAs in the same order); unrolled by
+/// four, ptxas spills at the 64-register cap (nvcc 13, -Xptxas -v).
 template <class E, int KS>
 __global__ void __launch_bounds__(fwd_split::kThreads, 4)
     sm90_glr_fwd_prep(const E* __restrict__ q, const E* __restrict__ k, const float* __restrict__ g,
@@ -326,7 +353,6 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
   float* bs = reinterpret_cast<float*>(smem_raw + L::bs);
   E* kr = reinterpret_cast<E*>(smem_raw + L::kr);
   E* qr = reinterpret_cast<E*>(smem_raw + L::qr);
-  int* fl = reinterpret_cast<int*>(smem_raw + L::fl);
   float* xt = reinterpret_cast<float*>(smem_raw + L::xt);
   float* yt = reinterpret_cast<float*>(smem_raw + L::yt);
   float* af = reinterpret_cast<float*>(smem_raw + L::af);
@@ -349,6 +375,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
   for (int a = 0; a < 4; ++a) d[a][0] = d[a][1] = 0.f;
   FragC acc;
   wmma::fill_fragment(acc, 0.f);
+  unsigned factored = 0;  // the slice's columns of block ib that take the factored form (bit kk)
   for (int64_t k0 = 0; k0 < K; k0 += KS) {  // uniform per CTA
     const int kw = int(K - k0 < KS ? K - k0 : KS);
     if (k0 > 0) __syncthreads();  // the previous slice's shared tiles are no longer read
@@ -374,7 +401,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
       bool ok = true;  // the block's column takes the factored form (diag_decay.hpp)
 #pragma unroll
       for (int r = 0; r < 16; ++r) ok = ok & diag_decay::within_span(bs[(16 * ib + r) * LB + kk], bref);
-      if ((warp & 1) == 0) fl[ib * KS + kk] = ok ? 1 : 0;
+      factored = __ballot_sync(0xffffffffu, ok);  // both warps of block ib: its columns' flags, bit kk
       const bool live = kk < kw;
       E* qg = Qg + (c0 * H + h) * K + k0 + kk;  // row i at qg[i·HK]
       E* kd = Kd + (c0 * H + h) * K + k0 + kk;
@@ -412,24 +439,39 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
     }
     {  // diagonal block ib: rows 16ib + 4ti + a, columns 16ib + 2tj + c, slice columns [KH·kh, KH·kh + KH)
       const int ri = 16 * ib + 4 * ti, rj = 16 * ib + 2 * tj;
-#pragma unroll 1
-      for (int u = 0; u < KH; ++u) {
-        const int kk = KH * kh + u;
-        const float4 x4 = *reinterpret_cast<const float4*>(xt + kk * LX + ri);
-        const float2 y2 = *reinterpret_cast<const float2*>(yt + kk * LX + rj);
-        const float x[4] = {x4.x, x4.y, x4.z, x4.w}, y[2] = {y2.x, y2.y};
-        if (fl[ib * KS + kk]) {  // uniform per warp
+      const unsigned half = (factored >> (KH * kh)) & ((1u << KH) - 1u);  // this warp's columns' flags
+      if (half == (1u << KH) - 1u) {  // every column factored (the common case): the same terms, unrolled
+#pragma unroll 4
+        for (int u = 0; u < KH; ++u) {
+          const int kk = KH * kh + u;
+          const float4 x4 = *reinterpret_cast<const float4*>(xt + kk * LX + ri);
+          const float2 y2 = *reinterpret_cast<const float2*>(yt + kk * LX + rj);
+          const float x[4] = {x4.x, x4.y, x4.z, x4.w}, y[2] = {y2.x, y2.y};
 #pragma unroll
           for (int a = 0; a < 4; ++a)
 #pragma unroll
             for (int c = 0; c < 2; ++c) d[a][c] = diag_decay::add_term(d[a][c], x[a], y[c], 0.f, 0.f, true);
-        } else {  // x = q, y = k: the per-pair decay (j > i is computed, never read)
+        }
+      } else {
+#pragma unroll 1
+        for (int u = 0; u < KH; ++u) {
+          const int kk = KH * kh + u;
+          const float4 x4 = *reinterpret_cast<const float4*>(xt + kk * LX + ri);
+          const float2 y2 = *reinterpret_cast<const float2*>(yt + kk * LX + rj);
+          const float x[4] = {x4.x, x4.y, x4.z, x4.w}, y[2] = {y2.x, y2.y};
+          if ((half >> u) & 1u) {  // uniform per warp
 #pragma unroll
-          for (int a = 0; a < 4; ++a) {
-            const float bi = bs[(ri + a) * LB + kk];
+            for (int a = 0; a < 4; ++a)
 #pragma unroll
-            for (int c = 0; c < 2; ++c)
-              d[a][c] = diag_decay::add_term(d[a][c], x[a], y[c], bi, bs[(rj + c) * LB + kk], false);
+              for (int c = 0; c < 2; ++c) d[a][c] = diag_decay::add_term(d[a][c], x[a], y[c], 0.f, 0.f, true);
+          } else {  // x = q, y = k: the per-pair decay (j > i is computed, never read)
+#pragma unroll
+            for (int a = 0; a < 4; ++a) {
+              const float bi = bs[(ri + a) * LB + kk];
+#pragma unroll
+              for (int c = 0; c < 2; ++c)
+                d[a][c] = diag_decay::add_term(d[a][c], x[a], y[c], bi, bs[(rj + c) * LB + kk], false);
+            }
           }
         }
       }
@@ -678,6 +720,9 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
   };
 #endif
 
+  // Whether S's rows take 8-byte stores of four elements (V and the workspace allow it: v0 is a
+  // multiple of BV, so every row's first element is 8-byte aligned then).
+  const bool out_vec = V % 4 == 0 && reinterpret_cast<uintptr_t>(Sws) % 8 == 0;
   int64_t slot = slot0 + cb, c = cb;
   int buf = 0;
   for (; c < ce; ++slot, ++c, buf = buf + 1 == NS ? 0 : buf + 1) {  // uniform per CTA
@@ -690,11 +735,18 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
     E* Sout = Sws + ((slot * H + h) * K + k0) * V + v0;
     // Store the S entering this chunk (rounded: an MMA operand of the out kernel), then decay it.
 #ifndef GLR_WALK_REGS
-    for (int e = tid; e < KP * BV; e += kThreads) {
-      const int kk = e / BV, vv = e % BV;
-      const float st = S[kk * LS + vv];
-      if (!kLocal && kk < kw && vv < vw) Sout[kk * V + vv] = from_f<E>(st);
-      S[kk * LS + vv] = st * (kk < kw ? el[kk] : 1.f);
+    // Four columns per thread and pass: a warp's 16-byte shared accesses cover 512 contiguous bytes
+    // (conflict-free), its stores 8 bytes per lane where Sout's rows allow it (store4).
+    for (int e = tid; e < KP * BV / 4; e += kThreads) {
+      const int kk = e / (BV / 4), vv = 4 * (e % (BV / 4));
+      float4 st = *reinterpret_cast<const float4*>(S + kk * LS + vv);
+      if (!kLocal && kk < kw) store4(Sout + kk * V + vv, st, vw - vv, out_vec);
+      const float f = kk < kw ? el[kk] : 1.f;
+      st.x *= f;
+      st.y *= f;
+      st.z *= f;
+      st.w *= f;
+      *reinterpret_cast<float4*>(S + kk * LS + vv) = st;
     }
 #else
 #pragma unroll
