@@ -12,7 +12,9 @@ def launches(s):
     return re.sub(r'([A-Za-z_][\w:<>, ]*?)<<<(.*?)>>>\(', lambda m: '::sim::launch(' + m.group(1).strip() + ', ' + m.group(2) + ', ', s, flags=re.S)
 tc = open(inc + 'glr_fwd_tc.cuh').read()
 cut = tc.index('}  // namespace fwd_tc') + len('}  // namespace fwd_tc')
-tc = tc[:cut] + '\nnamespace fwd_tc { inline int sm_count() { return ::sim::sms; } }\n}  // namespace glr::cuda::sm90\n'
+# sm90a_device: no device here, so the out kernel is WMMA's (the sm_100a path) unless -DGLR_FWD_WGMMA
+tc = tc[:cut] + ('\nnamespace fwd_tc { inline int sm_count() { return ::sim::sms; } inline bool sm90a_device() { return false; } }'
+                 '\n}  // namespace glr::cuda::sm90\n')
 open(out + 'glr_fwd_tc.cuh', 'w').write(tc)
 fs = open(inc + 'glr_fwd_split.cuh').read()
 a = fs.index('__device__ __forceinline__ void cp_async16(')

@@ -53,6 +53,17 @@ inline float __shfl_xor_sync(unsigned, float v, int o) {
   ::sim::sync_warp();
   return r;
 }
+namespace sim { inline unsigned ballot_buf[256]; }
+/// Every lane's predicate published, a warp barrier, the warp's bits gathered, a warp barrier.
+inline unsigned __ballot_sync(unsigned, int pred) {
+  const int t = int(threadIdx.x);
+  ::sim::ballot_buf[t] = pred ? 1u : 0u;
+  ::sim::sync_warp();
+  unsigned r = 0;
+  for (int l = 0; l < 32; ++l) r |= ::sim::ballot_buf[(t & ~31) | l] << l;
+  ::sim::sync_warp();
+  return r;
+}
 #define cudaFuncSetAttribute(...) cudaSuccess
 #define cudaGetLastError() cudaSuccess
 

@@ -753,10 +753,20 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
     for (int i = 0; i < kRegTiles; ++i) {
       if (warp + kWarps * i >= kTiles) continue;  // uniform per warp
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
+      for (int e = 0; e < 4; e += 2) {  // a lane's two neighbouring columns of one row: one 4-byte store
         const int kk = row_of(i, e), vv = col_of(i, e);
-        if (!kLocal && kk < kw && vv < vw) Sout[kk * V + vv] = from_f<E>(acc[i][e]);
-        acc[i][e] *= kk < kw ? el[kk] : 1.f;
+        if (!kLocal && kk < kw) {
+          if (out_vec && vv + 1 < vw) {
+            const E pair[2] = {from_f<E>(acc[i][e]), from_f<E>(acc[i][e + 1])};
+            *reinterpret_cast<uint32_t*>(Sout + kk * V + vv) = *reinterpret_cast<const uint32_t*>(pair);
+          } else {
+            if (vv < vw) Sout[kk * V + vv] = from_f<E>(acc[i][e]);
+            if (vv + 1 < vw) Sout[kk * V + vv + 1] = from_f<E>(acc[i][e + 1]);
+          }
+        }
+        const float f = kk < kw ? el[kk] : 1.f;
+        acc[i][e] *= f;
+        acc[i][e + 1] *= f;
       }
     }
 #endif
