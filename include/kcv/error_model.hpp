@@ -52,9 +52,12 @@ struct PlainTwin {
 /// disagrees on an element's class, either class is accepted. With classes_only, finite values are not checked against the bound.
 /// With plain, an element the reference rejects is accepted (counted in as_plain) when its class
 /// is the twin's there, or, finite, when its error is within plain->worst_ratio · bound.
+/// With domain (the reference on the problem's domain: docs/nonfinite-classes.md, "Structural
+/// zeros"), where its value is finite the classes it allows are accepted too, and a finite result
+/// that neither order allows is judged against it; NaN there adds nothing.
 Comparison compare(const HostTensor& got, const RefTensor& ref, const RefTensor* alt, DType accumulate,
                    double c, bool classes_only = false, std::size_t max_listed = 5,
-                   const PlainTwin* plain = nullptr);
+                   const PlainTwin* plain = nullptr, const RefTensor* domain = nullptr);
 
 /// The population test (docs/population-test.md). On random inputs the rounding errors of a
 /// legitimate order are random too, with a spread sigma_i per element that grows like sqrt(n), not

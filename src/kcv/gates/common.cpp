@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -231,6 +232,58 @@ CaseJudgement refusal(const CallResult& r) {
   return {Verdict::refused, fmt::format("refused (rc {}): {}", r.rc, r.message.empty() ? "no message" : r.message)};
 }
 
+namespace {
+
+/// Whether the problem promises some input's elements to be zero (an upper or lower triangle).
+bool promises_zeros(const Contract& k) {
+  return std::any_of(k.inputs.begin(), k.inputs.end(), [](const TensorSpec& t) {
+    return t.structure == Structure::upper || t.structure == Structure::lower;
+  });
+}
+
+/// The reference on the problem's domain (docs/nonfinite-classes.md, "Structural zeros"): for a
+/// call whose floating inputs hold non-finite elements, the reference twice more with each of them
+/// replaced by a finite probe (+3·(1 + m), then −(1 + m)/2, m the input's largest finite |value|,
+/// kept well inside its dtype): per output element the value where both probes give the same
+/// finite value — the element reaches the injected ones only through products with promised
+/// zeros — and NaN elsewhere. Empty when no input holds a non-finite element.
+std::vector<RefTensor> domain_reference(const Contract& k, const CallSpec& spec, const Bindings& shape) {
+  bool any = false;
+  auto probe = [&](double scale) {
+    std::vector<HostTensor> in = spec.inputs;
+    for (HostTensor& t : in) {
+      if (!is_floating(t.dtype)) continue;
+      const std::vector<double> v = t.values();
+      double m = 0;
+      for (double x : v)
+        if (std::isfinite(x)) m = std::max(m, std::abs(x));
+      const double at = scale * std::min(1 + m, max_finite(t.dtype) / 16);
+      for (std::size_t j = 0; j < v.size(); ++j)
+        if (!std::isfinite(v[j])) {
+          t.set(static_cast<int64_t>(j), at);
+          any = true;
+        }
+    }
+    return in;
+  };
+  const std::vector<HostTensor> hi_in = probe(3.0);
+  if (!any) return {};
+  std::vector<RefTensor> hi, lo;
+  try {
+    hi = k.reference(hi_in, spec.scalars, shape, SumOrder::forward);
+    lo = k.reference(probe(-0.5), spec.scalars, shape, SumOrder::forward);
+  } catch (const ReferenceRejects&) {
+    return {};  // outside the Model's domain: the reference's own classes alone
+  }
+  for (std::size_t o = 0; o < hi.size() && o < lo.size(); ++o)
+    for (std::size_t e = 0; e < hi[o].value.size() && e < lo[o].value.size(); ++e)
+      if (!(std::isfinite(hi[o].value[e]) && hi[o].value[e] == lo[o].value[e]))
+        hi[o].value[e] = std::numeric_limits<double>::quiet_NaN();
+  return hi;
+}
+
+}  // namespace
+
 CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const CallSpec& spec,
                          const CallResult& result, const JudgeOptions& opts, const CallResult* plain) {
   if (result.rc != 0) {
@@ -261,20 +314,24 @@ CaseJudgement judge_call(const Contract& contract, const Bindings& shape, const 
   const bool two_orders = (opts.two_orders || contract.classes_in_two_orders) && !classified;
   std::vector<RefTensor> alt;
   if (two_orders) alt = contract.reference(spec.inputs, spec.scalars, shape, SumOrder::reverse);
+  const std::vector<RefTensor> domain =
+      promises_zeros(contract) ? domain_reference(contract, spec, shape) : std::vector<RefTensor>{};
   CaseJudgement out;
   std::string as_plain;  // what passed only as no worse than the plain twin
   for (std::size_t o = 0; o < contract.outputs.size(); ++o) {
     const RefTensor* alt_o = two_orders ? &alt[o] : nullptr;
-    Comparison cmp = compare(result.outputs[o], ref[o], alt_o, contract.accumulate, contract.c, opts.classes_only);
+    const RefTensor* dom_o = o < domain.size() ? &domain[o] : nullptr;
+    Comparison cmp = compare(result.outputs[o], ref[o], alt_o, contract.accumulate, contract.c, opts.classes_only, 5,
+                             nullptr, dom_o);
     if (!cmp.ok() && !opts.classes_only && plain && plain->rc == 0 && o < plain->outputs.size() &&
         plain->outputs[o].numel() == result.outputs[o].numel()) {
       // NOTES: the twin's own distance from the model sets the allowance; classes it shares pass.
       // A plain call is its own twin: its distance is the comparison just made.
       const double own_worst = plain == &result ? cmp.worst_ratio
                                                 : compare(plain->outputs[o], ref[o], alt_o, contract.accumulate,
-                                                          contract.c, false, 0).worst_ratio;
+                                                          contract.c, false, 0, nullptr, dom_o).worst_ratio;
       const PlainTwin twin{&plain->outputs[o], std::max(1.0, own_worst)};
-      cmp = compare(result.outputs[o], ref[o], alt_o, contract.accumulate, contract.c, false, 5, &twin);
+      cmp = compare(result.outputs[o], ref[o], alt_o, contract.accumulate, contract.c, false, 5, &twin, dom_o);
       if (cmp.as_plain > 0)
         as_plain += fmt::format("{}out '{}': {} of {} elements outside the model, none further from it than the "
                                 "plain call on the same inputs (worst err/bound {:.3g} here, {:.3g} there): the "

@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
 #include <tuple>
 
 #include "kcv/backends/host_backend.hpp"
 #include "kcv/candidate.hpp"
 #include "kcv/gate.hpp"
+#include "kcv/gates/common.hpp"
 #include "test_support.hpp"
 
 namespace kcv {
@@ -418,6 +421,97 @@ TEST(Gates, CoverageTellsNondeterministicOutputFromUnwrittenOutput) {
   EXPECT_EQ(skip.verdict, Verdict::fail) << skip.evidence;
   EXPECT_NE(skip.evidence.find("element not written, or poison read"), std::string::npos) << skip.evidence;
   EXPECT_NE(skip.evidence.find("same poison agree"), std::string::npos) << skip.evidence;
+}
+
+/// C = triu(A·B) in fp64, every product formed (IEEE: 0·NaN is NaN), A and B N x N with `promise`.
+class TriangularMatmul final : public Contract {
+ public:
+  explicit TriangularMatmul(Structure promise) {
+    name = "triangular_matmul";
+    inputs = {{"A", DType::f32, {"N", "N"}, Domain::real, promise},
+              {"B", DType::f32, {"N", "N"}, Domain::real, promise}};
+    outputs = {{"C", DType::f32, {"N", "N"}, Domain::real}};
+    symbols = {{"N", 1, 64, 6, 64, {}}};
+  }
+  std::vector<RefTensor> reference(const std::vector<HostTensor>& in, const std::vector<double>&, const Bindings& b,
+                                   SumOrder order) const override {
+    const int64_t n = b.at("N");
+    const std::vector<double> a = in[0].values(), bb = in[1].values();
+    RefTensor r;
+    r.resize(static_cast<std::size_t>(n * n));
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = i; j < n; ++j) {
+        double s = 0, m = 0;
+        for (int64_t t = 0; t < n; ++t) {
+          const int64_t k = order == SumOrder::forward ? t : n - 1 - t;
+          s += a[i * n + k] * bb[k * n + j];
+          m += std::abs(a[i * n + k] * bb[k * n + j]);
+        }
+        r.value[i * n + j] = s;
+        r.mag[i * n + j] = m;
+        r.depth[i * n + j] = static_cast<double>(n);
+      }
+    return {r};
+  }
+};
+
+TEST(Gates, ProductsWithPromisedZerosMayBeSkippedButNaNMayNotBeLaundered) {
+  // Issue 27, found on the H200: KernelBench's level1/14 kernels sum C[i][j] over k = i..j only,
+  // as A and B are promised upper triangular. A NaN at A[0][3] reaches C[0][j < 3] in the dense
+  // reference only through B[3][j] = 0 (0·NaN); skipping those products is legitimate, reading the
+  // NaN as 0 is not (docs/nonfinite-classes.md, "Structural zeros").
+  constexpr int64_t n = 6;
+  std::vector<double> a(n * n, 0.0), b(n * n, 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = i; j < n; ++j) {
+      a[i * n + j] = 0.5 + 0.25 * double((i * 7 + j * 3) % 5);
+      b[i * n + j] = -0.75 + 0.5 * double((i * 5 + j) % 4);
+    }
+  a[0 * n + 3] = std::numeric_limits<double>::quiet_NaN();
+  CallSpec spec;
+  spec.inputs = {HostTensor::from_values(DType::f32, {n, n}, a), HostTensor::from_values(DType::f32, {n, n}, b)};
+  spec.outputs = {HostTensor::from_values(DType::f32, {n, n}, std::vector<double>(n * n, 0.0))};
+  // C by one of three kernels: every product (as torch), k = i..j only, or k = i..j with NaN read as 0.
+  enum class Kernel { dense, skips_zeros, launders };
+  auto run = [&](Kernel kind) {
+    std::vector<double> c(n * n, 0.0);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = i; j < n; ++j) {
+        double s = 0;
+        for (int64_t k = kind == Kernel::dense ? 0 : i; k <= (kind == Kernel::dense ? n - 1 : j); ++k) {
+          const double x = kind == Kernel::launders && std::isnan(a[i * n + k]) ? 0.0 : a[i * n + k];
+          s += x * b[k * n + j];
+        }
+        c[i * n + j] = s;
+      }
+    CallResult r;
+    r.ran = true;
+    r.outputs = {HostTensor::from_values(DType::f32, {n, n}, c)};
+    return r;
+  };
+  const Bindings shape{{"N", n}};
+  const gates::JudgeOptions classes{.classes_only = true, .two_orders = true};
+  const TriangularMatmul promised(Structure::upper), dense(Structure::none);
+  auto judge = [&](const Contract& k, Kernel kind) { return gates::judge_call(k, shape, spec, run(kind), classes); };
+
+  EXPECT_EQ(judge(promised, Kernel::dense).verdict, Verdict::pass) << judge(promised, Kernel::dense).evidence;
+  const CaseJudgement skips = judge(promised, Kernel::skips_zeros);
+  EXPECT_EQ(skips.verdict, Verdict::pass) << skips.evidence;
+  // Laundered: C[0][3..5] reach the NaN through B[3][3..5] != 0 and must be NaN.
+  const CaseJudgement launders = judge(promised, Kernel::launders);
+  EXPECT_EQ(launders.verdict, Verdict::fail);
+  EXPECT_NE(launders.evidence.find("expected NaN"), std::string::npos) << launders.evidence;
+  EXPECT_NE(launders.evidence.find("3 of 36"), std::string::npos) << launders.evidence;
+  // Without the promise the zeros are data: 0·NaN is the op's NaN, and skipping them fails.
+  const CaseJudgement unpromised = judge(dense, Kernel::skips_zeros);
+  EXPECT_EQ(unpromised.verdict, Verdict::fail);
+  EXPECT_NE(unpromised.evidence.find("3 of 36"), std::string::npos) << unpromised.evidence;
+  // Values are judged against the domain's value where only it allows a finite result.
+  CallResult off = run(Kernel::skips_zeros);
+  off.outputs[0].set(0 * n + 1, off.outputs[0].get(0 * n + 1) + 1.0);
+  const CaseJudgement wrong = gates::judge_call(promised, shape, spec, off, {.two_orders = true});
+  EXPECT_EQ(wrong.verdict, Verdict::fail);
+  EXPECT_NE(wrong.evidence.find("[0,1]"), std::string::npos) << wrong.evidence;
 }
 
 }  // namespace
