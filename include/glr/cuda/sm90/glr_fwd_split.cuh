@@ -289,6 +289,25 @@ __device__ __forceinline__ void store4(E* dst, float4 x, int live, bool vec) {
     if (t < live) dst[t] = from_f<E>(xs[t]);
 }
 
+/// Stores rows [0, live_rows) x columns [0, live_cols) of a shared tile of E (row stride ld, 16-byte
+/// aligned rows) to global (row stride `stride` elements): 16-byte stores where dst and stride are
+/// 16-byte aligned and the eight columns are live, element stores otherwise.
+template <int cols, class E>
+__device__ __forceinline__ void store_tile(E* dst, int64_t stride, const E* src, int ld, int live_rows,
+                                           int live_cols) {
+  static_assert(sizeof(E) == 2 && cols % 8 == 0, "eight elements of E are one 16-byte store");
+  const bool vec = reinterpret_cast<uintptr_t>(dst) % 16 == 0 && (stride * 2) % 16 == 0;
+  for (int e = threadIdx.x; e < live_rows * (cols / 8); e += kThreads) {
+    const int i = e / (cols / 8), c = (e % (cols / 8)) * 8;
+    if (c >= live_cols) continue;
+    if (vec && c + 8 <= live_cols) {
+      *reinterpret_cast<uint4*>(dst + i * stride + c) = *reinterpret_cast<const uint4*>(src + i * ld + c);
+    } else {
+      for (int t = c; t < live_cols && t < c + 8; ++t) dst[i * stride + t] = src[i * ld + t];
+    }
+  }
+}
+
 /// Stores a chunk's rows [0, nc) x columns [0, K) of f(i, kk) (rounded to E) to dst (row stride
 /// `stride`), eight columns per thread, 16-byte stores where the rows allow it.
 template <int KP, class E, class F>
@@ -402,18 +421,26 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
 #pragma unroll
       for (int r = 0; r < 16; ++r) ok = ok & diag_decay::within_span(bs[(16 * ib + r) * LB + kk], bref);
       factored = __ballot_sync(0xffffffffu, ok);  // both warps of block ib: its columns' flags, bit kk
+#ifndef GLR_PREP_STAGED_STORES
       const bool live = kk < kw;
       E* qg = Qg + (c0 * H + h) * K + k0 + kk;  // row i at qg[i·HK]
       E* kd = Kd + (c0 * H + h) * K + k0 + kk;
+#endif
 #pragma unroll 1
       for (int r = 0; r < 8; ++r) {
         const int i = i0 + r;
         const float bi = bs[i * LB + kk], qv = to_f(qs[i * LQ + kk]), kv = to_f(ks[i * LQ + kk]);
         const float eq = exp2f(bi);
+#ifndef GLR_PREP_STAGED_STORES
         if (live && i < nc) {
           qg[i * HK] = from_f<E>(qv * eq);
           kd[i * HK] = from_f<E>(kv * exp2f(blast - bi));
         }
+#else
+        // In place of this thread's q and k (read above, by no one else): stored whole after the pass.
+        qs[i * LQ + kk] = from_f<E>(qv * eq);
+        ks[i * LQ + kk] = from_f<E>(kv * exp2f(blast - bi));
+#endif
         float xq = qv * eq;  // after the loop: q_i 2^(b_i − b_ρ), ρ = 16·ib − 1 = the last row of block ib − 1
         for (int jb = 0; jb < ib; ++jb) {  // qr[pair (ib, jb)][i] = q_i 2^(b_i − b_r)
           xq = qv * decay_past_ref(bi, bs[(16 * jb + 15) * LB + kk]);
@@ -425,6 +452,11 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
       }
     }
     __syncthreads();
+#ifdef GLR_PREP_STAGED_STORES
+    // q ⊙ 2^b and k ⊙ 2^(b_last − b) of the slice, from shared memory: 16-byte stores where the rows allow.
+    store_tile<KS>(Qg + (c0 * H + h) * K + k0, HK, qs, LQ, nc, kw);
+    store_tile<KS>(Kd + (c0 * H + h) * K + k0, HK, ks, LQ, nc, kw);
+#endif
     if (warp < 6) {  // off-diagonal block pair warp: (ib, jb), qr[warp] · kr[jb]ᵀ
       int pib, pjb;
       fwd_tc::pair_of(warp, &pib, &pjb);
