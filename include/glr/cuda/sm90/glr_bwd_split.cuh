@@ -68,6 +68,7 @@ using fwd_split::cdiv;
 using fwd_split::cp_async_commit;
 using fwd_split::cp_async_wait;
 using fwd_split::first_slot;
+using fwd_split::store4;
 using fwd_tc::align128;
 using fwd_tc::C;
 using fwd_tc::from_f;
@@ -345,14 +346,51 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       const bool last = c + 1 == nch;  // S_end: hfin (fp32), else the forward's S entering chunk c + 1
       E* dSo = dSws + ((slot * H + h) * K + k0) * V + v0;
       float s = 0.f;
+#ifdef GLR_DSTATE_VEC
+      constexpr bool kVec4 = kPerPart % 4 == 0;  // not at BV = 16, KT = 32 (two columns a lane)
+#else
+      constexpr bool kVec4 = false;
+#endif
+      if constexpr (kVec4) {
+        // Four columns a pass: G as a float4, S_end's four as one 8-byte load, dS rounded in one 8-byte
+        // store where dSws's rows allow it (store4); the same terms added to s in the same order.
+        const bool out_vec = V % 4 == 0 && reinterpret_cast<uintptr_t>(dSws) % 8 == 0;
 #pragma unroll 1
-      for (int y = y0; y < y0 + kPerPart; ++y) {
-        const float g = G[x * LS + y];
-        if (x < kw && y < vw) {
-          s += g * (last ? hfin[state0 + int64_t(x) * V + y] : to_f(se[x * LV + y]));
-          dSo[int64_t(x) * V + y] = from_f<E>(g);
+        for (int y = y0; y < y0 + kPerPart; y += 4) {
+          float4 g4 = *reinterpret_cast<const float4*>(G + x * LS + y);
+          if (x < kw) {
+            const float gs[4] = {g4.x, g4.y, g4.z, g4.w};
+            float sv[4];
+            if (last) {
+#pragma unroll
+              for (int t = 0; t < 4; ++t) sv[t] = y + t < vw ? hfin[state0 + int64_t(x) * V + y + t] : 0.f;
+            } else {
+              alignas(8) E raw[4];
+              *reinterpret_cast<uint2*>(raw) = *reinterpret_cast<const uint2*>(se + x * LV + y);
+#pragma unroll
+              for (int t = 0; t < 4; ++t) sv[t] = to_f(raw[t]);
+            }
+#pragma unroll
+            for (int t = 0; t < 4; ++t)
+              if (y + t < vw) s += gs[t] * sv[t];
+            store4(dSo + int64_t(x) * V + y, g4, vw - y, out_vec);
+          }
+          g4.x *= e;
+          g4.y *= e;
+          g4.z *= e;
+          g4.w *= e;
+          *reinterpret_cast<float4*>(G + x * LS + y) = g4;
         }
-        G[x * LS + y] = g * e;
+      } else {
+#pragma unroll 1
+        for (int y = y0; y < y0 + kPerPart; ++y) {
+          const float g = G[x * LS + y];
+          if (x < kw && y < vw) {
+            s += g * (last ? hfin[state0 + int64_t(x) * V + y] : to_f(se[x * LV + y]));
+            dSo[int64_t(x) * V + y] = from_f<E>(g);
+          }
+          G[x * LS + y] = g * e;
+        }
       }
 #pragma unroll
       for (int o = 1; o < kParts; o *= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
