@@ -262,7 +262,7 @@ __device__ __forceinline__ void async_tile(T* dst, int ld, const T* src, int64_t
     }
     return;
   }
-#pragma unroll 2
+#pragma unroll 2  // by four, prep and the walk spill (sm90_glr_fwd_prep's notes)
   for (int e = threadIdx.x; e < rows * cols; e += kThreads) {
     const int i = e / cols, c = e % cols;
     T x;
@@ -351,8 +351,9 @@ __device__ __forceinline__ void store_rows(E* dst, int64_t stride, int nc, int K
 /// four CTAs per SM within 64 registers; the diagonal's two halves keep its flag uniform per warp.
 /// The flags are a ballot of the slice pass's warp (bit kk: column kk factored), which the diagonal
 /// pass's warp is: a half whose 16 columns all take the factored form (the common case) runs its
-/// steps unrolled by two without a per-column test (the same FFMAs in the same order); unrolled by
-/// four, ptxas spills at the 64-register cap (nvcc 13, -Xptxas -v).
+/// steps unrolled by four without a per-column test (the same FFMAs in the same order). ptxas keeps
+/// this kernel at 64 registers without a spill only with async_tile's element-copy loop unrolled by
+/// two (by four: 64 B spilled here, 16 B in the walk; nvcc 13, -Xptxas -v).
 template <class E, int KS>
 __global__ void __launch_bounds__(fwd_split::kThreads, 4)
     sm90_glr_fwd_prep(const E* __restrict__ q, const E* __restrict__ k, const float* __restrict__ g,
