@@ -289,25 +289,6 @@ __device__ __forceinline__ void store4(E* dst, float4 x, int live, bool vec) {
     if (t < live) dst[t] = from_f<E>(xs[t]);
 }
 
-/// Stores rows [0, live_rows) x columns [0, live_cols) of a shared tile of E (row stride ld, 16-byte
-/// aligned rows) to global (row stride `stride` elements): 16-byte stores where dst and stride are
-/// 16-byte aligned and the eight columns are live, element stores otherwise.
-template <int cols, class E>
-__device__ __forceinline__ void store_tile(E* dst, int64_t stride, const E* src, int ld, int live_rows,
-                                           int live_cols) {
-  static_assert(sizeof(E) == 2 && cols % 8 == 0, "eight elements of E are one 16-byte store");
-  const bool vec = reinterpret_cast<uintptr_t>(dst) % 16 == 0 && (stride * 2) % 16 == 0;
-  for (int e = threadIdx.x; e < live_rows * (cols / 8); e += kThreads) {
-    const int i = e / (cols / 8), c = (e % (cols / 8)) * 8;
-    if (c >= live_cols) continue;
-    if (vec && c + 8 <= live_cols) {
-      *reinterpret_cast<uint4*>(dst + i * stride + c) = *reinterpret_cast<const uint4*>(src + i * ld + c);
-    } else {
-      for (int t = c; t < live_cols && t < c + 8; ++t) dst[i * stride + t] = src[i * ld + t];
-    }
-  }
-}
-
 /// Stores a chunk's rows [0, nc) x columns [0, K) of f(i, kk) (rounded to E) to dst (row stride
 /// `stride`), eight columns per thread, 16-byte stores where the rows allow it.
 template <int KP, class E, class F>
@@ -455,8 +436,8 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
     __syncthreads();
 #ifdef GLR_PREP_STAGED_STORES
     // q ⊙ 2^b and k ⊙ 2^(b_last − b) of the slice, from shared memory: 16-byte stores where the rows allow.
-    store_tile<KS>(Qg + (c0 * H + h) * K + k0, HK, qs, LQ, nc, kw);
-    store_tile<KS>(Kd + (c0 * H + h) * K + k0, HK, ks, LQ, nc, kw);
+    store_rows<KS>(Qg + (c0 * H + h) * K + k0, HK, nc, kw, [&](int i, int kk) { return to_f(qs[i * LQ + kk]); });
+    store_rows<KS>(Kd + (c0 * H + h) * K + k0, HK, nc, kw, [&](int i, int kk) { return to_f(ks[i * LQ + kk]); });
 #endif
     if (warp < 6) {  // off-diagonal block pair warp: (ib, jb), qr[warp] · kr[jb]ᵀ
       int pib, pjb;
