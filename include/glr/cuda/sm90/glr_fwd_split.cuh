@@ -403,26 +403,18 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
 #pragma unroll
       for (int r = 0; r < 16; ++r) ok = ok & diag_decay::within_span(bs[(16 * ib + r) * LB + kk], bref);
       factored = __ballot_sync(0xffffffffu, ok);  // both warps of block ib: its columns' flags, bit kk
-#ifndef GLR_PREP_STAGED_STORES
       const bool live = kk < kw;
       E* qg = Qg + (c0 * H + h) * K + k0 + kk;  // row i at qg[i·HK]
       E* kd = Kd + (c0 * H + h) * K + k0 + kk;
-#endif
 #pragma unroll 1
       for (int r = 0; r < 8; ++r) {
         const int i = i0 + r;
         const float bi = bs[i * LB + kk], qv = to_f(qs[i * LQ + kk]), kv = to_f(ks[i * LQ + kk]);
         const float eq = exp2f(bi);
-#ifndef GLR_PREP_STAGED_STORES
         if (live && i < nc) {
           qg[i * HK] = from_f<E>(qv * eq);
           kd[i * HK] = from_f<E>(kv * exp2f(blast - bi));
         }
-#else
-        // In place of this thread's q and k (read above, by no one else): stored whole after the pass.
-        qs[i * LQ + kk] = from_f<E>(qv * eq);
-        ks[i * LQ + kk] = from_f<E>(kv * exp2f(blast - bi));
-#endif
         float xq = qv * eq;  // after the loop: q_i 2^(b_i − b_ρ), ρ = 16·ib − 1 = the last row of block ib − 1
         for (int jb = 0; jb < ib; ++jb) {  // qr[pair (ib, jb)][i] = q_i 2^(b_i − b_r)
           xq = qv * decay_past_ref(bi, bs[(16 * jb + 15) * LB + kk]);
@@ -434,11 +426,6 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
       }
     }
     __syncthreads();
-#ifdef GLR_PREP_STAGED_STORES
-    // q ⊙ 2^b and k ⊙ 2^(b_last − b) of the slice, from shared memory: 16-byte stores where the rows allow.
-    store_rows<KS>(Qg + (c0 * H + h) * K + k0, HK, nc, kw, [&](int i, int kk) { return to_f(qs[i * LQ + kk]); });
-    store_rows<KS>(Kd + (c0 * H + h) * K + k0, HK, nc, kw, [&](int i, int kk) { return to_f(ks[i * LQ + kk]); });
-#endif
     if (warp < 6) {  // off-diagonal block pair warp: (ib, jb), qr[warp] · kr[jb]ᵀ
       int pib, pjb;
       fwd_tc::pair_of(warp, &pib, &pjb);
@@ -697,11 +684,11 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
     for (int kk = tid; kk < KP; kk += kThreads) Pl[kk] = 1.f;
 
   // Where the state lives between chunks. By default in shared memory (fp32, S), round-tripped through
-  // WMMA fragments for each chunk's MMAs. GLR_WALK_REGS (A/B builds only until the H200 has checked
-  // it: bench/glr/device_walk_ab.sh): in the warps' mma.sync accumulator registers for the whole walk,
-  // kRegTiles m16n8 tiles per warp, lane 4·gq + tq holding rows 16·mt + gq, + 8 and columns
-  // 8·nt + 2·tq, + 1 of tile (mt, nt); a step then needs only the buffer ring's barrier. The same
-  // products in the same order either way.
+  // WMMA fragments for each chunk's MMAs. GLR_WALK_REGS (A/B builds only until the H200's tests and
+  // gates have run on it; 1–8% faster there, bench/results/glr-fwd-split.md, session 30): in the
+  // warps' mma.sync accumulator registers for the whole walk, kRegTiles m16n8 tiles per warp, lane
+  // 4·gq + tq holding rows 16·mt + gq, + 8 and columns 8·nt + 2·tq, + 1 of tile (mt, nt); a step then
+  // needs only the buffer ring's barrier. The same products in the same order either way.
 #ifndef GLR_WALK_REGS
   for (int e = tid; e < KP * BV; e += kThreads) S[(e / BV) * LS + e % BV] = initial(e / BV, e % BV);
   // f(kk, vv, S[kk][vv]) for this thread's elements of the live K x V tile (after a barrier).
