@@ -6,8 +6,14 @@ glr/controls/<backend>/controls.cmake (the same kcv_control() declarations ctest
 every control was judged as expected.
 
   scripts/verify_controls.py --backend cuda --kcv build/kcv --out bench/results/cuda-controls.md
+
+--share-builds: controls that name the same source candidate (glr's 24 16-bit contract controls are
+6 files) build it once. The first control of each source runs as usual with --keep-workdir; the
+others then run on the shared object it built (a .so candidate, which kcv verifies the same way:
+one private copy for every gate, the sanitizer gate on that library), copied out of its workdir.
+Where the first one left no library (its build failed), the others build for themselves.
 """
-import argparse, concurrent.futures, json, os, re, shlex, subprocess, sys, tempfile, time
+import argparse, concurrent.futures, json, os, re, shlex, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,11 +83,16 @@ def parse_controls(backend):
     return controls
 
 
-def run_one(kcv, backend, c, timeout, reports=None):
+BUILT_SOURCES = (".c", ".cpp", ".cc", ".cxx", ".cu")  # what kcv builds itself (Candidate::prepare)
+
+
+def run_one(kcv, backend, c, timeout, reports=None, keep=None, candidate=None):
+    """keep: a new directory kcv works in and leaves (--keep-workdir); candidate: the file verified
+    in place of c's own (a shared build of it)."""
     with tempfile.TemporaryDirectory() as d:
         out = (Path(reports) / f"{c['NAME']}.json") if reports else Path(d) / "r.json"
-        cmd = [kcv, "verify", "--op", c["OP"], "--candidate", c["CANDIDATE"], "--backend", backend,
-               "--json", str(out), "--quiet"] + c["ARGS"]
+        cmd = [kcv, "verify", "--op", c["OP"], "--candidate", candidate or c["CANDIDATE"], "--backend", backend,
+               "--json", str(out), "--quiet"] + c["ARGS"] + (["--keep-workdir", str(keep)] if keep else [])
         t0 = time.time()
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         wall = time.time() - t0
@@ -105,8 +116,19 @@ def run_one(kcv, backend, c, timeout, reports=None):
         ratios = [g["worst"]["error"] / g["worst"]["bound"] for g in r["gates"]
                   if "worst" in g and g["worst"]["bound"] > 0]
         return dict(c, verdict=r["verdict"], failing=failing, gate_s=gate_s, wall=wall, ok=ok,
-                    worst=max(ratios) if ratios else None,
+                    worst=max(ratios) if ratios else None, shared=bool(candidate),
                     note=[f"{g['id']}: {g['evidence'][:160]}" for g in r["gates"] if g["verdict"] != "PASS"][:1])
+
+
+def kept_library(workdir, into):
+    """The candidate library kcv built in a kept workdir (candidate.so, Candidate::prepare), copied
+    to into (made); None when there is none (the build failed, or kcv stopped before it)."""
+    lib = Path(workdir) / "candidate.so"
+    if not lib.is_file() or lib.is_symlink():
+        return None
+    Path(into).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(lib, into)
+    return str(into)
 
 
 def main():
@@ -118,6 +140,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--only", help="regex: judge only the controls whose name matches")
     ap.add_argument("--reports", help="directory that keeps each control's JSON report (NAME.json)")
+    ap.add_argument("--share-builds", action="store_true",
+                    help="build each source candidate once for every control that names it (see above)")
     a = ap.parse_args()
     controls = [c for c in parse_controls(a.backend) if not a.only or re.search(a.only, c["NAME"])]
     if a.reports:
@@ -141,6 +165,10 @@ def main():
         summary = f"{len(results) - len(bad)} passed, {len(bad)} failed"
         head = "" if final else f"(partial: {len(results)} of {len(controls)} controls judged so far)\n\n"
         text = head + "\n".join(lines) + f"\n\n{len(results)} controls in {time.time() - t0:.0f} s wall; {summary}\n"
+        shared = [r["NAME"] for r in results if r.get("shared")]
+        if shared:
+            text += (f"\n{len(shared)} ran on the library an earlier control of the same source built "
+                     f"(--share-builds): {', '.join(shared)}\n")
         for r in bad:
             text += f"\n- unexpected: {r['NAME']}: {r['note']}"
         return text, summary, bad
@@ -148,12 +176,45 @@ def main():
     # NOTES: the table is rewritten as each control ends (in the order they end), so a run cut by
     # a deadline (the device tool's, `timeout`) leaves what it judged; the final table is in the
     # order of the controls.cmake files.
-    done = []
-    with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-        futures = {ex.submit(run_one, a.kcv, a.backend, c, a.timeout, a.reports): i for i, c in enumerate(controls)}
-        for f in concurrent.futures.as_completed(futures):
-            done.append((futures[f], f.result()))
+    # --share-builds: the followers of a source wait for its first control (the leader), then run on
+    # the library it built; the leaders and every other control start first.
+    followers = {}  # index of a leader -> indices of the later controls naming its source
+    if a.share_builds:
+        first = {}
+        for i, c in enumerate(controls):
+            if Path(c["CANDIDATE"]).suffix in BUILT_SOURCES:
+                if c["CANDIDATE"] in first:
+                    followers.setdefault(first[c["CANDIDATE"]], []).append(i)
+                else:
+                    first[c["CANDIDATE"]] = i
+    waiting = {j for js in followers.values() for j in js}
+    done, shared_builds = [], 0
+    with tempfile.TemporaryDirectory() as scratch, concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
+        def submit(i, candidate=None):
+            keep = Path(scratch) / f"work-{i}" if i in followers else None
+            return ex.submit(run_one, a.kcv, a.backend, controls[i], a.timeout, a.reports, keep, candidate)
+        pending = {submit(i): i for i in range(len(controls)) if i not in waiting}
+        while pending:
+            finished, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+            for f in finished:
+                i = pending.pop(f)
+                try:
+                    done.append((i, f.result()))
+                except subprocess.TimeoutExpired:  # kcv itself ran past --timeout: judged as not run
+                    done.append((i, dict(controls[i], verdict=f"ERROR (kcv ran past {a.timeout} s)", failing=[],
+                                         gate_s=0, wall=a.timeout, ok=False, note=["timeout"])))
+                if i in followers:
+                    name = Path(controls[i]["CANDIDATE"]).with_suffix(".so").name
+                    lib = kept_library(Path(scratch) / f"work-{i}", Path(scratch) / f"lib-{i}" / name)
+                    shared_builds += 1 if lib else 0
+                    for j in followers[i]:
+                        pending[submit(j, lib)] = j
+                    shutil.rmtree(Path(scratch) / f"work-{i}", ignore_errors=True)
             Path(a.out).write_text(render([r for _, r in done], False)[0] + "\n")
+    if a.share_builds:
+        n = sum(1 for _, r in done if r.get("shared"))
+        print(f"shared builds: {n} controls ran on the library of an earlier control's build "
+              f"({shared_builds} of {len(followers)} sources built once for several controls)")
     results = [r for _, r in sorted(done, key=lambda x: x[0])]
     text, summary, bad = render(results, True)
     Path(a.out).write_text(text + "\n")
