@@ -54,6 +54,47 @@ TEST(Tensor, SpanOfStridedOffsetLayouts) {
   EXPECT_EQ(scalar.numel(), 1);
 }
 
+// storage_index takes i itself for a row-major tensor (no division per dimension): the same index
+// as the per-dimension formula for every layout, row-major or not, and the same refusals.
+TEST(Tensor, StorageIndexAgreesWithTheStrideFormulaForEveryLayout) {
+  auto by_formula = [](const HostTensor& t, int64_t i) {
+    int64_t s = t.offset;
+    for (std::size_t d = t.shape.size(); d-- > 0;) {
+      s += (i % t.shape[d]) * t.stride[d];
+      i /= t.shape[d];
+    }
+    return s;
+  };
+  struct Layout {
+    Shape shape;
+    std::vector<int64_t> stride;
+    int64_t offset;
+  };
+  const Layout layouts[] = {
+      {{3, 4}, {4, 1}, 0},         // row-major
+      {{3, 4}, {4, 1}, 2},         // row-major strides at an offset: not row-major
+      {{3, 4}, {1, 3}, 0},         // transposed
+      {{3, 4}, {10, 2}, 0},        // gaps
+      {{3, 1, 4}, {4, 99, 1}, 0},  // a size-1 dimension's stride is never used: row-major
+      {{1, 5}, {7, 1}, 0},         // the same, leading
+      {{2, 3}, {0, 1}, 0},         // broadcast rows (stride 0): not row-major
+      {{6}, {2}, 1},               // every other element
+      {{}, {}, 0},                 // a scalar
+      {{2, 3, 4}, {12, 4, 1}, 0},  // row-major, three dimensions
+      {{2, 3, 4}, {12, 1, 3}, 0},  // the last two transposed
+  };
+  for (const Layout& l : layouts) {
+    HostTensor t;
+    t.shape = l.shape;
+    t.stride = l.stride;
+    t.offset = l.offset;
+    for (int64_t i = 0; i < t.numel(); ++i)
+      EXPECT_EQ(t.storage_index(i), by_formula(t, i)) << shape_string(l.shape) << " offset " << l.offset << " i " << i;
+    EXPECT_THROW(t.storage_index(t.numel()), std::out_of_range);
+    EXPECT_THROW(t.storage_index(-1), std::out_of_range);
+  }
+}
+
 TEST(Tensor, RelayoutKeepsValuesAndFillsGaps) {
   std::vector<double> v;
   for (int i = 0; i < 4 * 3; ++i) v.push_back(i * 0.5 - 2);
