@@ -22,11 +22,11 @@ CONTROL_ROOTS = (ROOT / "controls", ROOT / "glr" / "controls")
 
 
 def calls(text):
-    """(command, argument text) of every set( ... ) and kcv_control( ... ) call in order, read as
-    CMake reads them: a '#' outside quotes starts a comment and a ')' inside quotes (an EVIDENCE
-    regex) does not end the call."""
+    """(command, argument text) of every set( ... ), kcv_control( ... ), foreach( ... ) and
+    endforeach( ... ) call in order, read as CMake reads them: a '#' outside quotes starts a comment
+    and a ')' inside quotes (an EVIDENCE regex) does not end the call."""
     bodies, i = [], 0
-    while (m := re.compile(r"^[ \t]*(set|kcv_control)\s*\(", re.M).search(text, i)):
+    while (m := re.compile(r"^[ \t]*(set|kcv_control|foreach|endforeach)\s*\(", re.M).search(text, i)):
         j, quoted, body = m.end(), False, []
         while j < len(text):
             ch = text[j]
@@ -51,16 +51,44 @@ def calls(text):
     return bodies
 
 
+def expand(body, variables):
+    """The words of a call: ${name} alone expands to its list, inside a word to its text."""
+    words = []
+    for w in shlex.split(body):
+        whole = re.fullmatch(r"\$\{(\w+)\}", w)
+        words += variables.get(whole.group(1), []) if whole else \
+            [re.sub(r"\$\{(\w+)\}", lambda v: ";".join(variables.get(v.group(1), [])), w)]
+    return words
+
+
+def unrolled(call_list, variables):
+    """The calls with each foreach(VAR ITEMS...) ... endforeach() loop unrolled (nested ones too):
+    its body once per item, VAR set to the item while it runs, as CMake runs it."""
+    i = 0
+    while i < len(call_list):
+        command, body = call_list[i]
+        if command != "foreach":
+            if command != "endforeach":
+                yield command, body
+            i += 1
+            continue
+        depth, j = 1, i + 1
+        while j < len(call_list) and depth:
+            depth += {"foreach": 1, "endforeach": -1}.get(call_list[j][0], 0)
+            j += 1
+        words = expand(body, variables)
+        for item in words[1:]:
+            variables[words[0]] = [item]
+            yield from unrolled(call_list[i + 1:j - 1], variables)
+        i = j
+
+
 def parse_controls(backend):
     controls = []
     for lst in [l for r in CONTROL_ROOTS for l in sorted((r / backend).rglob("controls.cmake"))]:
         variables = {"CONTROL_DIR": [str(lst.parent)]}
-        for command, body in calls(lst.read_text()):
-            words = []
-            for w in shlex.split(body):  # ${name} alone expands to its list, inside a word to its text
-                whole = re.fullmatch(r"\$\{(\w+)\}", w)
-                words += variables.get(whole.group(1), []) if whole else \
-                    [re.sub(r"\$\{(\w+)\}", lambda v: ";".join(variables.get(v.group(1), [])), w)]
+        for command, body in unrolled(calls(lst.read_text()), variables):
+            words = expand(body, variables)
             if command == "set":
                 variables[words[0]] = words[1:]
                 continue

@@ -6,7 +6,9 @@ it "built" there (candidate.so, naming its source), as kcv's Candidate::prepare 
   other two run on a copy of that library; a source named once runs as before, nothing kept;
 - without it, every control runs on its source;
 - when the first control leaves no library (its build failed), the others build for themselves;
-- a control whose kcv runs past --timeout is an ERROR row, and the others are still judged."""
+- a control whose kcv runs past --timeout is an ERROR row, and the others are still judged.
+And the declarations are read as CMake runs them: foreach() loops unrolled, nested ones too (the
+cpu controls' chunk-size loops were read as one control named "glr_fwd_chunk" before)."""
 import json, os, stat, subprocess, sys, tempfile
 from pathlib import Path
 
@@ -48,8 +50,41 @@ def run(d, *extra, env=None):
     return r, calls, (Path(d) / "controls.md").read_text()
 
 
+def check_loops(failures):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import verify_controls as vc
+    text = """
+set(KINDS a b)
+foreach(k ${KINDS})
+  foreach(n 1 2)  # nested
+    kcv_control(NAME x_${k}${n} OP op_${k} CANDIDATE ${CONTROL_DIR}/x${n}.c EXPECT PASS)
+  endforeach()
+endforeach()
+kcv_control(NAME after OP op CANDIDATE ${CONTROL_DIR}/y.c EXPECT FAIL FAILS values)
+"""
+    variables = {"CONTROL_DIR": ["/d"]}
+    got = []
+    for command, body in vc.unrolled(vc.calls(text), variables):
+        words = vc.expand(body, variables)
+        if command == "set":
+            variables[words[0]] = words[1:]
+        else:
+            got.append(" ".join(words[:6]))
+    want = [f"NAME x_{k}{n} OP op_{k} CANDIDATE /d/x{n}.c" for k in "ab" for n in "12"] + \
+        ["NAME after OP op CANDIDATE /d/y.c"]
+    if got != want:
+        failures.append(f"foreach loops: got {got}, expected {want}")
+    names = {c["NAME"]: c["CANDIDATE"] for c in vc.parse_controls("cpu")}
+    for chunk in (16, 48, 128, 256):
+        if not names.get(f"glr_fwd_chunk{chunk}", "").endswith(f"glr_fwd_chunk{chunk}.cpp"):
+            failures.append(f"glr/controls/cpu: glr_fwd_chunk{chunk} not read from its foreach loop")
+    if "glr_fwd_chunk" in names:
+        failures.append("glr/controls/cpu: a loop's control read with its loop variable empty")
+
+
 def main():
     failures = []
+    check_loops(failures)
     with tempfile.TemporaryDirectory() as d:
         kcv = Path(d) / "kcv"
         kcv.write_text(FAKE_KCV)
