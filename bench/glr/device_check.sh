@@ -85,15 +85,23 @@ if want ncu; then
 fi
 if want stalls; then
   export GLR_TIME_ROWS=${GLR_NCU_ROWS:-3}
-  note "ncu stalls rows $GLR_TIME_ROWS"
-  step ncu_stalls 150 "$out/stalls.txt" ncu --kernel-name regex:'sm90_glr_fwd_(prep|walk|out)' --launch-count 3 \
+  # GLR_STALLS: fwd (default) the forward's prep, walk and out, per-instruction for prep and walk;
+  # bwd the backward's dstate, dqk and dv (the forward's kernels it reruns left out), per-instruction
+  # for dqk and dstate.
+  if [ "${GLR_STALLS:-fwd}" = bwd ]; then
+    kernels='sm90_glr_bwd_(dstate|dqk|dv)'; sources="bwd_dqk bwd_dstate"; timer=("$bin/glr_bwd_time" --no-ffma 7)
+  else
+    kernels='sm90_glr_fwd_(prep|walk|out)'; sources="fwd_prep fwd_walk"; timer=("$bin/glr_fwd_time" 7 split)
+  fi
+  note "ncu stalls ${GLR_STALLS:-fwd} rows $GLR_TIME_ROWS"
+  step ncu_stalls 150 "$out/stalls.txt" ncu --kernel-name regex:"$kernels" --launch-count 3 \
     --section WarpStateStats --section SchedulerStats --section InstructionStats --section ComputeWorkloadAnalysis \
-    --section MemoryWorkloadAnalysis --section SpeedOfLight "$bin/glr_fwd_time" 7 split
-  for k in prep walk; do
+    --section MemoryWorkloadAnalysis --section SpeedOfLight "${timer[@]}"
+  for k in $sources; do
     # Collected into a report first, then printed from it: a print option this ncu lacks costs
     # only the print (each form tried in turn), not the profile.
-    step "ncu_source_$k" 120 "$out/more/source_$k.log" ncu --kernel-name regex:"sm90_glr_fwd_$k" --launch-count 1 \
-      --section WarpStateStats --section SourceCounters -f -o "/tmp/source_$k" "$bin/glr_fwd_time" 7 split
+    step "ncu_source_$k" 120 "$out/more/source_$k.log" ncu --kernel-name regex:"sm90_glr_$k" --launch-count 1 \
+      --section WarpStateStats --section SourceCounters -f -o "/tmp/source_$k" "${timer[@]}"
     step "ncu_source_${k}_sass" 60 "$out/more/source_$k.csv" ncu --import "/tmp/source_$k.ncu-rep" --page source \
       --print-source sass --csv ||
       step "ncu_source_${k}_plain" 60 "$out/more/source_$k.csv" ncu --import "/tmp/source_$k.ncu-rep" --page source --csv ||
