@@ -7,11 +7,16 @@ every control was judged as expected.
 
   scripts/verify_controls.py --backend cuda --kcv build/kcv --out bench/results/cuda-controls.md
 
---share-builds: controls that name the same source candidate (glr's 24 16-bit contract controls are
-6 files) build it once. The first control of each source runs as usual with --keep-workdir; the
-others then run on the shared object it built (a .so candidate, which kcv verifies the same way:
-one private copy for every gate, the sanitizer gate on that library), copied out of its workdir.
-Where the first one left no library (its build failed), the others build for themselves.
+--share-builds: controls that name the same CUDA source candidate (glr's 24 16-bit contract controls
+are 6 .cu files) build it once. The first control of each source runs as usual with --keep-workdir;
+the others then run on the shared object it built, copied out of its workdir: a .so candidate, which
+the cuda backend verifies as it verifies the .cu (one private copy for every gate; compute-sanitizer
+runs that same library, Candidate::sanitized_library). The sanitizer gate's static TMEM check reads
+the .cu source, so it runs in the first control of each source only (it is a property of the source,
+the same for all). Not C/C++ sources: the cpu backend's sanitizer gate rebuilds those with ASan,
+which a .so cannot be (a cpu run of two glr_fwd_chunk128 controls showed it: 4 sanitizer cases on
+the source, 2 on the shared library). Where the first control left no library (its build failed),
+the others build for themselves.
 """
 import argparse, concurrent.futures, json, os, re, shlex, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -111,7 +116,7 @@ def parse_controls(backend):
     return controls
 
 
-BUILT_SOURCES = (".c", ".cpp", ".cc", ".cxx", ".cu")  # what kcv builds itself (Candidate::prepare)
+SHARED_SOURCES = (".cu",)  # sources whose build every gate uses as it is (see --share-builds above)
 
 
 def run_one(kcv, backend, c, timeout, reports=None, keep=None, candidate=None):
@@ -169,7 +174,7 @@ def main():
     ap.add_argument("--only", help="regex: judge only the controls whose name matches")
     ap.add_argument("--reports", help="directory that keeps each control's JSON report (NAME.json)")
     ap.add_argument("--share-builds", action="store_true",
-                    help="build each source candidate once for every control that names it (see above)")
+                    help="build each CUDA source candidate once for every control that names it (see above)")
     a = ap.parse_args()
     controls = [c for c in parse_controls(a.backend) if not a.only or re.search(a.only, c["NAME"])]
     if a.reports:
@@ -210,7 +215,7 @@ def main():
     if a.share_builds:
         first = {}
         for i, c in enumerate(controls):
-            if Path(c["CANDIDATE"]).suffix in BUILT_SOURCES:
+            if Path(c["CANDIDATE"]).suffix in SHARED_SOURCES:
                 if c["CANDIDATE"] in first:
                     followers.setdefault(first[c["CANDIDATE"]], []).append(i)
                 else:

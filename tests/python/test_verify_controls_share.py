@@ -6,7 +6,8 @@ it "built" there (candidate.so, naming its source), as kcv's Candidate::prepare 
   other two run on a copy of that library; a source named once runs as before, nothing kept;
 - without it, every control runs on its source;
 - when the first control leaves no library (its build failed), the others build for themselves;
-- a control whose kcv runs past --timeout is an ERROR row, and the others are still judged.
+- a control whose kcv runs past --timeout is an ERROR row, and the others are still judged;
+- C/C++ sources are never shared (the cpu backend's sanitizer gate rebuilds them with ASan).
 And the declarations are read as CMake runs them: foreach() loops unrolled, nested ones too (the
 cpu controls' chunk-size loops were read as one control named "glr_fwd_chunk" before)."""
 import json, os, stat, subprocess, sys, tempfile
@@ -119,6 +120,15 @@ def main():
         r, calls, table = run(d, "--share-builds", env={"FAKE_NO_LIB": "1"})
         if r.returncode != 0 or len(calls) != 4 or any(c["candidate"].endswith(".so") for c in calls):
             failures.append(f"a first control that left no library: the others must build for themselves: {calls}")
+
+        r = subprocess.run([sys.executable, str(SCRIPT), "--backend", "cpu", "--kcv", str(kcv), "--only",
+                            r"^glr_fwd_chunked(_bf16)?$", "--jobs", "2", "--share-builds",
+                            "--out", str(Path(d) / "cpu.md")],
+                           capture_output=True, text=True, env=dict(os.environ, FAKE_LOG=str(Path(d) / "cpu.jsonl")))
+        cpu_calls = [json.loads(line) for line in (Path(d) / "cpu.jsonl").read_text().splitlines()]
+        if r.returncode != 0 or len(cpu_calls) != 2 or any(c["keep"] or not c["candidate"].endswith(".cpp")
+                                                            for c in cpu_calls):
+            failures.append(f"a C++ source shared by two cpu controls must be built by each: {cpu_calls}")
 
         r, calls, table = run(d, "--share-builds", "--timeout", "3", env={"FAKE_HANG_OP": "glr_bwd_bf16"})
         if r.returncode != 1 or "ERROR (kcv ran past 3 s)" not in table or "3 passed, 1 failed" not in table:
