@@ -61,6 +61,22 @@ TEST(Cli, KeepWorkdirKeepsTheWorkerLogs) {
   EXPECT_TRUE(std::filesystem::exists(keep + "/worker-0.log")) << out;
 }
 
+// scripts/verify_controls.py --share-builds relies on this: a kept workdir holds the library kcv
+// built (candidate.so), and that library, copied out, verifies as a candidate of its own.
+TEST(Cli, KeepWorkdirKeepsTheBuiltLibraryWhichVerifiesAsACandidate) {
+  test::TempDir dir;
+  const std::string keep = dir.path() + "/work", lib_dir = dir.path() + "/lib";
+  std::string out;
+  ASSERT_EQ(test::run_kcv({"verify", "--op", "softmax", "--candidate", kSrc + "/controls/cpu/softmax/softmax_ok.c",
+                           "--gates", "numerics", "--keep-workdir", keep, "--quiet"}, out), 0) << out;
+  ASSERT_TRUE(std::filesystem::is_regular_file(keep + "/candidate.so")) << out;
+  std::filesystem::create_directories(lib_dir);
+  std::filesystem::copy_file(keep + "/candidate.so", lib_dir + "/softmax_ok.so");
+  out.clear();
+  EXPECT_EQ(test::run_kcv({"verify", "--op", "softmax", "--candidate", lib_dir + "/softmax_ok.so", "--gates",
+                           "numerics", "--quiet"}, out), 0) << out;
+}
+
 TEST(Cli, ContractsListAndShow) {
   std::string out;
   ASSERT_EQ(test::run_kcv({"contracts"}, out), 0);
