@@ -66,9 +66,13 @@ HostTensor HostTensor::from_values(DType dtype, Shape shape, const std::vector<d
 
 bool HostTensor::is_contiguous() const {
   if (offset != 0) return false;
-  const auto want = contiguous_strides(shape);
-  for (std::size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] > 1 && stride[d] != want[d]) return false;  // a size-1 dim's stride is never used
+  // contiguous_strides(shape), dimension by dimension from the last, without allocating it:
+  // storage_index asks this at every get() and set().
+  int64_t want = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] > 1 && stride[d] != want) return false;  // a size-1 dim's stride is never used
+    want *= std::max<int64_t>(shape[d], 1);
+  }
   return true;
 }
 
@@ -82,19 +86,12 @@ int64_t HostTensor::span_elements() const {
 }
 
 int64_t HostTensor::storage_index(int64_t i) const {
-  // NOTES: the row-major case first (most tensors): there the index is i itself, found without the
-  // division per dimension below, which was most of the time of loops that get() or set() every
-  // element of a large input (kcv's input making, session 30). One pass finds numel and whether
-  // every dimension of size > 1 has its row-major stride, as is_contiguous() asks.
-  int64_t n = 1;
-  bool row_major = offset == 0;
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    if (shape[d] > 1 && stride[d] != n) row_major = false;
-    n *= shape[d];
-  }
-  if (i < 0 || i >= n)
+  if (i < 0 || i >= numel())
     throw std::out_of_range("kcv: index " + std::to_string(i) + " outside shape " + shape_string(shape));
-  if (row_major) return i;
+  // NOTES: a contiguous tensor's index is i itself, found without the division per dimension below,
+  // which was most of the time of loops that get() or set() every element of a large input (kcv's
+  // input making, session 30).
+  if (is_contiguous()) return i;
   int64_t s = offset;
   for (std::size_t d = shape.size(); d-- > 0;) {
     s += (i % shape[d]) * stride[d];
