@@ -221,7 +221,7 @@ def main():
                 else:
                     first[c["CANDIDATE"]] = i
     waiting = {j for js in followers.values() for j in js}
-    done, shared_builds = [], 0
+    done = []
     with tempfile.TemporaryDirectory() as scratch, concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         def submit(i, candidate=None):
             keep = Path(scratch) / f"work-{i}" if i in followers else None
@@ -239,15 +239,10 @@ def main():
                 if i in followers:
                     name = Path(controls[i]["CANDIDATE"]).with_suffix(".so").name
                     lib = kept_library(Path(scratch) / f"work-{i}", Path(scratch) / f"lib-{i}" / name)
-                    shared_builds += 1 if lib else 0
                     for j in followers[i]:
                         pending[submit(j, lib)] = j
                     shutil.rmtree(Path(scratch) / f"work-{i}", ignore_errors=True)
             Path(a.out).write_text(render([r for _, r in done], False)[0] + "\n")
-    if a.share_builds:
-        n = sum(1 for _, r in done if r.get("shared"))
-        print(f"shared builds: {n} controls ran on the library of an earlier control's build "
-              f"({shared_builds} of {len(followers)} sources built once for several controls)")
     results = [r for _, r in sorted(done, key=lambda x: x[0])]
     text, summary, bad = render(results, True)
     Path(a.out).write_text(text + "\n")
