@@ -24,7 +24,12 @@ template <class E> double run(const Case& c) {
   for (auto* x : {&q, &k}) for (auto& e : *x) e = rnd<E>(nd(rng));
   for (auto* x : {&v, &dO}) for (auto& e : *x) e = rnd<E>(nd(rng));
   std::vector<float> g(BT * H * GW), h0(N * H * K * V), dhT(N * H * K * V);
-  for (auto& e : g) e = c.gv == 1 ? (nd(rng) > 0 ? -20.f : -0.01f) : -std::log1p(std::exp(-(2 + 1.5f * nd(rng))));
+  // gv 1: −20 or −0.01 a step (most 16-row blocks far wider than diag_decay::kSpan); gv 2: about −1.3 a
+  // step (a block spans 26–33 log2 units: its columns on both sides of the factored form's span)
+  for (auto& e : g)
+    e = c.gv == 1 ? (nd(rng) > 0 ? -20.f : -0.01f)
+        : c.gv == 2 ? -1.3f - 0.08f * std::fabs(nd(rng))
+                    : -std::log1p(std::exp(-(2 + 1.5f * nd(rng))));
   for (auto& e : h0) e = nd(rng);
   for (auto& e : dhT) e = nd(rng);
   if (c.neginf >= 0)
@@ -113,6 +118,9 @@ int main(int argc, char** argv) {
     { Case c; c.cu = {0, 17, 17, 50, 178, 179, 243}; c.T = 243; c.H = 2; c.K = 80; c.V = 45; c.gate = Gate::scalar; c.f16 = true; c.seed = 500; cases.push_back(c); }
     for (Gate gate : {Gate::vector, Gate::scalar})  // a −Inf gate mid-block (step 37 of 64): rows before it finite and right
       for (int64_t K : {64, 100}) { Case c; c.T = 64; c.H = 2; c.K = K; c.V = 48; c.gate = gate; c.f16 = K == 100; c.neginf = 37; c.seed = 600 + int(K) + int(gate); cases.push_back(c); }
+    for (Gate gate : {Gate::vector, Gate::scalar}) {  // steep decays: 16-row blocks around the factored span's edge
+      Case c; c.B = 1; c.T = 150; c.H = 2; c.K = 96; c.V = 40; c.gv = 2; c.gate = gate; c.f16 = gate == Gate::scalar; c.seed = 700 + int(gate); cases.push_back(c);
+    }
   }
   if (argc > 1 && std::string(argv[1]) == "ktiles")  // the cases with two K tiles only
     std::erase_if(cases, [](const Case& c) { return c.K <= 64; });

@@ -749,12 +749,68 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   }
   __syncthreads();
 
-  // ---- the diagonal blocks of dq and dk on FFMA, one 2^(b_i − b_j) per pair (i >= j): a thread owns block
-  // ib of column x; dq ← scale·(dq + Σ_{j in ib, j <= i} DV_ij k_j 2^(b_i − b_j)), j ascending;
-  // dk = 2^(b_last − b_j) ⊙ Xk + scale·(2^(b_r − b_j) ⊙ stk + Σ_{i in ib, i >= j} DV_ij q_i 2^(b_i − b_j)), i ascending ----
+  // ---- the diagonal blocks of dq and dk on FFMA: a thread owns block ib of column x;
+  // dq ← scale·(dq + Σ_{j in ib, j <= i} DV_ij k_j 2^(b_i − b_j)), dk = 2^(b_last − b_j) ⊙ Xk +
+  // scale·(2^(b_r − b_j) ⊙ stk + Σ_{i in ib, i >= j} DV_ij q_i 2^(b_i − b_j)) over the live triangle.
+  // Per pair (i ascending, j ascending): one 2^(b_i − b_j) for both dq_i and dk_j. With
+  // GLR_DQK_FACTORED_DIAG, a column whose block is within diag_decay::kSpan of ρ (the row before the
+  // block, b_ρ = 0 for block 0) takes the forward prep's factored form instead:
+  // 2^(b_i − b_j) = 2^(b_i − b_ρ)·2^(b_ρ − b_j), so dq_i adds 2^(b_i − b_ρ)·Σ_j DV_ij y_j and dk_j
+  // adds 2^(b_ρ − b_j)·Σ_i DV_ij x_i (y_j = k_j 2^(b_ρ − b_j), x_i = q_i 2^(b_i − b_ρ)), and dk's
+  // off-diagonal factor 2^(b_r − b_j) is 2^(b_r − b_ρ)·2^(b_ρ − b_j): 65 exp2f a thread instead of 168,
+  // two FFMAs a pair. Other columns (a wider span, a nonfinite b) per pair, as the prep's. ----
+#ifdef GLR_DQK_FACTORED_DIAG
+  constexpr bool kFactoredDiag = true;
+#else
+  constexpr bool kFactoredDiag = false;
+#endif
   for (int task = tid; task < 4 * KT; task += kThreads) {
     const int s0 = 16 * (task / KT), x = task % KT;  // block rows [s0, s0 + 16)
     if (s0 >= nc) continue;
+    bool factored = false;
+    float bref = 0.f;
+    if constexpr (kFactoredDiag) {
+      bref = s0 ? bs[(s0 - 1) * LB + x] : 0.f;
+      factored = true;
+#pragma unroll
+      for (int r = 0; r < 16; ++r) factored = factored & diag_decay::within_span(bs[(s0 + r) * LB + x], bref);
+    }
+    if (factored) {  // per thread (the span is a column's): a warp runs both forms only where its columns differ
+      float y[16], t[16];  // y_j = k_j 2^(b_ρ − b_j); t_j = Σ_{i >= j} DV_ij x_i
+#pragma unroll
+      for (int jj = 0; jj < 16; ++jj) {
+        const int j = s0 + jj;
+        y[jj] = diag_decay::y_of(to_f(ks[j * LQ + x]), bs[j * LB + x], bref, true);
+        t[jj] = 0.f;
+      }
+#pragma unroll
+      for (int ii = 0; ii < 16; ++ii) {
+        const int i = s0 + ii;
+        if (i < nc) {
+          const float f = exp2f(bs[i * LB + x] - bref), xi = to_f(qs[i * LQ + x]) * f;  // xi = x_of(q_i, b_i, b_ρ, true)
+          float s = 0.f;
+#pragma unroll
+          for (int jj = 0; jj <= ii; ++jj) {  // the live triangle only: j <= i < nc
+            const float d = dvd[i * LD + jj];
+            s += d * y[jj];
+            t[jj] += d * xi;
+          }
+          dqs[i * LB + x] = scale * (dqs[i * LB + x] + f * s);
+        }
+      }
+      // dk's off-diagonal term 2^(b_r − b_j) ⊙ stk (r = s0 + 15, the block's last row) as 2^(b_r − b_ρ)·2^(b_ρ − b_j)
+      const float er = exp2f(bs[(s0 + 15) * LB + x] - bref);
+#pragma unroll
+      for (int jj = 0; jj < 16; ++jj) {
+        const int j = s0 + jj;
+        if (j < nc) {
+          const float bj = bs[j * LB + x], f = exp2f(bref - bj);
+          const float off = j < 48 ? er * stk[j * LB + x] : 0.f;
+          dks[j * LB + x] = scale * (f * (off + t[jj])) + exp2f(bs[(C - 1) * LB + x] - bj) * dks[j * LB + x];
+        }
+      }
+      continue;
+    }
     float dka[16];
 #pragma unroll
     for (int jj = 0; jj < 16; ++jj) {  // dk's off-diagonal term (blocks 0-2), scaled below
