@@ -941,6 +941,35 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
     wmma::store_matrix_sync(stg + (16 * jb) * LO + 16 * ct, acc, LO, wmma::mem_row_major);
   }
   __syncthreads();
+#ifdef GLR_DV_DIAG_ROWS
+  {  // + the diagonal block over i >= j, then scale: a thread per (block jb, column y) holds the block's 16
+     // sums and walks its rows once (do_i loaded once, A's row i as two 16-byte loads); each sum gets the
+     // same terms in the same order (i ascending from j) as the per-element loop below: the same bits
+    static_assert(4 * BV == kThreads, "a thread per diagonal block and column");
+    static_assert(LA % 8 == 0, "A's rows at 16-byte boundaries");
+    const int s0 = 16 * (tid / BV), y = tid % BV;
+    if (s0 < nc) {
+      float a[16];
+#pragma unroll
+      for (int jj = 0; jj < 16; ++jj) a[jj] = stg[(s0 + jj) * LO + y];
+#pragma unroll
+      for (int ii = 0; ii < 16; ++ii) {
+        const int i = s0 + ii;
+        if (i < nc) {
+          const float d = to_f(dos[i * LV + y]);
+          alignas(16) E row[16];  // A_ij, j in the block
+          *reinterpret_cast<uint4*>(row) = *reinterpret_cast<const uint4*>(as + i * LA + s0);
+          *reinterpret_cast<uint4*>(row + 8) = *reinterpret_cast<const uint4*>(as + i * LA + s0 + 8);
+#pragma unroll
+          for (int jj = 0; jj <= ii; ++jj) a[jj] += to_f(row[jj]) * d;
+        }
+      }
+#pragma unroll
+      for (int jj = 0; jj < 16; ++jj)
+        if (s0 + jj < nc) stg[(s0 + jj) * LO + y] = scale * a[jj];
+    }
+  }
+#else
   for (int e = tid; e < C * BV; e += kThreads) {  // + the diagonal block over i >= j, then scale
     const int j = e / BV, y = e % BV;
     if (j >= nc) continue;
@@ -949,6 +978,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
     for (int i = j; i <= last; ++i) a += to_f(as[i * LA + j]) * to_f(dos[i * LV + y]);
     stg[j * LO + y] = scale * a;
   }
+#endif
   __syncthreads();
   for (int t = warp; t < 4 * kVT; t += kWarps) {  // += (k ⊙ 2^(b_last − b))·G_c
     const int jb = t / kVT, ct = t % kVT;
