@@ -9,9 +9,11 @@
 # asynchrony (a missing cp.async wait), WMMA fragment layouts or timing. From the repo root:
 #
 #   bench/glr/split_sim/run.sh [quick|ktiles|sweep]   (build/split_sim/; a few minutes on 2 cores)
-#   SIM_FLAGS=-DGLR_WALK_REGS bench/glr/split_sim/run.sh ...   (a build variant, e.g. the register walk)
+#   SIM_FLAGS=-DGLR_DV_DIAG_ROWS bench/glr/split_sim/run.sh ...   (a build variant)
+#   SIM_OUT=DIR (another output folder), SIM_SAME_AS=DIR0/forward.txt (every hash must equal that run's)
+# ctest runs the quick set (glr.split_sim.*, glr/CMakeLists.txt).
 set -euo pipefail
-out=build/split_sim
+out=${SIM_OUT:-build/split_sim}  # SIM_OUT: another folder (ctest runs several at once)
 mkdir -p "$out"
 python3 bench/glr/split_sim/gen.py . "$out/include"
 cuda_inc=${CUDA_HOME:-/usr/local/cuda}/include
@@ -24,3 +26,10 @@ if ! diff <(grep -o 'hash [0-9a-f]*' "$out/forward.txt") <(grep -o 'hash [0-9a-f
   echo "FAIL: the outputs differ between ascending and descending thread order (a missing barrier?)"; exit 1
 fi
 echo "the same outputs, bit for bit, in ascending and descending thread order"
+# SIM_SAME_AS=FILE (a bit-identical variant): its outputs must be FILE's (another run's forward.txt), case by case
+if [ -n "${SIM_SAME_AS:-}" ]; then
+  if ! diff <(grep -o 'hash [0-9a-f]*' "$SIM_SAME_AS") <(grep -o 'hash [0-9a-f]*' "$out/forward.txt") > /dev/null; then
+    echo "FAIL: the outputs differ from $SIM_SAME_AS's"; exit 1
+  fi
+  echo "the same outputs, bit for bit, as $SIM_SAME_AS"
+fi

@@ -6,7 +6,7 @@
 #
 #   SIM_FLAGS=-DGLR_FWD_WGMMA bench/glr/split_sim/run_fwd.sh [quick]   (build/split_sim_fwd/)
 set -euo pipefail
-out=build/split_sim_fwd
+out=${SIM_OUT:-build/split_sim_fwd}  # SIM_OUT: another folder (ctest runs several at once)
 mkdir -p "$out"
 python3 bench/glr/split_sim/gen.py . "$out/include"
 cuda_inc=${CUDA_HOME:-/usr/local/cuda}/include
@@ -19,3 +19,10 @@ if ! diff <(grep -o 'hash [0-9a-f]*' "$out/forward.txt") <(grep -o 'hash [0-9a-f
   echo "FAIL: the outputs differ between ascending and descending thread order (a missing barrier?)"; exit 1
 fi
 echo "the same outputs, bit for bit, in ascending and descending thread order"
+# SIM_SAME_AS=FILE (a bit-identical variant): its outputs must be FILE's (another run's forward.txt), case by case
+if [ -n "${SIM_SAME_AS:-}" ]; then
+  if ! diff <(grep -o 'hash [0-9a-f]*' "$SIM_SAME_AS") <(grep -o 'hash [0-9a-f]*' "$out/forward.txt") > /dev/null; then
+    echo "FAIL: the outputs differ from $SIM_SAME_AS's"; exit 1
+  fi
+  echo "the same outputs, bit for bit, as $SIM_SAME_AS"
+fi
