@@ -338,6 +338,26 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     const E* dos = do_at(buf);
     const float* el = el_at(buf);
     const E* se = se_at(buf);
+#ifdef GLR_DSTATE_EARLY_MMA
+    // (q ⊙ 2^b)ᵀ do of this warp's G tiles does not read G: issued before the element-wise pass, its
+    // latency overlaps that pass; G takes it after the barrier (the same products and sums, the same bits)
+    constexpr int kTiles = (KT / 16) * (BV / 16), kMine = (kTiles + kWarps - 1) / kWarps;
+    FragC prods[kMine];
+#pragma unroll
+    for (int u = 0; u < kMine; ++u) {
+      const int t = warp + kWarps * u, rt = t / (BV / 16), ct = t % (BV / 16);
+      if (t >= kTiles) break;
+      wmma::fill_fragment(prods[u], 0.f);
+#pragma unroll
+      for (int jb = 0; jb < C / 16; ++jb) {
+        FragAT fa;
+        FragB fb;
+        wmma::load_matrix_sync(fa, qg + (16 * jb) * LQ + 16 * rt, LQ);
+        wmma::load_matrix_sync(fb, dos + (16 * jb) * LV + 16 * ct, LV);
+        wmma::mma_sync(prods[u], fa, fb, prods[u]);
+      }
+    }
+#endif
 
     {  // row x, columns [y0, y0 + kPerPart) per thread: the dg seed of this V tile (y in order within a
        // lane, the kParts lanes in a fixed tree), G rounded (an MMA operand of kernels 4, 5), then decayed
@@ -397,6 +417,18 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       if (y0 == 0 && x < kw) seeds[((vt * slots + slot) * H + h) * K + k0 + x] = s;
     }
     __syncthreads();  // G is decayed everywhere
+#ifdef GLR_DSTATE_EARLY_MMA
+#pragma unroll
+    for (int u = 0; u < kMine; ++u) {  // G += scale·(q ⊙ 2^b)ᵀ do, the products made above
+      const int t = warp + kWarps * u, rt = t / (BV / 16), ct = t % (BV / 16);
+      if (t >= kTiles) break;
+      FragC acc;
+      wmma::load_matrix_sync(acc, G + (16 * rt) * LS + 16 * ct, LS, wmma::mem_row_major);
+#pragma unroll
+      for (int e = 0; e < acc.num_elements; ++e) acc.x[e] += scale * prods[u].x[e];  // same fragment type: same layout
+      wmma::store_matrix_sync(G + (16 * rt) * LS + 16 * ct, acc, LS, wmma::mem_row_major);
+    }
+#else
     for (int t = warp; t < (KT / 16) * (BV / 16); t += kWarps) {  // G += scale·(q ⊙ 2^b)ᵀ do
       const int rt = t / (BV / 16), ct = t % (BV / 16);
       FragC acc, prod;
@@ -414,6 +446,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       for (int u = 0; u < acc.num_elements; ++u) acc.x[u] += scale * prod.x[u];  // same fragment type: same layout
       wmma::store_matrix_sync(G + (16 * rt) * LS + 16 * ct, acc, LS, wmma::mem_row_major);
     }
+#endif
   }
   __syncthreads();
   if (dh0) {
