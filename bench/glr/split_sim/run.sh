@@ -11,7 +11,7 @@
 #   bench/glr/split_sim/run.sh [quick|ktiles|sweep]   (build/split_sim/; a few minutes on 2 cores)
 #   SIM_FLAGS=-DGLR_DV_DIAG_ROWS bench/glr/split_sim/run.sh ...   (a build variant)
 #   SIM_OUT=DIR (another output folder), SIM_SAME_AS=DIR0/forward.txt (every hash must equal that run's)
-# ctest runs the quick set (glr.split_sim.*, glr/CMakeLists.txt).
+# ctest runs it: glr.split_sim.* (glr/CMakeLists.txt).
 set -euo pipefail
 out=${SIM_OUT:-build/split_sim}  # SIM_OUT: another folder (ctest runs several at once)
 mkdir -p "$out"
