@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -32,6 +33,7 @@
 #include "kcv/engine.hpp"
 #include "kcv/error_model.hpp"
 #include "kcv/gates/common.hpp"
+#include "kcv/kernelbench/reference_arrays.hpp"
 #include "kcv/kernelbench/reference_cache.hpp"
 #include "kcv/part_clock.hpp"
 #include "kcv/provenance.hpp"
@@ -578,9 +580,8 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
   // S (uint8: 0 derived, 1 calibrated, 2 free in class); adapters/torch/kcv_torch_bound.py.
   const std::size_t per = blobs.size() == 5 * outputs.size() ? 5 : 2;
   if (blobs.size() != per * outputs.size()) throw std::runtime_error("kcv: the reference returned another number of outputs");
-  const double u = unit_roundoff(DType::f32);
   // The largest finite input magnitude: needed only for an all-zero output, so found on demand.
-  auto largest_input = [&in] {
+  const std::function<double()> largest_input = [&in] {
     double x_max = 0;
     for (const auto& t : in)
       if (is_floating(t.dtype))
@@ -589,96 +590,10 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
     return x_max;
   };
   std::vector<RefTensor> refs;
-  std::vector<std::array<int64_t, 4>> counts(outputs.size(), {0, 0, 0, 0});  // derived, calibrated, free, eager over
-  for (std::size_t o = 0; o < outputs.size(); ++o) {
-    // Read in place: a large problem's blobs are the biggest thing the host holds.
-    const std::string &b64 = blobs[per * o], &b32 = blobs[per * o + 1];
-    const std::size_t n = b64.size() / sizeof(double);
-    // NOTES: the calibration (docs/kernelbench.md): fp32 eager's worst error over the tensor, at
-    // least one ulp of the largest output, times K; elements where either side is not finite
-    // say nothing about rounding. With the derived bound it is the floor of the elements an op
-    // without a rule made or fed.
-    double e_max = 0, r_max = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double r64 = double_at(b64, i), r32 = double_at(b32, i);
-      if (!std::isfinite(r64) || !std::isfinite(r32)) continue;
-      e_max = std::max(e_max, std::abs(r32 - r64));
-      r_max = std::max(r_max, std::abs(r64));
-    }
-    // An output that is exactly zero everywhere (a one-class log-softmax, say) gives eager no
-    // rounding to show: then one ulp of the largest input stands in for the output's scale.
-    const double floor = r_max > 0 ? r_max : largest_input();
-    const double scale = kKernelBenchK * std::max(e_max, u * floor);
-    // NOTES: every array is appended to, never resized first: a large problem's outputs are tens
-    // of millions of elements, and zero-filling five arrays that the loop overwrites cost kcv a
-    // pass over ~41 bytes an element on every call (about a tenth of its time in reference() on a
-    // 2048x2048 problem, perf on the CPU machine, session 26).
-    RefTensor t;
-    t.value.reserve(n);
-    t.amp.reserve(n);
-    const std::string& v = order == SumOrder::forward ? b64 : b32;
-    // allowed = c·u·amp + u_out·|r| with c = 1: amp carries the calibrated term and one more |r|.
-    auto calibrated_amp = [&](double r) { return scale / u + (std::isfinite(r) ? std::abs(r) : 0); };
-    if (per == 2) {
-      for (std::size_t i = 0; i < n; ++i) {
-        t.value.push_back(double_at(v, i));
-        t.amp.push_back(calibrated_amp(t.value.back()));
-      }
-      refs.push_back(std::move(t));
-      continue;
-    }
-    const std::string &bE = blobs[per * o + 2], &bW = blobs[per * o + 3], &bS = blobs[per * o + 4];
-    if (bE.size() != b64.size() || bW.size() != b64.size() || bS.size() != n)
-      throw std::runtime_error("kcv: the reference's bound has another number of elements");
-    t.mag.reserve(n);
-    t.depth.reserve(n);
-    t.walk.reserve(n);
-    // NOTES: the classes of the expansion (docs/nonfinite-classes.md), from what is known of it:
-    // float64's class and fp32 eager's (the two orders the calibrated bound compared), and every
-    // class where the bound found the element free (a legitimate fp32 order's partial result
-    // overflows or underflows: a parallel scan's Inf * 0 where the sequential order stays Inf).
-    t.classes.reserve(n);
-    auto class_bit = [](double x) { return static_cast<uint8_t>(1u << static_cast<int>(classify(x))); };
-    for (std::size_t i = 0; i < n; ++i) {
-      const double r64 = double_at(b64, i), r32 = double_at(b32, i);
-      t.value.push_back(double_at(v, i));
-      const auto status = static_cast<uint8_t>(bS[i]);
-      t.classes.push_back(static_cast<uint8_t>(class_bit(r64) | class_bit(r32) | (status == 2 ? kClassAny : 0)));
-      if (status == 0) {
-        // NOTES: derived. allowed = c·(u·(depth·mag + amp) + depth·η) + u_out·|r| with c = 1,
-        // depth 1 and mag = E: u·E + u·|r|. fp32 eager is one legitimate order: where it erred
-        // more than the derived bound allows, a rule undercounts; eager's error, twice, stands
-        // in there (counted: the report's kernelbench.bound.eager_over). The walk W is the
-        // spread the population test judges random cases by (docs/population-test.md).
-        const double eager = std::isfinite(r64) && std::isfinite(r32) ? 2 * std::abs(r32 - r64) / u : 0;
-        const double E = double_at(bE, i), W = double_at(bW, i);
-        if (eager / 2 > E + std::abs(r64)) ++counts[o][3];
-        t.amp.push_back(0);
-        t.depth.push_back(1);
-        t.mag.push_back(std::max(E, eager));
-        t.walk.push_back(std::max(W, eager));
-        ++counts[o][0];
-      } else if (status == 1) {
-        // Calibrated floor: an op without a rule made or fed this element (depth 0: no population test).
-        t.amp.push_back(std::max(double_at(bE, i), calibrated_amp(t.value.back())));
-        t.depth.push_back(0);
-        t.mag.push_back(0);
-        t.walk.push_back(0);
-        ++counts[o][1];
-      } else {
-        // NOTES: free (DESIGN §4 (c)): some legitimate fp32 order overflows or underflows a
-        // partial result here (a parallel scan's Inf · 0), so its class and value depend on the
-        // order. depth >= 2 with mag >= the fp32 range accepts every class (error_model.cpp,
-        // expect); an infinite bound, any value; an infinite walk keeps it out of the population.
-        t.amp.push_back(0);
-        t.depth.push_back(2);
-        t.mag.push_back(INFINITY);
-        t.walk.push_back(INFINITY);
-        ++counts[o][2];
-      }
-    }
-    refs.push_back(std::move(t));
-  }
+  std::vector<BoundCounts> counts(outputs.size());
+  // Read in place: a large problem's blobs are the biggest thing the host holds.
+  for (std::size_t o = 0; o < outputs.size(); ++o)
+    refs.push_back(derive_reference_output(&blobs[per * o], per == 5, order, largest_input, counts[o]));
   if (fresh) {
     std::lock_guard<std::mutex> lock(server_->cache_mu);
     server_->keep_reference(key, answer);
@@ -687,10 +602,10 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
       ++tally.answers;
       for (auto* v : {&tally.derived, &tally.calibrated, &tally.free, &tally.eager_over}) v->resize(outputs.size(), 0);
       for (std::size_t o = 0; o < outputs.size(); ++o) {
-        tally.derived[o] += counts[o][0];
-        tally.calibrated[o] += counts[o][1];
-        tally.free[o] += counts[o][2];
-        tally.eager_over[o] += counts[o][3];
+        tally.derived[o] += counts[o].derived;
+        tally.calibrated[o] += counts[o].calibrated;
+        tally.free[o] += counts[o].free;
+        tally.eager_over[o] += counts[o].eager_over;
       }
       const json& bound = reply.contains("bound") ? reply["bound"] : json::object();
       if (bound.contains("unruled") && bound["unruled"].is_array())

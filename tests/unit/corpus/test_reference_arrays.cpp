@@ -1,0 +1,173 @@
+// derive_reference_output (src/kcv/kernelbench/reference_arrays.cpp): the arrays a KernelBench
+// case is judged by, from the reference server's blobs. Checked bit for bit against the
+// derivation as KernelBenchContract::reference wrote it before session 31 (a pass for the
+// calibrated scale, then one loop over every array), kept here as the oracle: the derivation now
+// (a pass an array) must change no verdict, evidence number or report count.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kcv/dtype.hpp"
+#include "kcv/error_model.hpp"
+#include "kcv/kernelbench.hpp"
+#include "kcv/kernelbench/reference_arrays.hpp"
+#include "kcv/terms.hpp"
+
+namespace kcv {
+namespace {
+
+double double_at(const std::string& blob, std::size_t i) {
+  double v;
+  std::memcpy(&v, blob.data() + i * sizeof(double), sizeof(double));
+  return v;
+}
+
+std::string blob_of(const std::vector<double>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+}
+
+/// The derivation before session 31, verbatim but for its container of counts.
+RefTensor derive_as_before(const std::string* blobs, bool with_bound, SumOrder order, double largest_input,
+                           std::array<int64_t, 4>& counts) {
+  const double u = unit_roundoff(DType::f32);
+  const std::string &b64 = blobs[0], &b32 = blobs[1];
+  const std::size_t n = b64.size() / sizeof(double);
+  double e_max = 0, r_max = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double r64 = double_at(b64, i), r32 = double_at(b32, i);
+    if (!std::isfinite(r64) || !std::isfinite(r32)) continue;
+    e_max = std::max(e_max, std::abs(r32 - r64));
+    r_max = std::max(r_max, std::abs(r64));
+  }
+  const double floor = r_max > 0 ? r_max : largest_input;
+  const double scale = kKernelBenchK * std::max(e_max, u * floor);
+  RefTensor t;
+  const std::string& v = order == SumOrder::forward ? b64 : b32;
+  auto calibrated_amp = [&](double r) { return scale / u + (std::isfinite(r) ? std::abs(r) : 0); };
+  if (!with_bound) {
+    for (std::size_t i = 0; i < n; ++i) {
+      t.value.push_back(double_at(v, i));
+      t.amp.push_back(calibrated_amp(t.value.back()));
+    }
+    return t;
+  }
+  const std::string &bE = blobs[2], &bW = blobs[3], &bS = blobs[4];
+  auto class_bit = [](double x) { return static_cast<uint8_t>(1u << static_cast<int>(classify(x))); };
+  for (std::size_t i = 0; i < n; ++i) {
+    const double r64 = double_at(b64, i), r32 = double_at(b32, i);
+    t.value.push_back(double_at(v, i));
+    const auto status = static_cast<uint8_t>(bS[i]);
+    t.classes.push_back(static_cast<uint8_t>(class_bit(r64) | class_bit(r32) | (status == 2 ? kClassAny : 0)));
+    if (status == 0) {
+      const double eager = std::isfinite(r64) && std::isfinite(r32) ? 2 * std::abs(r32 - r64) / u : 0;
+      const double E = double_at(bE, i), W = double_at(bW, i);
+      if (eager / 2 > E + std::abs(r64)) ++counts[3];
+      t.amp.push_back(0);
+      t.depth.push_back(1);
+      t.mag.push_back(std::max(E, eager));
+      t.walk.push_back(std::max(W, eager));
+      ++counts[0];
+    } else if (status == 1) {
+      t.amp.push_back(std::max(double_at(bE, i), calibrated_amp(t.value.back())));
+      t.depth.push_back(0);
+      t.mag.push_back(0);
+      t.walk.push_back(0);
+      ++counts[1];
+    } else {
+      t.amp.push_back(0);
+      t.depth.push_back(2);
+      t.mag.push_back(INFINITY);
+      t.walk.push_back(INFINITY);
+      ++counts[2];
+    }
+  }
+  return t;
+}
+
+template <class T>
+bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+/// An answer of n elements: r64 with NaN/±Inf sprinkled in, r32 near it (sometimes far: eager
+/// over the bound), E and W, and statuses drawn from `statuses`; all r zero where `zero_output`.
+std::array<std::string, 5> answer(std::size_t n, const std::vector<uint8_t>& statuses, bool zero_output,
+                                  uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<double> r64(n), r32(n), E(n), W(n);
+  std::string S(n, '\0');
+  const double specials[] = {std::numeric_limits<double>::quiet_NaN(), INFINITY, -INFINITY, 3.5e38, 0.0};
+  for (std::size_t i = 0; i < n; ++i) {
+    r64[i] = zero_output ? 0.0 : normal(rng) * 100;
+    r32[i] = zero_output ? 0.0 : static_cast<float>(r64[i]);
+    if (!zero_output && rng() % 11 == 0) r32[i] += normal(rng) * 1e-3;  // beyond the derived bound
+    if (!zero_output && rng() % 13 == 0) r64[i] = specials[rng() % 5];
+    if (!zero_output && rng() % 17 == 0) r32[i] = specials[rng() % 5];
+    E[i] = std::abs(normal(rng)) * 50;
+    W[i] = rng() % 19 == 0 ? std::numeric_limits<double>::quiet_NaN() : std::abs(normal(rng)) * 7;
+    S[i] = static_cast<char>(statuses[rng() % statuses.size()]);
+  }
+  return {blob_of(r64), blob_of(r32), blob_of(E), blob_of(W), S};
+}
+
+void expect_same(const RefTensor& a, const RefTensor& b) {
+  EXPECT_TRUE(same_bytes(a.value, b.value));
+  EXPECT_TRUE(same_bytes(a.amp, b.amp));
+  EXPECT_TRUE(same_bytes(a.mag, b.mag));
+  EXPECT_TRUE(same_bytes(a.depth, b.depth));
+  EXPECT_TRUE(same_bytes(a.walk, b.walk));
+  EXPECT_TRUE(same_bytes(a.classes, b.classes));
+}
+
+TEST(KernelBenchReferenceArrays, EqualTheTwoPassDerivationBitForBit) {
+  // 3: not a status the server sends; judged as free, as before.
+  const std::vector<std::vector<uint8_t>> mixes = {{0}, {1}, {2}, {0, 1}, {0, 1, 2}, {1, 2}, {0, 3}};
+  for (bool zero_output : {false, true})
+    for (const auto& statuses : mixes)
+      for (std::size_t n : {std::size_t{1}, std::size_t{111}, std::size_t{989}}) {
+        const auto blobs = answer(n, statuses, zero_output, static_cast<uint32_t>(n * 7 + statuses.size()));
+        for (bool with_bound : {true, false})
+          for (SumOrder order : {SumOrder::forward, SumOrder::reverse}) {
+            SCOPED_TRACE(testing::Message() << "n " << n << " statuses " << statuses.size() << " zero " << zero_output
+                                            << " bound " << with_bound << " forward " << (order == SumOrder::forward));
+            std::array<int64_t, 4> want_counts{};
+            const RefTensor want = derive_as_before(blobs.data(), with_bound, order, 12.5, want_counts);
+            BoundCounts got_counts;
+            int asked = 0;
+            const RefTensor got = derive_reference_output(
+                blobs.data(), with_bound, order, [&] { return ++asked, 12.5; }, got_counts);
+            expect_same(got, want);
+            EXPECT_EQ(got_counts.derived, want_counts[0]);
+            EXPECT_EQ(got_counts.calibrated, want_counts[1]);
+            EXPECT_EQ(got_counts.free, want_counts[2]);
+            EXPECT_EQ(got_counts.eager_over, want_counts[3]);
+            EXPECT_LE(asked, 1);  // the largest input: at most once, and only where the output is zero
+            if (!zero_output) {
+              EXPECT_EQ(asked, 0);
+            }
+          }
+      }
+}
+
+TEST(KernelBenchReferenceArrays, AZeroOutputsCalibratedScaleComesFromTheLargestInput) {
+  // Not vacuous: the calibrated amp must move with the largest input where every r is 0.
+  const auto blobs = answer(64, {1}, /*zero_output=*/true, 3);
+  BoundCounts c1, c2;
+  const RefTensor small = derive_reference_output(blobs.data(), true, SumOrder::forward, [] { return 1.0; }, c1);
+  const RefTensor large = derive_reference_output(blobs.data(), true, SumOrder::forward, [] { return 1e6; }, c2);
+  ASSERT_EQ(c1.calibrated, 64);
+  std::size_t moved = 0;
+  for (std::size_t i = 0; i < small.amp.size(); ++i) moved += large.amp[i] > small.amp[i];
+  EXPECT_GT(moved, 0u);
+}
+
+}  // namespace
+}  // namespace kcv
