@@ -580,6 +580,15 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
   // S (uint8: 0 derived, 1 calibrated, 2 free in class); adapters/torch/kcv_torch_bound.py.
   const std::size_t per = blobs.size() == 5 * outputs.size() ? 5 : 2;
   if (blobs.size() != per * outputs.size()) throw std::runtime_error("kcv: the reference returned another number of outputs");
+  if (fresh) {
+    // NOTES: kept before its arrays are derived, so that the answer it replaces (the last one,
+    // past a session's budget) is freed first: the old answer (33 bytes an element), this one and
+    // its arrays (41) were all held at once, the peak of kcv's heap, and every byte of that peak
+    // is a page the kernel zeroes once (page faults were a fifth of kcv's CPU on a 4096 x 4096
+    // rowsum; bench/results/kernelbench-host-time.md, session 31).
+    std::lock_guard<std::mutex> lock(server_->cache_mu);
+    server_->keep_reference(key, answer);
+  }
   // The largest finite input magnitude: needed only for an all-zero output, so found on demand.
   const std::function<double()> largest_input = [&in] {
     double x_max = 0;
@@ -594,24 +603,21 @@ std::vector<RefTensor> KernelBenchContract::reference(const std::vector<HostTens
   // Read in place: a large problem's blobs are the biggest thing the host holds.
   for (std::size_t o = 0; o < outputs.size(); ++o)
     refs.push_back(derive_reference_output(&blobs[per * o], per == 5, order, largest_input, counts[o]));
-  if (fresh) {
+  if (fresh && per == 5) {
     std::lock_guard<std::mutex> lock(server_->cache_mu);
-    server_->keep_reference(key, answer);
-    if (per == 5) {
-      Server::Tally& tally = server_->tally;
-      ++tally.answers;
-      for (auto* v : {&tally.derived, &tally.calibrated, &tally.free, &tally.eager_over}) v->resize(outputs.size(), 0);
-      for (std::size_t o = 0; o < outputs.size(); ++o) {
-        tally.derived[o] += counts[o].derived;
-        tally.calibrated[o] += counts[o].calibrated;
-        tally.free[o] += counts[o].free;
-        tally.eager_over[o] += counts[o].eager_over;
-      }
-      const json& bound = reply.contains("bound") ? reply["bound"] : json::object();
-      if (bound.contains("unruled") && bound["unruled"].is_array())
-        for (const auto& op : bound["unruled"])
-          if (op.is_string() && tally.unruled.size() < 64) tally.unruled.insert(clean_text(op.get<std::string>()));
+    Server::Tally& tally = server_->tally;
+    ++tally.answers;
+    for (auto* v : {&tally.derived, &tally.calibrated, &tally.free, &tally.eager_over}) v->resize(outputs.size(), 0);
+    for (std::size_t o = 0; o < outputs.size(); ++o) {
+      tally.derived[o] += counts[o].derived;
+      tally.calibrated[o] += counts[o].calibrated;
+      tally.free[o] += counts[o].free;
+      tally.eager_over[o] += counts[o].eager_over;
     }
+    const json& bound = reply.contains("bound") ? reply["bound"] : json::object();
+    if (bound.contains("unruled") && bound["unruled"].is_array())
+      for (const auto& op : bound["unruled"])
+        if (op.is_string() && tally.unruled.size() < 64) tally.unruled.insert(clean_text(op.get<std::string>()));
   }
   return refs;
 }

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "corpus_test_support.hpp"
+#include "kcv/candidate.hpp"
 #include "kcv/dtype.hpp"
 #include "kcv/error_model.hpp"
 #include "kcv/kernelbench.hpp"
@@ -167,6 +169,49 @@ TEST(KernelBenchReferenceArrays, AZeroOutputsCalibratedScaleComesFromTheLargestI
   std::size_t moved = 0;
   for (std::size_t i = 0; i < small.amp.size(); ++i) moved += large.amp[i] > small.amp[i];
   EXPECT_GT(moved, 0u);
+}
+
+TEST(KernelBenchReferenceArrays, AnAnswerIsKeptOnceAndFoundAgainWhateverItReplaced) {
+  // Real torch: reference() keeps a fresh answer before deriving its arrays (freeing the one it
+  // replaces first). The last answer is found again with the same arrays; another case replaces
+  // it; each fresh answer is tallied once (kernelbench.bound.references), a found one not at all.
+  corpus_test::TempDir tmp;
+  KernelBenchSetup setup;
+  setup.problem = std::string(KCV_SOURCE_DIR) + "/controls/torch/rowsum/problem.py";
+  setup.python = resolve_python(corpus_test::torch_python(), Settings{});
+  setup.workdir = tmp.path();
+  const auto k = KernelBenchContract::create(setup);
+  const Bindings b = k->nominal();
+  Rng rng(5);
+  const std::vector<HostTensor> x = k->make_inputs(b, rng, value_kind::normal);
+  const std::vector<HostTensor> y = k->make_inputs(b, rng, value_kind::normal);
+  auto same = [](const std::vector<RefTensor>& p, const std::vector<RefTensor>& q) {
+    if (p.size() != q.size()) return false;
+    for (std::size_t o = 0; o < p.size(); ++o)
+      if (!same_bytes(p[o].value, q[o].value) || !same_bytes(p[o].amp, q[o].amp) || !same_bytes(p[o].mag, q[o].mag) ||
+          !same_bytes(p[o].depth, q[o].depth) || !same_bytes(p[o].walk, q[o].walk) ||
+          !same_bytes(p[o].classes, q[o].classes))
+        return false;
+    return true;
+  };
+  const auto first = k->reference(x, {}, b, SumOrder::forward);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(first[0].value.size(), 4u * 33u);
+  EXPECT_TRUE(same(k->reference(x, {}, b, SumOrder::forward), first));  // found: the same arrays
+  const auto eager = k->reference(x, {}, b, SumOrder::reverse);         // found: the other order
+  EXPECT_FALSE(same_bytes(eager[0].value, first[0].value));
+  EXPECT_EQ(k->reference_cache().hits, 2);
+  EXPECT_EQ(k->reference_cache().misses, 1);
+  const auto other = k->reference(y, {}, b, SumOrder::forward);  // replaces x's answer
+  EXPECT_FALSE(same_bytes(other[0].value, first[0].value));
+  EXPECT_TRUE(same(k->reference(y, {}, b, SumOrder::forward), other));
+  EXPECT_TRUE(same(k->reference(x, {}, b, SumOrder::forward), first));  // asked again, the same
+  EXPECT_EQ(k->reference_cache().hits, 3);
+  EXPECT_EQ(k->reference_cache().misses, 3);
+  const KernelBenchBound bound = k->bound_summary();
+  EXPECT_EQ(bound.references, 3);
+  ASSERT_EQ(bound.outputs.size(), 1u);
+  EXPECT_EQ(bound.outputs[0].derived, 3 * 4 * 33);
 }
 
 }  // namespace
