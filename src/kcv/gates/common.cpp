@@ -96,8 +96,17 @@ void vary_prefill(Case& c, uint64_t seed, int64_t index) {
         for (auto& b : t.storage) b = static_cast<std::byte>(rng() & 0xFF);
       else {
         // Every storage byte first (the gaps of a strided output), then each element.
+        // NOTES: a contiguous output's element i is at i: stored directly, and the stale index
+        // wrapped without a division, as a 16.8M-element output's prefill did per element
+        // through set() (session 31). The same bytes.
         fill_bytes(t, std::byte{0});
-        for (int64_t i = 0; i < t.numel(); ++i, at = (at + 1) % stale.size()) t.set(i, stale[at]);
+        const bool row_major = t.is_contiguous();
+        const std::size_t es = dtype_size(t.dtype);
+        for (int64_t i = 0; i < t.numel(); ++i) {
+          if (row_major) store_element(t.dtype, t.storage.data() + static_cast<std::size_t>(i) * es, stale[at]);
+          else t.set(i, stale[at]);
+          if (++at == stale.size()) at = 0;
+        }
       }
     }
 }
