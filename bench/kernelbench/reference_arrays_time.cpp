@@ -4,10 +4,10 @@
 // (issue 24, kcv's own CPU share). One output of N x N elements, every element derived (as a
 // rowsum's or an elementwise Model's), the forward order. Times the derivation against the one it
 // replaced in session 31 (a pass for the calibrated scale, then one loop appending to all six
-// arrays; copied below), alternated, and prints a hash of each result's arrays: the two must
-// print the same hash.
+// arrays: tests/unit/corpus/reference_arrays_before.hpp, the unit test's oracle), alternated, and
+// prints a hash of each result's arrays: the two must print the same hash.
 // Not a build target (bench/ holds none); from the repo root, after building kcv:
-//   g++ -std=c++20 -O2 -Iinclude -Isrc bench/kernelbench/reference_arrays_time.cpp -o /tmp/reference_arrays_time \
+//   g++ -std=c++20 -O2 -Iinclude -Isrc -Itests/unit/corpus bench/kernelbench/reference_arrays_time.cpp -o /tmp/reference_arrays_time \
 //     -Wl,--start-group build/libkcv_core.a build/libkcv_base.a -Wl,--end-group -lfmt -lpthread
 //   /tmp/reference_arrays_time [N=4096] [rounds=3]
 #include <algorithm>
@@ -29,48 +29,11 @@
 #include "kcv/kernelbench.hpp"
 #include "kcv/kernelbench/reference_arrays.hpp"
 #include "kcv/terms.hpp"
+#include "reference_arrays_before.hpp"  // tests/unit/corpus: the derivation before session 31
 
 using namespace kcv;
 
 namespace {
-
-double double_at(const std::string& blob, std::size_t i) {
-  double v;
-  std::memcpy(&v, blob.data() + i * sizeof(double), sizeof(double));
-  return v;
-}
-
-/// The derivation before session 31 (KernelBenchContract::reference at df75b76), derived elements only.
-RefTensor derive_as_before(const std::string* blobs) {
-  const double u = unit_roundoff(DType::f32);
-  const std::string &b64 = blobs[0], &b32 = blobs[1], &bE = blobs[2], &bW = blobs[3], &bS = blobs[4];
-  const std::size_t n = b64.size() / sizeof(double);
-  double e_max = 0, r_max = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double r64 = double_at(b64, i), r32 = double_at(b32, i);
-    if (!std::isfinite(r64) || !std::isfinite(r32)) continue;
-    e_max = std::max(e_max, std::abs(r32 - r64));
-    r_max = std::max(r_max, std::abs(r64));
-  }
-  volatile double scale = kKernelBenchK * std::max(e_max, u * r_max);  // used by calibrated elements only
-  (void)scale;
-  RefTensor t;
-  t.value.reserve(n), t.amp.reserve(n), t.mag.reserve(n), t.depth.reserve(n), t.walk.reserve(n), t.classes.reserve(n);
-  auto class_bit = [](double x) { return static_cast<uint8_t>(1u << static_cast<int>(classify(x))); };
-  for (std::size_t i = 0; i < n; ++i) {
-    const double r64 = double_at(b64, i), r32 = double_at(b32, i);
-    t.value.push_back(double_at(b64, i));
-    const auto status = static_cast<uint8_t>(bS[i]);
-    t.classes.push_back(static_cast<uint8_t>(class_bit(r64) | class_bit(r32) | (status == 2 ? kClassAny : 0)));
-    const double eager = std::isfinite(r64) && std::isfinite(r32) ? 2 * std::abs(r32 - r64) / u : 0;
-    const double E = double_at(bE, i), W = double_at(bW, i);
-    t.amp.push_back(0);
-    t.depth.push_back(1);
-    t.mag.push_back(std::max(E, eager));
-    t.walk.push_back(std::max(W, eager));
-  }
-  return t;
-}
 
 uint64_t fnv1a(const RefTensor& t) {
   uint64_t h = 1469598103934665603ull;
@@ -112,7 +75,9 @@ int main(int argc, char** argv) {
   uint64_t h_before = 0, h_after = 0;
   for (int r = 0; r < rounds; ++r) {
     auto t0 = std::chrono::steady_clock::now();
-    { const RefTensor t = derive_as_before(blobs.data()); before += seconds_since(t0); h_before = fnv1a(t); }
+    { std::array<int64_t, 4> old_counts{};
+      const RefTensor t = reference_arrays_before::derive(blobs.data(), true, SumOrder::forward, 0.0, old_counts);
+      before += seconds_since(t0); h_before = fnv1a(t); }
     t0 = std::chrono::steady_clock::now();
     BoundCounts counts;
     { const RefTensor t = derive_reference_output(blobs.data(), true, SumOrder::forward, [] { return 0.0; }, counts);

@@ -264,13 +264,6 @@ std::string fingerprint(const HostTensor& t) {
   return f + fmt::format(":{}:{}", raw.size(), std::hash<std::string_view>{}(raw));
 }
 
-/// Element i of a blob of float64 values, read in place (a blob's bytes need not be aligned).
-double double_at(const std::string& blob, std::size_t i) {
-  double v;
-  std::memcpy(&v, blob.data() + i * sizeof(double), sizeof(double));
-  return v;
-}
-
 }  // namespace
 
 KernelBenchContract::~KernelBenchContract() = default;

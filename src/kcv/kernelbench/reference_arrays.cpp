@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 
 #include "kcv/dtype.hpp"
@@ -13,13 +12,6 @@
 namespace kcv {
 
 namespace {
-
-/// Element i of a blob of float64 values, read in place (a blob's bytes need not be aligned).
-double double_at(const std::string& blob, std::size_t i) {
-  double v;
-  std::memcpy(&v, blob.data() + i * sizeof(double), sizeof(double));
-  return v;
-}
 
 /// x's class as a kClass* bit: classify(x)'s, inline.
 // NOTES: classify() lives in error_model.cpp: called out of line twice an element, it was 3.7% of
@@ -87,18 +79,12 @@ RefTensor derive_reference_output(const std::string* blobs, bool with_bound, Sum
   // amp pass and is finished at the end, once the scale is known, in a pass over the calibrated
   // elements only (none on a fully derived Model). The same values, bit for bit, as one loop with
   // a first pass for the scale gave.
-  const char *p64 = b64.data(), *p32 = b32.data(), *pE = bE.data(), *pW = bW.data();
   const auto status_at = [&bS](std::size_t i) { return static_cast<uint8_t>(bS[i]); };
-  const auto at = [](const char* p, std::size_t i) {
-    double x;
-    std::memcpy(&x, p + i * sizeof(double), sizeof(double));
-    return x;
-  };
-  for (std::size_t i = 0; i < n; ++i) t.value.push_back(at(forward ? p64 : p32, i));
+  for (std::size_t i = 0; i < n; ++i) t.value.push_back(double_at(forward ? b64 : b32, i));
   t.classes.reserve(n);
   int64_t derived = 0, calibrated = 0, free_in_class = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const double r64 = at(p64, i), r32 = at(p32, i);
+    const double r64 = double_at(b64, i), r32 = double_at(b32, i);
     if (std::isfinite(r64) && std::isfinite(r32)) {
       e_max = std::max(e_max, std::abs(r32 - r64));
       r_max = std::max(r_max, std::abs(r64));
@@ -119,7 +105,7 @@ RefTensor derive_reference_output(const std::string* blobs, bool with_bound, Sum
   // depth >= 2 with mag >= the fp32 range accepts every class (error_model.cpp, expect); an
   // infinite bound, any value; an infinite walk keeps it out of the population.
   const auto eager_at = [&](std::size_t i) {
-    const double r64 = at(p64, i), r32 = at(p32, i);
+    const double r64 = double_at(b64, i), r32 = double_at(b32, i);
     return std::isfinite(r64) && std::isfinite(r32) ? 2 * std::abs(r32 - r64) / u : 0;
   };
   t.mag.reserve(n);
@@ -127,8 +113,8 @@ RefTensor derive_reference_output(const std::string* blobs, bool with_bound, Sum
   for (std::size_t i = 0; i < n; ++i) {
     const uint8_t status = status_at(i);
     if (status == 0) {
-      const double eager = eager_at(i), E = at(pE, i);
-      if (eager / 2 > E + std::abs(at(p64, i))) ++eager_over;
+      const double eager = eager_at(i), E = double_at(bE, i);
+      if (eager / 2 > E + std::abs(double_at(b64, i))) ++eager_over;
       t.mag.push_back(std::max(E, eager));
     } else {
       t.mag.push_back(status == 1 ? 0 : INFINITY);
@@ -137,9 +123,9 @@ RefTensor derive_reference_output(const std::string* blobs, bool with_bound, Sum
   t.walk.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     const uint8_t status = status_at(i);
-    t.walk.push_back(status == 0 ? std::max(at(pW, i), eager_at(i)) : status == 1 ? 0 : INFINITY);
+    t.walk.push_back(status == 0 ? std::max(double_at(bW, i), eager_at(i)) : status == 1 ? 0 : INFINITY);
   }
-  for (std::size_t i = 0; i < n; ++i) t.amp.push_back(status_at(i) == 1 ? at(pE, i) : 0);
+  for (std::size_t i = 0; i < n; ++i) t.amp.push_back(status_at(i) == 1 ? double_at(bE, i) : 0);
   t.depth.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     const uint8_t status = status_at(i);

@@ -6,12 +6,20 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 
 #include "kcv/contract.hpp"
 
 namespace kcv {
+
+/// Element i of a blob of float64 values, read in place (a blob's bytes need not be aligned).
+inline double double_at(const std::string& blob, std::size_t i) {
+  double v;
+  std::memcpy(&v, blob.data() + i * sizeof(double), sizeof(double));
+  return v;
+}
 
 /// Elements of one output: judged by the derived bound, by the calibrated floor, free in class;
 /// and derived elements where fp32 eager erred beyond the derived bound (kernelbench.bound).

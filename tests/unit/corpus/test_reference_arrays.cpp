@@ -21,76 +21,13 @@
 #include "kcv/kernelbench.hpp"
 #include "kcv/kernelbench/reference_arrays.hpp"
 #include "kcv/terms.hpp"
+#include "reference_arrays_before.hpp"
 
 namespace kcv {
 namespace {
 
-double double_at(const std::string& blob, std::size_t i) {
-  double v;
-  std::memcpy(&v, blob.data() + i * sizeof(double), sizeof(double));
-  return v;
-}
-
 std::string blob_of(const std::vector<double>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
-}
-
-/// The derivation before session 31, verbatim but for its container of counts.
-RefTensor derive_as_before(const std::string* blobs, bool with_bound, SumOrder order, double largest_input,
-                           std::array<int64_t, 4>& counts) {
-  const double u = unit_roundoff(DType::f32);
-  const std::string &b64 = blobs[0], &b32 = blobs[1];
-  const std::size_t n = b64.size() / sizeof(double);
-  double e_max = 0, r_max = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double r64 = double_at(b64, i), r32 = double_at(b32, i);
-    if (!std::isfinite(r64) || !std::isfinite(r32)) continue;
-    e_max = std::max(e_max, std::abs(r32 - r64));
-    r_max = std::max(r_max, std::abs(r64));
-  }
-  const double floor = r_max > 0 ? r_max : largest_input;
-  const double scale = kKernelBenchK * std::max(e_max, u * floor);
-  RefTensor t;
-  const std::string& v = order == SumOrder::forward ? b64 : b32;
-  auto calibrated_amp = [&](double r) { return scale / u + (std::isfinite(r) ? std::abs(r) : 0); };
-  if (!with_bound) {
-    for (std::size_t i = 0; i < n; ++i) {
-      t.value.push_back(double_at(v, i));
-      t.amp.push_back(calibrated_amp(t.value.back()));
-    }
-    return t;
-  }
-  const std::string &bE = blobs[2], &bW = blobs[3], &bS = blobs[4];
-  auto class_bit = [](double x) { return static_cast<uint8_t>(1u << static_cast<int>(classify(x))); };
-  for (std::size_t i = 0; i < n; ++i) {
-    const double r64 = double_at(b64, i), r32 = double_at(b32, i);
-    t.value.push_back(double_at(v, i));
-    const auto status = static_cast<uint8_t>(bS[i]);
-    t.classes.push_back(static_cast<uint8_t>(class_bit(r64) | class_bit(r32) | (status == 2 ? kClassAny : 0)));
-    if (status == 0) {
-      const double eager = std::isfinite(r64) && std::isfinite(r32) ? 2 * std::abs(r32 - r64) / u : 0;
-      const double E = double_at(bE, i), W = double_at(bW, i);
-      if (eager / 2 > E + std::abs(r64)) ++counts[3];
-      t.amp.push_back(0);
-      t.depth.push_back(1);
-      t.mag.push_back(std::max(E, eager));
-      t.walk.push_back(std::max(W, eager));
-      ++counts[0];
-    } else if (status == 1) {
-      t.amp.push_back(std::max(double_at(bE, i), calibrated_amp(t.value.back())));
-      t.depth.push_back(0);
-      t.mag.push_back(0);
-      t.walk.push_back(0);
-      ++counts[1];
-    } else {
-      t.amp.push_back(0);
-      t.depth.push_back(2);
-      t.mag.push_back(INFINITY);
-      t.walk.push_back(INFINITY);
-      ++counts[2];
-    }
-  }
-  return t;
 }
 
 template <class T>
@@ -141,7 +78,7 @@ TEST(KernelBenchReferenceArrays, EqualTheTwoPassDerivationBitForBit) {
             SCOPED_TRACE(testing::Message() << "n " << n << " statuses " << statuses.size() << " zero " << zero_output
                                             << " bound " << with_bound << " forward " << (order == SumOrder::forward));
             std::array<int64_t, 4> want_counts{};
-            const RefTensor want = derive_as_before(blobs.data(), with_bound, order, 12.5, want_counts);
+            const RefTensor want = reference_arrays_before::derive(blobs.data(), with_bound, order, 12.5, want_counts);
             BoundCounts got_counts;
             int asked = 0;
             const RefTensor got = derive_reference_output(
