@@ -321,6 +321,19 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     cp_async_commit();
   };
 
+  // prod = (q ⊙ 2^b)ᵀ do of G's 16 x 16 tile (rt, ct) over the chunk's rows
+  auto product = [&](FragC& prod, const E* qg, const E* dos, int rt, int ct) {
+    wmma::fill_fragment(prod, 0.f);
+#pragma unroll
+    for (int jb = 0; jb < C / 16; ++jb) {
+      FragAT fa;
+      FragB fb;
+      wmma::load_matrix_sync(fa, qg + (16 * jb) * LQ + 16 * rt, LQ);
+      wmma::load_matrix_sync(fb, dos + (16 * jb) * LV + 16 * ct, LV);
+      wmma::mma_sync(prod, fa, fb, prod);
+    }
+  };
+
 #pragma unroll
   for (int s = 0; s < NS - 1; ++s) prefetch(s, s);
   for (int e = tid; e < KT * BV; e += kThreads) {  // G ← dhT (0 outside the live K x V)
@@ -347,15 +360,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     for (int u = 0; u < kMine; ++u) {
       const int t = warp + kWarps * u, rt = t / (BV / 16), ct = t % (BV / 16);
       if (t >= kTiles) break;
-      wmma::fill_fragment(prods[u], 0.f);
-#pragma unroll
-      for (int jb = 0; jb < C / 16; ++jb) {
-        FragAT fa;
-        FragB fb;
-        wmma::load_matrix_sync(fa, qg + (16 * jb) * LQ + 16 * rt, LQ);
-        wmma::load_matrix_sync(fb, dos + (16 * jb) * LV + 16 * ct, LV);
-        wmma::mma_sync(prods[u], fa, fb, prods[u]);
-      }
+      product(prods[u], qg, dos, rt, ct);
     }
 #endif
 
@@ -433,15 +438,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       const int rt = t / (BV / 16), ct = t % (BV / 16);
       FragC acc, prod;
       wmma::load_matrix_sync(acc, G + (16 * rt) * LS + 16 * ct, LS, wmma::mem_row_major);
-      wmma::fill_fragment(prod, 0.f);
-#pragma unroll
-      for (int jb = 0; jb < C / 16; ++jb) {
-        FragAT fa;
-        FragB fb;
-        wmma::load_matrix_sync(fa, qg + (16 * jb) * LQ + 16 * rt, LQ);
-        wmma::load_matrix_sync(fb, dos + (16 * jb) * LV + 16 * ct, LV);
-        wmma::mma_sync(prod, fa, fb, prod);
-      }
+      product(prod, qg, dos, rt, ct);
 #pragma unroll
       for (int u = 0; u < acc.num_elements; ++u) acc.x[u] += scale * prod.x[u];  // same fragment type: same layout
       wmma::store_matrix_sync(G + (16 * rt) * LS + 16 * ct, acc, LS, wmma::mem_row_major);
