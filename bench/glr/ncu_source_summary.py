@@ -58,6 +58,7 @@ def summary(path, blocks_wanted):
     sample_col = "Warp Stall Sampling (All Samples)"
     executed = [get(r, "Instructions Executed") for r in rows]
     samples = [get(r, sample_col) for r in rows]
+    ops = [opcode(r[col["Source"]]) for r in rows]
     total_x, total_s = sum(executed), sum(samples)
     if total_x <= 0:
         raise ValueError(f"{path}: no instruction was executed")
@@ -76,8 +77,7 @@ def summary(path, blocks_wanted):
         out.append("")
 
     mix_x, mix_s = collections.Counter(), collections.Counter()
-    for r, x, s in zip(rows, executed, samples):
-        op = opcode(r[col["Source"]])
+    for op, x, s in zip(ops, executed, samples):
         mix_x[op] += x
         mix_s[op] += s
     out += ["| opcode | executed | samples |", "|---|---|---|"]
@@ -87,8 +87,7 @@ def summary(path, blocks_wanted):
 
     if "Address Space" in col:
         generic = collections.Counter()
-        for r, x in zip(rows, executed):
-            op = opcode(r[col["Source"]])
+        for r, op, x in zip(rows, ops, executed):
             if op in ("LD", "ST") and x > 0:
                 generic[(op, r[col["Address Space"]] or "?")] += x
         if generic:
@@ -106,8 +105,7 @@ def summary(path, blocks_wanted):
     out += ["| block (rows) | instructions | executed each | share executed | share samples | first | top opcodes |",
             "|---|---|---|---|---|---|---|"]
     for a, b in runs[:blocks_wanted]:
-        ops = collections.Counter(opcode(r[col["Source"]]) for r in rows[a:b])
-        top = ", ".join(f"{op} {n}" for op, n in ops.most_common(4))
+        top = ", ".join(f"{op} {n}" for op, n in collections.Counter(ops[a:b]).most_common(4))
         first = rows[a][col["Source"]].strip().replace("|", "\\|")[:48]
         out.append(f"| {a}-{b - 1} | {b - a} | {executed[a]:,.0f} | {pct(executed[a] * (b - a), total_x):.1f}% | "
                    f"{pct(sum(samples[a:b]), total_s):.1f}% | `{first}` | {top} |")
