@@ -7,8 +7,8 @@ every control was judged as expected.
 
   scripts/verify_controls.py --backend cuda --kcv build/kcv --out bench/results/cuda-controls.md
 
---share-builds: controls that name the same CUDA source candidate (glr's 24 16-bit contract controls
-are 6 .cu files) build it once. The first control of each source runs as usual with --keep-workdir;
+--share-builds: controls that name the same CUDA source candidate (each glr source serves the vector
+and the scalar contract of its dtype) build it once. The first control of each source runs as usual with --keep-workdir;
 the others then run on the shared object it built, copied out of its workdir: a .so candidate, which
 the cuda backend verifies as it verifies the .cu (one private copy for every gate; compute-sanitizer
 runs that same library, Candidate::sanitized_library). The sanitizer gate's static TMEM check reads

@@ -3,6 +3,7 @@
 # timed, profiled, then judged by kcv's 12 gates — the run that must follow any kernel change
 # (issues 18, 19). Binaries built on the host and carried in BINDIR: glr_cuda_tests, glr_fwd_time,
 # glr_bwd_time, kcv, kcv-worker (make -C build glr_cuda_tests glr_fwd_time glr_bwd_time kcv kcv-worker),
+# and the build's glr_defines.txt (the kernel switches it was built with, GLR_DEFINES: the gates use the same),
 # and optionally glr_tma_check (the sm100 backward's TMA loads, run on this Hopper GPU).
 #
 #   bench/glr/device_check.sh BINDIR           (results into $OUT)
@@ -54,6 +55,18 @@ step() {  # step NAME LIMIT FILE CMD...: CMD under timeout (LIMIT capped by the 
 for f in glr_cuda_tests glr_fwd_time glr_bwd_time kcv kcv-worker; do
   [ -x "$bin/$f" ] || { note "FAIL: $bin/$f missing: build it on the host and carry $bin"; pack; exit 2; }
 done
+# The kernel switches the binaries were built with (GLR_DEFINES; the build writes glr_defines.txt beside
+# them): the gates must judge those same kernels, so kcv compiles the controls against a copy of the
+# headers whose switches.cuh defines them (bench/glr/include_with_defines.sh).
+[ -f "$bin/glr_defines.txt" ] || { note "FAIL: $bin/glr_defines.txt missing: carry it with the binaries (the build writes it)"; pack; exit 2; }
+mapfile -t defines < <(grep -v '^[[:space:]]*$' "$bin/glr_defines.txt")
+if [ ${#defines[@]} -gt 0 ]; then
+  overlay=$(mktemp -d)/include
+  bench/glr/include_with_defines.sh "$KCV_INCLUDE_DIR" "$overlay" "${defines[@]}" >> "$out/env.txt" 2>&1 ||
+    { note "FAIL: the headers with ${defines[*]} could not be made"; pack; exit 2; }
+  export KCV_INCLUDE_DIR=$overlay
+  note "binaries built with ${defines[*]}: the controls compile against $overlay"
+fi
 { nvidia-smi -L; git log -1 --format='tree %H %s' 2>/dev/null; echo "deadline ${deadline}s, controls '$only', headers $KCV_INCLUDE_DIR"; } >> "$out/env.txt" 2>&1
 smoke='GlrCudaBwdSplit.KTiles:GlrCudaBwdSplit.NegInfGateMidBlockLeavesEarlierRowsFinite:GlrCudaFwd.EveryDtypeAndGate:GlrCudaFwd.MinusInfGateLeavesEarlierRowsFinite'
 if ! step smoke 120 "$out/more/smoke.txt" "$bin/glr_cuda_tests" --gtest_filter="$smoke"; then
@@ -112,8 +125,10 @@ if want stalls; then
 fi
 if want gates; then
   l=$(left)
-  # --share-builds: glr's controls name 13 sources (the 24 16-bit contract controls 6), each built
-  # once; the build was ~150 s of a control's ~215 s with 16 at once (session 29).
+  # --share-builds: glr's 39 controls name 23 sources (a source serves its vector and scalar contract),
+  # each built once. Each source compiles only its contract's dtype and direction (glr/cuda/built.hpp):
+  # the build of all 161 kernels was ~150 s of a control's ~215 s with 16 at once (session 29); on this
+  # host's 2 cores a bf16 backward source took 52 s and a bf16 forward one 30 s against 151 s for all.
   KCV_THREADS=1 step controls "$l" "$out/more/controls.log" python3 scripts/verify_controls.py --kcv "$bin/kcv" \
     --backend cuda --only "$only" --jobs 16 --timeout $((l > 30 ? l - 10 : 20)) --reports "$out/more/reports" \
     --share-builds --out "$out/controls.md"

@@ -3,7 +3,7 @@
 once. Run against a stand-in kcv that logs each call and, given --keep-workdir, leaves the library
 it "built" there (candidate.so, naming its source), as kcv's Candidate::prepare does:
 - with the option, the first control of glr_fwd.cu runs on the source and keeps its workdir, the
-  other two run on a copy of that library; a source named once runs as before, nothing kept;
+  other runs on a copy of that library; a source named once runs as before, nothing kept;
 - without it, every control runs on its source;
 - when the first control leaves no library (its build failed), the others build for themselves;
 - a control whose kcv runs past --timeout is an ERROR row, and the others are still judged;
@@ -19,7 +19,7 @@ from script_check import finish  # noqa: E402
 SCRIPT = ROOT / "scripts/verify_controls.py"
 GATES = ["numerics", "shapes", "values", "nonfinite", "bounds", "inputs_intact", "coverage", "determinism",
          "layout", "stateless", "concurrency", "sanitizer"]
-ONLY = r"^glr_fwd(_bf16|_f16)?$|^glr_bwd_bf16$"  # glr_fwd.cu three times, glr_bwd.cu once
+ONLY = r"^glr_fwd(_scalar)?$|^glr_bwd_bf16$"  # glr_fwd.cu twice (vector, scalar), glr_bwd_bf16.cu once
 
 FAKE_KCV = r'''#!/usr/bin/env python3
 import json, os, sys, time
@@ -92,33 +92,33 @@ def main():
         kcv.chmod(kcv.stat().st_mode | stat.S_IXUSR)
 
         r, calls, table = run(d, "--share-builds")
-        fwd = [c for c in calls if c["op"] in ("glr_fwd", "glr_fwd_bf16", "glr_fwd_f16")]
+        fwd = [c for c in calls if c["op"] in ("glr_fwd", "glr_fwd_scalar")]
         bwd = [c for c in calls if c["op"] == "glr_bwd_bf16"]
         if r.returncode != 0:
             failures.append(f"--share-builds: exit {r.returncode}: {r.stderr or r.stdout}")
-        if len(calls) != 4:
-            failures.append(f"--share-builds: {len(calls)} kcv calls, expected 4: {calls}")
+        if len(calls) != 3:
+            failures.append(f"--share-builds: {len(calls)} kcv calls, expected 3: {calls}")
         on_source = [c for c in fwd if c["candidate"].endswith("glr_fwd.cu")]
         on_library = [c for c in fwd if c["candidate"].endswith(".so")]
         if len(on_source) != 1 or not on_source[0]["keep"]:
             failures.append(f"--share-builds: glr_fwd.cu should be built once, its workdir kept: {fwd}")
-        if len(on_library) != 2 or any(c["library_of"] != "built from glr_fwd.cu" or c["keep"] for c in on_library):
-            failures.append(f"--share-builds: the other two glr_fwd controls should run on its library: {fwd}")
-        if len(bwd) != 1 or not bwd[0]["candidate"].endswith("glr_bwd.cu") or bwd[0]["keep"]:
+        if len(on_library) != 1 or any(c["library_of"] != "built from glr_fwd.cu" or c["keep"] for c in on_library):
+            failures.append(f"--share-builds: the other glr_fwd.cu control should run on its library: {fwd}")
+        if len(bwd) != 1 or not bwd[0]["candidate"].endswith("glr_bwd_bf16.cu") or bwd[0]["keep"]:
             failures.append(f"--share-builds: a source named once runs as before: {bwd}")
-        if "2 ran on the library an earlier control of the same source built" not in table:
+        if "1 ran on the library an earlier control of the same source built" not in table:
             failures.append(f"--share-builds: the table does not say which controls shared a build:\n{table}")
-        if "4 passed, 0 failed" not in table:
-            failures.append(f"--share-builds: expected 4 passed:\n{table}")
+        if "3 passed, 0 failed" not in table:
+            failures.append(f"--share-builds: expected 3 passed:\n{table}")
 
         r, calls, table = run(d)
-        if r.returncode != 0 or len(calls) != 4 or any(c["keep"] or not c["candidate"].endswith(".cu") for c in calls):
+        if r.returncode != 0 or len(calls) != 3 or any(c["keep"] or not c["candidate"].endswith(".cu") for c in calls):
             failures.append(f"without --share-builds every control runs on its source, nothing kept: {calls}")
         if "ran on the library" in table:
             failures.append("without --share-builds the table names shared builds")
 
         r, calls, table = run(d, "--share-builds", env={"FAKE_NO_LIB": "1"})
-        if r.returncode != 0 or len(calls) != 4 or any(c["candidate"].endswith(".so") for c in calls):
+        if r.returncode != 0 or len(calls) != 3 or any(c["candidate"].endswith(".so") for c in calls):
             failures.append(f"a first control that left no library: the others must build for themselves: {calls}")
 
         r = subprocess.run([sys.executable, str(SCRIPT), "--backend", "cpu", "--kcv", str(kcv), "--only",
@@ -131,7 +131,7 @@ def main():
             failures.append(f"a C++ source shared by two cpu controls must be built by each: {cpu_calls}")
 
         r, calls, table = run(d, "--share-builds", "--timeout", "3", env={"FAKE_HANG_OP": "glr_bwd_bf16"})
-        if r.returncode != 1 or "ERROR (kcv ran past 3 s)" not in table or "3 passed, 1 failed" not in table:
+        if r.returncode != 1 or "ERROR (kcv ran past 3 s)" not in table or "2 passed, 1 failed" not in table:
             failures.append(f"a kcv past --timeout: expected one ERROR row and exit 1, got exit {r.returncode}:\n"
                             f"{table}\n{r.stderr[-500:]}")
     sys.exit(finish("scripts.verify_controls_share", failures))

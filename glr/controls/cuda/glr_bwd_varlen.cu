@@ -1,5 +1,9 @@
-// Positive control: the sm90 glr backward, varlen (cu_seqlens read on the device only), for
-// glr_bwd_varlen[_scalar][_bf16|_f16]. Expected: PASS, 12 gates.
+// Positive control: the sm90 glr backward, varlen (cu_seqlens read on the device only), which recomputes the
+// forward's states, through the candidate front include/glr/cuda/candidate.cuh, for glr_bwd_varlen and
+// glr_bwd_varlen_scalar (the gate form follows g's rank). Non-dense inputs are gathered on call->stream
+// first. Only the f32 kernels are compiled (glr/cuda/built.hpp): the contracts it is judged on are f32.
+// Expected: PASS, 12 gates.
+#define GLR_ONLY_F32
 #include <kcv/abi.h>
 #include <glr/cuda/candidate.cuh>
 

@@ -1,7 +1,11 @@
-// Positive control: the sm90 glr forward (include/glr/cuda/sm90/glr_fwd.cuh, chunk 64, fp32 state and
-// sums, masking by select, exp arguments <= 0) through the candidate front include/glr/cuda/candidate.cuh,
-// for glr_fwd and glr_fwd_scalar (the gate form follows g's rank) and their _bf16/_f16 variants (the
-// dtype follows q's). Non-dense inputs are gathered on call->stream first. Expected: PASS, 12 gates.
+// Positive control: the sm90 glr forward (include/glr/cuda/sm90/glr_fwd.cuh: the split tensor-core kernels
+// for bf16 and f16, the FFMA kernel for f32; fp32 state and sums, masking by select, exp arguments <= 0),
+// through the candidate front include/glr/cuda/candidate.cuh, for glr_fwd and glr_fwd_scalar (the gate form
+// follows g's rank). Non-dense inputs are gathered on call->stream first. Only the f32 forward kernels are
+// compiled (glr/cuda/built.hpp): the contracts it is judged on are f32.
+// Expected: PASS, 12 gates.
+#define GLR_ONLY_F32
+#define GLR_FORWARD_ONLY
 #include <kcv/abi.h>
 #include <glr/cuda/candidate.cuh>
 

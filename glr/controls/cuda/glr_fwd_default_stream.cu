@@ -3,6 +3,8 @@
 // non-blocking, so the kernel may read the inputs before the caller's writer kernel has filled them
 // and may still run when the caller synchronizes its stream. (Fault::default_stream.)
 #define GLR_CUDA_FAULT default_stream
+#define GLR_ONLY_F32  // the contract's type, forward only (glr/cuda/built.hpp)
+#define GLR_FORWARD_ONLY
 #include <kcv/abi.h>
 #include <glr/cuda/candidate.cuh>
 

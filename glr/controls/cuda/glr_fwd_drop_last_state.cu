@@ -3,6 +3,8 @@
 // multiple of 64. The nominal T = 256 hides it; the shapes gate's T = 1, 3, 13, 127, ... do not.
 // (Fault::drop_last_state in include/glr/cuda/sm90/fault.cuh.)
 #define GLR_CUDA_FAULT drop_last_state
+#define GLR_ONLY_F32  // the contract's type, forward only (glr/cuda/built.hpp)
+#define GLR_FORWARD_ONLY
 #include <kcv/abi.h>
 #include <glr/cuda/candidate.cuh>
 

@@ -3,6 +3,8 @@
 // product decays once more than it should. Finite, plausible, wrong by about exp(g) per chunk.
 // (Fault::gate_after_update in include/glr/cuda/sm90/fault.cuh, the same kernel otherwise.)
 #define GLR_CUDA_FAULT gate_after_update
+#define GLR_ONLY_F32  // the contract's type, forward only (glr/cuda/built.hpp)
+#define GLR_FORWARD_ONLY
 #include <kcv/abi.h>
 #include <glr/cuda/candidate.cuh>
 

@@ -4,6 +4,8 @@
 // compute-sanitizer racecheck reports. The values mostly come out right: only a race detector sees it.
 // (Fault::inter_race in include/glr/cuda/sm90/fault.cuh.)
 #define GLR_CUDA_FAULT inter_race
+#define GLR_ONLY_F32  // the contract's type, forward only (glr/cuda/built.hpp)
+#define GLR_FORWARD_ONLY
 #include <kcv/abi.h>
 #include <glr/cuda/candidate.cuh>
 

@@ -7,6 +7,8 @@
 // would see the compounding at every length.
 // (Fault::state_bf16 in include/glr/cuda/sm90/fault.cuh.)
 #define GLR_CUDA_FAULT state_bf16
+#define GLR_ONLY_BF16  // the contract's type, forward only (glr/cuda/built.hpp)
+#define GLR_FORWARD_ONLY
 #include <kcv/abi.h>
 #include <glr/cuda/candidate.cuh>
 

@@ -3,6 +3,8 @@
 // sequence but the last is wrong (o is not: the extra step comes after every output of the sequence).
 // (Fault::varlen_bleed in include/glr/cuda/sm90/fault.cuh.)
 #define GLR_CUDA_FAULT varlen_bleed
+#define GLR_ONLY_F32  // the contract's type, forward only (glr/cuda/built.hpp)
+#define GLR_FORWARD_ONLY
 #include <kcv/abi.h>
 #include <glr/cuda/candidate.cuh>
 

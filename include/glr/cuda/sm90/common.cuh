@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "glr/cuda/sm90/switches.cuh"
+
 namespace glr::cuda::sm90 {
 
 /// Widening load of one stored element to the compute type (exact for every pair used here).

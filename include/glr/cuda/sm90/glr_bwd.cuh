@@ -24,6 +24,7 @@
 #include <string>
 
 #include "glr/cuda.hpp"
+#include "glr/cuda/built.hpp"
 #include "glr/cuda/sm90/common.cuh"
 #include "glr/cuda/sm90/fault.cuh"
 #include "glr/cuda/sm90/glr_bwd_split.cuh"
@@ -486,16 +487,37 @@ inline size_t bwd_workspace_bytes(const Shape& s) {
 
 /// Enqueues sm90_glr_bwd on `stream` (checks of glr::cuda::impl::backward already passed).
 inline Status launch_bwd(const BwdParams& p, cudaStream_t stream) {
-  if (bwd_tensor_cores(p.shape))
-    return p.shape.dtype == DType::bf16 ? bwd_split::launch<__nv_bfloat16>(p, stream)
-                                        : bwd_split::launch<__half>(p, stream);
+#if GLR_BUILDS_BACKWARD
+  if (!built::has(p.shape.dtype)) return built::missing("glr::cuda::backward", p.shape.dtype);
+  const bool tc = bwd_tensor_cores(p.shape);
+  // Each arm only where this translation unit builds its type (glr/cuda/built.hpp).
   switch (p.shape.dtype) {
-    case DType::f32: return bwd_detail::launch_gate<float, float>(p, stream);
-    case DType::bf16: return bwd_detail::launch_gate<__nv_bfloat16, float>(p, stream);
-    case DType::f16: return bwd_detail::launch_gate<__half, float>(p, stream);
-    case DType::f64: return bwd_detail::launch_gate<double, double>(p, stream);
+    case DType::f32:
+#if GLR_BUILDS_F32
+      return bwd_detail::launch_gate<float, float>(p, stream);
+#endif
+      break;
+    case DType::bf16:
+#if GLR_BUILDS_BF16
+      return tc ? bwd_split::launch<__nv_bfloat16>(p, stream) : bwd_detail::launch_gate<__nv_bfloat16, float>(p, stream);
+#endif
+      break;
+    case DType::f16:
+#if GLR_BUILDS_F16
+      return tc ? bwd_split::launch<__half>(p, stream) : bwd_detail::launch_gate<__half, float>(p, stream);
+#endif
+      break;
+    case DType::f64:
+#if GLR_BUILDS_F64
+      return bwd_detail::launch_gate<double, double>(p, stream);
+#endif
+      break;
   }
   return {"glr::cuda::backward: unknown dtype"};
+#else
+  (void)p, (void)stream;
+  return built::no_backward("glr::cuda::backward");
+#endif
 }
 
 }  // namespace glr::cuda::sm90

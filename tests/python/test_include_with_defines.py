@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""bench/glr/include_with_defines.sh: the include/ copy kcv compiles glr's controls against when the
+binaries were built with GLR_DEFINES. A compile against the copy sees the switches (GLR_NEXT turns on its
+set through switches.cuh, which every sm90 kernel file reads via common.cuh); one against include/ does
+not; a name switches.cuh does not list, or an existing destination, is refused with nothing written."""
+import shutil, subprocess, sys, tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "bench/glr/include_with_defines.sh"
+NEXT_SET = ("GLR_WALK_REGS", "GLR_DSTATE_VEC", "GLR_DQK_FACTORED_DIAG", "GLR_DV_DIAG_ROWS")
+
+
+def defined(include_dir, names, tmp):
+    """The names among `names` that a translation unit including common.cuh's first header sees."""
+    probe = Path(tmp) / "probe.cpp"
+    probe.write_text('#include "glr/cuda/sm90/switches.cuh"\n' +
+                     "".join(f"#ifdef {n}\nseen_{n}\n#endif\n" for n in names))
+    out = subprocess.run(["g++", "-E", "-P", f"-I{include_dir}", str(probe)], capture_output=True, text=True, check=True)
+    return {n for n in names if f"seen_{n}" in out.stdout}
+
+
+def run(*args):
+    return subprocess.run([str(SCRIPT), *map(str, args)], capture_output=True, text=True)
+
+
+def main():
+    fails = []
+    with tempfile.TemporaryDirectory() as tmp:
+        common = (ROOT / "include/glr/cuda/sm90/common.cuh").read_text()
+        if '#include "glr/cuda/sm90/switches.cuh"' not in common:
+            fails.append("common.cuh does not include switches.cuh: the kernels would not see the copy's defines")
+        if defined(ROOT / "include", NEXT_SET + ("GLR_NEXT",), tmp):
+            fails.append("include/ itself defines a switch: the defaults are not the defaults")
+        dst = Path(tmp) / "next"
+        r = run(ROOT / "include", dst, "GLR_NEXT")
+        if r.returncode != 0:
+            fails.append(f"GLR_NEXT refused: {r.stderr.strip()}")
+        else:
+            seen = defined(dst, NEXT_SET + ("GLR_NEXT", "GLR_WMMA_SMEM"), tmp)
+            if seen != set(NEXT_SET) | {"GLR_NEXT"}:
+                fails.append(f"the copy with GLR_NEXT defines {sorted(seen)}, expected GLR_NEXT and its set {NEXT_SET}")
+            if not (dst / "kcv/abi.h").is_file():
+                fails.append("the copy lacks kcv/abi.h: a candidate could not compile against it")
+        two = Path(tmp) / "two"
+        r = run(ROOT / "include", two, "GLR_DSTATE_VEC", "GLR_WALK_SEGMENTS_OFF")
+        if r.returncode != 0 or defined(two, ("GLR_DSTATE_VEC", "GLR_WALK_SEGMENTS_OFF", "GLR_NEXT"), tmp) != {
+                "GLR_DSTATE_VEC", "GLR_WALK_SEGMENTS_OFF"}:
+            fails.append(f"two switches: rc {r.returncode}, {r.stderr.strip()}")
+        for bad, why in ((("GLR_BOGUS",), "a name switches.cuh does not list"), (("glr_next",), "a lower-case name"),
+                         (("GLR_NEXT", "x;rm"), "a name that is no identifier")):
+            out = Path(tmp) / "bad"
+            r = run(ROOT / "include", out, *bad)
+            if r.returncode != 2 or out.exists() or "not a switch" not in r.stderr:
+                fails.append(f"{why} {bad}: rc {r.returncode}, destination {'written' if out.exists() else 'absent'}")
+            shutil.rmtree(out, ignore_errors=True)
+        r = run(ROOT / "include", dst, "GLR_NEXT")  # dst exists from above
+        if r.returncode != 2 or "exists" not in r.stderr:
+            fails.append(f"an existing destination was not refused: rc {r.returncode}")
+        r = run(Path(tmp) / "nowhere", Path(tmp) / "x", "GLR_NEXT")
+        if r.returncode != 2 or "not found" not in r.stderr:
+            fails.append(f"a source without switches.cuh was not refused: rc {r.returncode}")
+    for f in fails:
+        print("FAIL:", f)
+    print(f"include_with_defines: {'ok' if not fails else f'{len(fails)} failure(s)'}")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
