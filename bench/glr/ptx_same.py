@@ -2,8 +2,9 @@
 """Whether two PTX files hold the same device code, function by function: the check that a change
 meant to leave the default kernels alone (a build switch's #else side, a host-side refactor) did.
 nvcc numbers basic-block labels across the module and orders functions as the front end instantiated
-them, so a plain diff shows changes where there are none: each .entry / .func body is compared with
-its labels renumbered ($L__BB<function>_<block> -> $L__BB_<block>), matched by mangled name.
+them, so a plain diff shows changes where there are none: each .entry / .func body is compared with its
+module-numbered names renumbered ($L__BB<function>_<block> -> $L__BB_<block>, __local_depot<n> ->
+__local_depot), matched by mangled name.
 
   bench/glr/ptx_same.py A.ptx B.ptx      exit 0: same functions, same bodies; 1: not (listed); 2: usage
 
@@ -15,6 +16,7 @@ import re, sys
 
 HEAD = re.compile(r"^(?:\.visible |\.weak )?\.(?:entry|func) (?:\([^)]*\) )?([\w$.]+)\s*\(")
 LABEL = re.compile(r"\$L__BB\d+_")
+DEPOT = re.compile(r"__local_depot\d+")
 
 
 def functions(text):
@@ -32,7 +34,7 @@ def functions(text):
             continue
         braced = braced or line.startswith("{")
         if line.startswith("}"):
-            out[name] = LABEL.sub("$L__BB_", "".join(body))
+            out[name] = DEPOT.sub("__local_depot", LABEL.sub("$L__BB_", "".join(body)))
             name = None
     return out
 

@@ -6,6 +6,9 @@ not; a name switches.cuh does not list, or an existing destination, is refused w
 import shutil, subprocess, sys, tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from script_check import finish  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench/glr/include_with_defines.sh"
 NEXT_SET = ("GLR_WALK_REGS", "GLR_DSTATE_VEC", "GLR_DQK_FACTORED_DIAG", "GLR_DV_DIAG_ROWS")
@@ -60,10 +63,7 @@ def main():
         r = run(Path(tmp) / "nowhere", Path(tmp) / "x", "GLR_NEXT")
         if r.returncode != 2 or "not found" not in r.stderr:
             fails.append(f"a source without switches.cuh was not refused: rc {r.returncode}")
-    for f in fails:
-        print("FAIL:", f)
-    print(f"include_with_defines: {'ok' if not fails else f'{len(fails)} failure(s)'}")
-    return 1 if fails else 0
+    return finish("scripts.include_with_defines", fails)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""bench/glr/ptx_same.py on synthetic PTX: the same functions in another order with other label
-numbers are the same device code; one changed instruction, a missing function or an extra one is not;
-a prototype (no body) is not a function; a file with no function is a usage error."""
+"""bench/glr/ptx_same.py on synthetic PTX: the same functions in another order with other label and
+local-depot numbers are the same device code; one changed instruction, a missing function or an
+extra one is not; a prototype (no body) is not a function; a file with no function is a usage error."""
 import subprocess, sys, tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from script_check import finish  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench/glr/ptx_same.py"
@@ -12,6 +15,7 @@ F = """.visible .entry {name}(
 \t.param .u64 {name}_param_0
 )
 {{
+\t.local .align 16 .b8 \t__local_depot{n}[64];
 \tld.param.u64 %rd1, [{name}_param_0];
 \t@%p1 bra \t$L__BB{n}_2;
 \t{op} %r1, %r2, %r3;
@@ -65,10 +69,7 @@ def main():
         r = run("not ptx\n", base, tmp)
         if r.returncode != 2:
             fails.append(f"a file with no function: rc {r.returncode}, want 2")
-    for f in fails:
-        print("FAIL:", f)
-    print(f"ptx_same: {'ok' if not fails else f'{len(fails)} failure(s)'}")
-    return 1 if fails else 0
+    return finish("scripts.ptx_same", fails)
 
 
 if __name__ == "__main__":

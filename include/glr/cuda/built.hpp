@@ -12,6 +12,9 @@
 /// kernels for is refused with a Status that names the macro; nothing is launched.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <string>
 
 #include "glr/cuda.hpp"
@@ -66,23 +69,43 @@ inline const char* dtype_name(DType d) {
   return "an unknown dtype";
 }
 
-/// Whether this translation unit has kernels of element type d.
-constexpr bool has(DType d) {
-  switch (d) {
-    case DType::f32: return GLR_BUILDS_F32;
-    case DType::bf16: return GLR_BUILDS_BF16;
-    case DType::f16: return GLR_BUILDS_F16;
-    case DType::f64: return GLR_BUILDS_F64;
-  }
-  return false;
-}
-
 /// The refusal of a call of element type d that this translation unit has no kernels for.
 inline Status missing(const char* who, DType d) {
   return {std::string(who) + ": " + dtype_name(d) +
           " kernels are not built into this translation unit (it defines GLR_ONLY_" +
           (GLR_BUILDS_F32 ? "F32" : GLR_BUILDS_BF16 ? "BF16" : GLR_BUILDS_F16 ? "F16" : "F64") +
           ", glr/cuda/built.hpp)"};
+}
+
+/// An element type and its accumulator, as `for_type` hands them to its function.
+template <class ElemT, class AccT>
+struct Types {
+  using E = ElemT;
+  using Acc = AccT;
+};
+
+/// fn(Types<E, Acc>{}) for d's element type (f32, bf16 and f16 accumulate in float, f64 in double)
+/// where this translation unit builds it, else `missing`: the one place the GLR_BUILDS_* arms are, so
+/// that fn's body is instantiated for those types alone.
+template <class Fn>
+Status for_type(DType d, const char* who, Fn&& fn) {
+  switch (d) {
+#if GLR_BUILDS_F32
+    case DType::f32: return fn(Types<float, float>{});
+#endif
+#if GLR_BUILDS_BF16
+    case DType::bf16: return fn(Types<__nv_bfloat16, float>{});
+#endif
+#if GLR_BUILDS_F16
+    case DType::f16: return fn(Types<__half, float>{});
+#endif
+#if GLR_BUILDS_F64
+    case DType::f64: return fn(Types<double, double>{});
+#endif
+    default: break;
+  }
+  if (int(d) < 0 || int(d) > 3) return {std::string(who) + ": unknown dtype"};
+  return missing(who, d);
 }
 
 /// The refusal of a backward in a translation unit built with GLR_FORWARD_ONLY.

@@ -582,21 +582,19 @@ inline bool runs_here(const Shape& s) {
 
 /// Enqueues sm100_glr_bwd on `stream` (checks of glr::cuda::impl::backward already passed).
 inline Status launch_bwd(const BwdParams& p, cudaStream_t stream) {
-  [[maybe_unused]] const bool vec = p.shape.gate == Gate::vector;
-  switch (p.shape.dtype) {  // each arm only where this translation unit builds its type (glr/cuda/built.hpp)
-#if GLR_BUILDS_BACKWARD && GLR_BUILDS_BF16
-    case DType::bf16:
-      return vec ? bwd_detail::launch<__nv_bfloat16, true>(p, stream) : bwd_detail::launch<__nv_bfloat16, false>(p, stream);
-#endif
-#if GLR_BUILDS_BACKWARD && GLR_BUILDS_F16
-    case DType::f16:
-      return vec ? bwd_detail::launch<__half, true>(p, stream) : bwd_detail::launch<__half, false>(p, stream);
-#endif
-    default:
-      if (!GLR_BUILDS_BACKWARD) return built::no_backward("glr::cuda::backward (sm100)");
-      if (!built::has(p.shape.dtype)) return built::missing("glr::cuda::backward (sm100)", p.shape.dtype);
+#if GLR_BUILDS_BACKWARD
+  return built::for_type(p.shape.dtype, "glr::cuda::backward (sm100)", [&](auto t) -> Status {
+    using E = typename decltype(t)::E;
+    if constexpr (sizeof(E) == 2) {
+      return p.shape.gate == Gate::vector ? bwd_detail::launch<E, true>(p, stream) : bwd_detail::launch<E, false>(p, stream);
+    } else {
       return {"glr::cuda::backward (sm100): bf16 and f16 only"};
-  }
+    }
+  });
+#else
+  (void)p, (void)stream;
+  return built::no_backward("glr::cuda::backward (sm100)");
+#endif
 }
 
 }  // namespace glr::cuda::sm100

@@ -488,32 +488,12 @@ inline size_t bwd_workspace_bytes(const Shape& s) {
 /// Enqueues sm90_glr_bwd on `stream` (checks of glr::cuda::impl::backward already passed).
 inline Status launch_bwd(const BwdParams& p, cudaStream_t stream) {
 #if GLR_BUILDS_BACKWARD
-  if (!built::has(p.shape.dtype)) return built::missing("glr::cuda::backward", p.shape.dtype);
-  const bool tc = bwd_tensor_cores(p.shape);
-  // Each arm only where this translation unit builds its type (glr/cuda/built.hpp).
-  switch (p.shape.dtype) {
-    case DType::f32:
-#if GLR_BUILDS_F32
-      return bwd_detail::launch_gate<float, float>(p, stream);
-#endif
-      break;
-    case DType::bf16:
-#if GLR_BUILDS_BF16
-      return tc ? bwd_split::launch<__nv_bfloat16>(p, stream) : bwd_detail::launch_gate<__nv_bfloat16, float>(p, stream);
-#endif
-      break;
-    case DType::f16:
-#if GLR_BUILDS_F16
-      return tc ? bwd_split::launch<__half>(p, stream) : bwd_detail::launch_gate<__half, float>(p, stream);
-#endif
-      break;
-    case DType::f64:
-#if GLR_BUILDS_F64
-      return bwd_detail::launch_gate<double, double>(p, stream);
-#endif
-      break;
-  }
-  return {"glr::cuda::backward: unknown dtype"};
+  return built::for_type(p.shape.dtype, "glr::cuda::backward", [&](auto t) -> Status {
+    using E = typename decltype(t)::E;
+    if constexpr (sizeof(E) == 2)  // bf16, f16: the split tensor-core kernels where they take the shape
+      if (bwd_tensor_cores(p.shape)) return bwd_split::launch<E>(p, stream);
+    return bwd_detail::launch_gate<E, typename decltype(t)::Acc>(p, stream);
+  });
 #else
   (void)p, (void)stream;
   return built::no_backward("glr::cuda::backward");

@@ -55,6 +55,7 @@
 
 #include "glr/cuda.hpp"
 #include "glr/cuda/sm90/common.cuh"
+#include "glr/cuda/sm90/wmma_smem.cuh"
 #include "glr/cuda/sm90/glr_fwd_split.cuh"
 #include "glr/cuda/sm90/glr_fwd_tc.cuh"
 
@@ -64,6 +65,19 @@ namespace bwd_split {
 
 using fwd_split::align256;
 using fwd_split::async_tile;
+
+/// dstate's and dv's tile loads: async_tile, or its fixed-stride form under the A/B switch
+/// GLR_ASYNC_TILE_STRIDED (fwd_split::async_tile_strided: the same copies). The other kernels keep
+/// async_tile: the strided form made ptxas spill in them (session 32).
+template <int cols, class T>
+__device__ __forceinline__ void load_tile(T* dst, int ld, const T* src, int64_t stride, int rows, int live_rows,
+                                          int live_cols) {
+#ifdef GLR_ASYNC_TILE_STRIDED
+  fwd_split::async_tile_strided<cols>(dst, ld, src, stride, rows, live_rows, live_cols);
+#else
+  async_tile<cols>(dst, ld, src, stride, rows, live_rows, live_cols);
+#endif
+}
 using fwd_split::cdiv;
 using fwd_split::cp_async_commit;
 using fwd_split::cp_async_wait;
@@ -312,11 +326,11 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     if (it < nch) {
       const int64_t c = nch - 1 - it, c0 = bos + c * C;
       const int nc = int(eos - c0 < C ? eos - c0 : C);
-      async_tile<KT>(qg_at(buf), LQ, Qg + (c0 * H + h) * K + k0, H * K, C, nc, kw);
-      async_tile<BV>(do_at(buf), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-      async_tile<KT>(el_at(buf), KT, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
+      load_tile<KT>(qg_at(buf), LQ, Qg + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+      load_tile<BV>(do_at(buf), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+      load_tile<KT>(el_at(buf), KT, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
       if (c + 1 < nch)  // S entering chunk c + 1 (the last chunk's S_end is hfin, read directly)
-        async_tile<BV>(se_at(buf), LV, Sws + (((slot0 + c + 1) * H + h) * K + k0) * V + v0, V, KT, kw, vw);
+        load_tile<BV>(se_at(buf), LV, Sws + (((slot0 + c + 1) * H + h) * K + k0) * V + v0, V, KT, kw, vw);
     }
     cp_async_commit();
   };
@@ -328,8 +342,8 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     for (int jb = 0; jb < C / 16; ++jb) {
       FragAT fa;
       FragB fb;
-      wmma::load_matrix_sync(fa, qg + (16 * jb) * LQ + 16 * rt, LQ);
-      wmma::load_matrix_sync(fb, dos + (16 * jb) * LV + 16 * ct, LV);
+      wmma_smem::load(fa, qg + (16 * jb) * LQ + 16 * rt, LQ);
+      wmma_smem::load(fb, dos + (16 * jb) * LV + 16 * ct, LV);
       wmma::mma_sync(prod, fa, fb, prod);
     }
   };
@@ -351,18 +365,6 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     const E* dos = do_at(buf);
     const float* el = el_at(buf);
     const E* se = se_at(buf);
-#ifdef GLR_DSTATE_EARLY_MMA
-    // (q ⊙ 2^b)ᵀ do of this warp's G tiles does not read G: issued before the element-wise pass, its
-    // latency overlaps that pass; G takes it after the barrier (the same products and sums, the same bits)
-    constexpr int kTiles = (KT / 16) * (BV / 16), kMine = (kTiles + kWarps - 1) / kWarps;
-    FragC prods[kMine];
-#pragma unroll
-    for (int u = 0; u < kMine; ++u) {
-      const int t = warp + kWarps * u, rt = t / (BV / 16), ct = t % (BV / 16);
-      if (t >= kTiles) break;
-      product(prods[u], qg, dos, rt, ct);
-    }
-#endif
 
     {  // row x, columns [y0, y0 + kPerPart) per thread: the dg seed of this V tile (y in order within a
        // lane, the kParts lanes in a fixed tree), G rounded (an MMA operand of kernels 4, 5), then decayed
@@ -422,28 +424,15 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       if (y0 == 0 && x < kw) seeds[((vt * slots + slot) * H + h) * K + k0 + x] = s;
     }
     __syncthreads();  // G is decayed everywhere
-#ifdef GLR_DSTATE_EARLY_MMA
-#pragma unroll
-    for (int u = 0; u < kMine; ++u) {  // G += scale·(q ⊙ 2^b)ᵀ do, the products made above
-      const int t = warp + kWarps * u, rt = t / (BV / 16), ct = t % (BV / 16);
-      if (t >= kTiles) break;
-      FragC acc;
-      wmma::load_matrix_sync(acc, G + (16 * rt) * LS + 16 * ct, LS, wmma::mem_row_major);
-#pragma unroll
-      for (int e = 0; e < acc.num_elements; ++e) acc.x[e] += scale * prods[u].x[e];  // same fragment type: same layout
-      wmma::store_matrix_sync(G + (16 * rt) * LS + 16 * ct, acc, LS, wmma::mem_row_major);
-    }
-#else
     for (int t = warp; t < (KT / 16) * (BV / 16); t += kWarps) {  // G += scale·(q ⊙ 2^b)ᵀ do
       const int rt = t / (BV / 16), ct = t % (BV / 16);
       FragC acc, prod;
-      wmma::load_matrix_sync(acc, G + (16 * rt) * LS + 16 * ct, LS, wmma::mem_row_major);
+      wmma_smem::load(acc, G + (16 * rt) * LS + 16 * ct, LS);
       product(prod, qg, dos, rt, ct);
 #pragma unroll
       for (int u = 0; u < acc.num_elements; ++u) acc.x[u] += scale * prod.x[u];  // same fragment type: same layout
-      wmma::store_matrix_sync(G + (16 * rt) * LS + 16 * ct, acc, LS, wmma::mem_row_major);
+      wmma_smem::store(G + (16 * rt) * LS + 16 * ct, acc, LS);
     }
-#endif
   }
   __syncthreads();
   if (dh0) {
@@ -579,8 +568,8 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
         for (int y0 = 0; y0 < BV; y0 += 16) {
           FragA fa;
           FragBT fb;
-          wmma::load_matrix_sync(fa, dos + (16 * ib) * LV + y0, LV);
-          wmma::load_matrix_sync(fb, vs + (16 * jb) * LV + y0, LV);
+          wmma_smem::load(fa, dos + (16 * ib) * LV + y0, LV);
+          wmma_smem::load(fb, vs + (16 * jb) * LV + y0, LV);
           wmma::mma_sync(accD[u], fa, fb, accD[u]);
         }
       }
@@ -592,11 +581,11 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       for (int y0 = 0; y0 < BV; y0 += 16) {
         FragA fa;
         FragBT fb;
-        wmma::load_matrix_sync(fa, dos + (16 * rt) * LV + y0, LV);
-        wmma::load_matrix_sync(fb, hs + (16 * ct) * LV + y0, LV);
+        wmma_smem::load(fa, dos + (16 * rt) * LV + y0, LV);
+        wmma_smem::load(fb, hs + (16 * ct) * LV + y0, LV);
         wmma::mma_sync(accQ[u], fa, fb, accQ[u]);
-        wmma::load_matrix_sync(fa, vs + (16 * rt) * LV + y0, LV);
-        wmma::load_matrix_sync(fb, gs + (16 * ct) * LV + y0, LV);
+        wmma_smem::load(fa, vs + (16 * rt) * LV + y0, LV);
+        wmma_smem::load(fb, gs + (16 * ct) * LV + y0, LV);
         wmma::mma_sync(accK[u], fa, fb, accK[u]);
       }
     }
@@ -609,13 +598,13 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     if (p < 10) {
       int ib, jb;
       lower_block(p, &ib, &jb);
-      wmma::store_matrix_sync(dvf + (16 * ib) * LAF + 16 * jb, accD[u], LAF, wmma::mem_row_major);
+      wmma_smem::store(dvf + (16 * ib) * LAF + 16 * jb, accD[u], LAF);
     }
   }
 #pragma unroll
   for (int u = 0; u < kPer; ++u) {
     const int t = warp + kWarps * u, rt = t / kKT, ct = t % kKT;
-    wmma::store_matrix_sync(xq + (16 * rt) * LB + 16 * ct, accQ[u], LB, wmma::mem_row_major);
+    wmma_smem::store(xq + (16 * rt) * LB + 16 * ct, accQ[u], LB);
   }
   if constexpr (kVec) {
     for (int e = tid; e < 96 * (KT / 8); e += kThreads) {  // 8 columns [kk, kk + 8) of one row of Kr and of Qr
@@ -725,11 +714,11 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     for (int jb = 0; jb < m; ++jb) {
       FragA fa;
       FragB fb;
-      wmma::load_matrix_sync(fa, dvb + (16 * m) * LAB + 16 * jb, LAB);
-      wmma::load_matrix_sync(fb, kr + (kr_row(m) + 16 * jb) * LQ + 16 * ct, LQ);
+      wmma_smem::load(fa, dvb + (16 * m) * LAB + 16 * jb, LAB);
+      wmma_smem::load(fb, kr + (kr_row(m) + 16 * jb) * LQ + 16 * ct, LQ);
       wmma::mma_sync(acc, fa, fb, acc);
     }
-    wmma::store_matrix_sync(stq + (16 * (m - 1)) * LB + 16 * ct, acc, LB, wmma::mem_row_major);
+    wmma_smem::store(stq + (16 * (m - 1)) * LB + 16 * ct, acc, LB);
   }
   __syncthreads();
 
@@ -763,11 +752,11 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     for (int ib = m; ib < 4; ++ib) {
       FragAT fa;
       FragB fb;
-      wmma::load_matrix_sync(fa, dvb + (16 * ib) * LAB + 16 * (m - 1), LAB);
-      wmma::load_matrix_sync(fb, qr + (qr_row(m) + 16 * (ib - m)) * LQ + 16 * ct, LQ);
+      wmma_smem::load(fa, dvb + (16 * ib) * LAB + 16 * (m - 1), LAB);
+      wmma_smem::load(fb, qr + (qr_row(m) + 16 * (ib - m)) * LQ + 16 * ct, LQ);
       wmma::mma_sync(acc, fa, fb, acc);
     }
-    wmma::store_matrix_sync(stk + (16 * (m - 1)) * LB + 16 * ct, acc, LB, wmma::mem_row_major);
+    wmma_smem::store(stk + (16 * (m - 1)) * LB + 16 * ct, acc, LB);
   }
   __syncthreads();
 
@@ -775,7 +764,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
 #pragma unroll
   for (int u = 0; u < kPer; ++u) {
     const int t = warp + kWarps * u, rt = t / kKT, ct = t % kKT;
-    wmma::store_matrix_sync(dks + (16 * rt) * LB + 16 * ct, accK[u], LB, wmma::mem_row_major);
+    wmma_smem::store(dks + (16 * rt) * LB + 16 * ct, accK[u], LB);
   }
   __syncthreads();
 
@@ -939,10 +928,10 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
 
   // A's rows past the chunk are selected to 0 (there q = 0 may have met an infinite k: 0·Inf); k ⊙ 2^(b_last − b)
   // and G_c are 0 outside the live rows and columns.
-  async_tile<C>(as, LA, A + (slot * H + h) * C * C, C, C, nc, C);
-  async_tile<BV>(dos, LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-  async_tile<BV>(gs, LV, dSws + (slot * H + h) * K * V + v0, V, KP, int(K), vw);
-  async_tile<KP>(kt, LQ, Kd + (c0 * H + h) * K, H * K, C, nc, int(K));
+  load_tile<C>(as, LA, A + (slot * H + h) * C * C, C, C, nc, C);
+  load_tile<BV>(dos, LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+  load_tile<BV>(gs, LV, dSws + (slot * H + h) * K * V + v0, V, KP, int(K), vw);
+  load_tile<KP>(kt, LQ, Kd + (c0 * H + h) * K, H * K, C, nc, int(K));
   cp_async_commit();
   if (dg_here) {  // the K tiles' partials of the scalar gate's dg, added in tile order
     for (int i = tid; i <= C; i += kThreads) {
@@ -964,11 +953,11 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
     for (int ib = jb + 1; ib < 4; ++ib) {
       FragAT fa;
       FragB fb;
-      wmma::load_matrix_sync(fa, as + (16 * ib) * LA + 16 * jb, LA);
-      wmma::load_matrix_sync(fb, dos + (16 * ib) * LV + 16 * ct, LV);
+      wmma_smem::load(fa, as + (16 * ib) * LA + 16 * jb, LA);
+      wmma_smem::load(fb, dos + (16 * ib) * LV + 16 * ct, LV);
       wmma::mma_sync(acc, fa, fb, acc);
     }
-    wmma::store_matrix_sync(stg + (16 * jb) * LO + 16 * ct, acc, LO, wmma::mem_row_major);
+    wmma_smem::store(stg + (16 * jb) * LO + 16 * ct, acc, LO);
   }
   __syncthreads();
 #ifdef GLR_DV_DIAG_ROWS
@@ -1013,16 +1002,16 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
   for (int t = warp; t < 4 * kVT; t += kWarps) {  // += (k ⊙ 2^(b_last − b))·G_c
     const int jb = t / kVT, ct = t % kVT;
     FragC acc;
-    wmma::load_matrix_sync(acc, stg + (16 * jb) * LO + 16 * ct, LO, wmma::mem_row_major);
+    wmma_smem::load(acc, stg + (16 * jb) * LO + 16 * ct, LO);
 #pragma unroll
     for (int k0 = 0; k0 < KP; k0 += 16) {
       FragA fa;
       FragB fb;
-      wmma::load_matrix_sync(fa, kt + (16 * jb) * LQ + k0, LQ);
-      wmma::load_matrix_sync(fb, gs + k0 * LV + 16 * ct, LV);
+      wmma_smem::load(fa, kt + (16 * jb) * LQ + k0, LQ);
+      wmma_smem::load(fb, gs + k0 * LV + 16 * ct, LV);
       wmma::mma_sync(acc, fa, fb, acc);
     }
-    wmma::store_matrix_sync(stg + (16 * jb) * LO + 16 * ct, acc, LO, wmma::mem_row_major);
+    wmma_smem::store(stg + (16 * jb) * LO + 16 * ct, acc, LO);
   }
   __syncthreads();
   for (int e = tid; e < C * BV; e += kThreads) {

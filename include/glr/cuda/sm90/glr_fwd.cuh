@@ -293,31 +293,12 @@ inline Status launch_fwd(const FwdParams& p, cudaStream_t stream) {
   if (any_step && (!p.q || !p.k || !p.v || !p.g || !p.o))
     return {"glr::cuda::forward: q, k, v, g and o must be non-null when B·T > 0"};
   if (!any_step && !p.hT && !p.saved) return {};  // nothing to write
-  if (!built::has(s.dtype)) return built::missing("glr::cuda::forward", s.dtype);
-  // Each arm only where this translation unit builds its type (glr/cuda/built.hpp).
-  switch (s.dtype) {
-    case DType::f32:
-#if GLR_BUILDS_F32
-      return fwd::launch_gate<float, float>(p, stream);
-#endif
-      break;
-    case DType::bf16:
-#if GLR_BUILDS_BF16
-      return fwd_tensor_cores(s) ? fwd_split::launch<__nv_bfloat16>(p, stream) : fwd::launch_gate<__nv_bfloat16, float>(p, stream);
-#endif
-      break;
-    case DType::f16:
-#if GLR_BUILDS_F16
-      return fwd_tensor_cores(s) ? fwd_split::launch<__half>(p, stream) : fwd::launch_gate<__half, float>(p, stream);
-#endif
-      break;
-    case DType::f64:
-#if GLR_BUILDS_F64
-      return fwd::launch_gate<double, double>(p, stream);
-#endif
-      break;
-  }
-  return {"glr::cuda::forward: unknown dtype"};
+  return built::for_type(s.dtype, "glr::cuda::forward", [&](auto t) -> Status {
+    using E = typename decltype(t)::E;
+    if constexpr (sizeof(E) == 2)  // bf16, f16: the split tensor-core kernels where they take the shape
+      if (fwd_tensor_cores(s)) return fwd_split::launch<E>(p, stream);
+    return fwd::launch_gate<E, typename decltype(t)::Acc>(p, stream);
+  });
 }
 
 }  // namespace glr::cuda::sm90

@@ -43,6 +43,7 @@
 
 #include "glr/cuda.hpp"
 #include "glr/cuda/sm90/common.cuh"
+#include "glr/cuda/sm90/wmma_smem.cuh"
 #include "glr/cuda/sm90/diag_decay.hpp"
 #include "glr/cuda/sm90/segment_fold.hpp"
 #include "glr/cuda/sm90/glr_fwd_tc.cuh"
@@ -238,12 +239,16 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 /// cp.async copies where src and stride are 16-byte aligned (the part of a copy past live_cols is
 /// zero-filled, never read), else element copies through registers (complete on return). The
 /// caller commits, waits and synchronizes. Out-of-range copies read nothing (src = the tile's base).
+template <class T>
+__device__ __forceinline__ bool copies_16b(const T* src, int64_t stride) {  // every row starts 16-byte aligned
+  return reinterpret_cast<uintptr_t>(src) % 16 == 0 && (stride * int64_t(sizeof(T))) % 16 == 0;
+}
 template <int cols, class T>
 __device__ __forceinline__ void async_tile(T* dst, int ld, const T* src, int64_t stride, int rows, int live_rows,
                                            int live_cols) {
   constexpr int per = 16 / int(sizeof(T));
   static_assert(cols % per == 0, "a shared row is a whole number of 16-byte copies");
-  const bool vec = reinterpret_cast<uintptr_t>(src) % 16 == 0 && (stride * int64_t(sizeof(T))) % 16 == 0;
+  const bool vec = copies_16b(src, stride);
   if (vec && live_rows == rows && live_cols == cols) {  // a whole tile: no copy is partial or empty
     constexpr int per_row = cols / per;
     for (int e = threadIdx.x; e < rows * per_row; e += kThreads) {
@@ -270,6 +275,37 @@ __device__ __forceinline__ void async_tile(T* dst, int ld, const T* src, int64_t
     else x = from_f<T>(0.f);
     if (i < live_rows && c < live_cols) x = src[i * stride + c];
     dst[i * ld + c] = x;
+  }
+}
+
+/// async_tile's 16-byte copies with each thread's column fixed and its rows kThreads / (cols / per) apart,
+/// the source pointer stepped by a precomputed row stride (the A/B switch GLR_ASYNC_TILE_STRIDED, used by
+/// the backward's dstate and dv: session 32's profile put async_tile's per-copy division, remainder and
+/// 64-bit row product at 38% of dstate's instructions). The same copies, each thread the same ones in
+/// the same order (e = tid + n·kThreads gives the same row and column when kThreads is a multiple of the
+/// copies a row), so the same tile; a tile that is not 16-byte copyable goes to async_tile.
+template <int cols, class T>
+__device__ __forceinline__ void async_tile_strided(T* dst, int ld, const T* src, int64_t stride, int rows,
+                                                   int live_rows, int live_cols) {
+  constexpr int per = 16 / int(sizeof(T)), per_row = cols / per;
+  static_assert(cols % per == 0, "a shared row is a whole number of 16-byte copies");
+  if constexpr (kThreads % per_row != 0) {
+    async_tile<cols>(dst, ld, src, stride, rows, live_rows, live_cols);
+  } else {
+    if (!copies_16b(src, stride)) {
+      async_tile<cols>(dst, ld, src, stride, rows, live_rows, live_cols);
+      return;
+    }
+    constexpr int rstep = kThreads / per_row;
+    const int i0 = threadIdx.x / per_row, c = (threadIdx.x % per_row) * per;
+    const int live_c = c < live_cols ? (live_cols - c < per ? live_cols - c : per) : 0;
+    const int64_t sstep = int64_t(rstep) * stride;
+    const T* s = src + int64_t(i0) * stride + c;  // formed for every row, read only where live
+    T* d = dst + i0 * ld + c;
+    for (int i = i0; i < rows; i += rstep, s += sstep, d += rstep * ld) {
+      const int live = i < live_rows ? live_c : 0;
+      cp_async16(d, live ? static_cast<const void*>(s) : src, live * int(sizeof(T)));
+    }
   }
 }
 
@@ -433,8 +469,8 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
       for (int kc = 0; kc < KS; kc += 16) {
         FragA fa;
         FragBT fb;
-        wmma::load_matrix_sync(fa, qr + (warp * 16) * LQ + kc, LQ);
-        wmma::load_matrix_sync(fb, kr + (pjb * 16) * LQ + kc, LQ);
+        wmma_smem::load(fa, qr + (warp * 16) * LQ + kc, LQ);
+        wmma_smem::load(fb, kr + (pjb * 16) * LQ + kc, LQ);
         wmma::mma_sync(acc, fa, fb, acc);
       }
     }
@@ -483,7 +519,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
   if (warp < 6) {
     int pib, pjb;
     fwd_tc::pair_of(warp, &pib, &pjb);
-    wmma::store_matrix_sync(af + (16 * pib) * LAF + 16 * pjb, acc, LAF, wmma::mem_row_major);
+    wmma_smem::store(af + (16 * pib) * LAF + 16 * pjb, acc, LAF);
   }
   for (int part = 0; part < 2; ++part) {  // the diagonal blocks: the two halves' partial sums, in order
     if (kh == part) {
@@ -576,8 +612,8 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 3)
       for (int kc = 0; kc < KS; kc += 16) {
         FragA fa;
         FragBT fb;
-        wmma::load_matrix_sync(fa, qs + (16 * ib) * LQ + kc, LQ);
-        wmma::load_matrix_sync(fb, ks + (16 * jb) * LQ + kc, LQ);
+        wmma_smem::load(fa, qs + (16 * ib) * LQ + kc, LQ);
+        wmma_smem::load(fb, ks + (16 * jb) * LQ + kc, LQ);
         wmma::mma_sync(acc[t], fa, fb, acc[t]);
       }
     }
@@ -592,7 +628,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 3)
   for (int p = warp, t = 0; p < 10; p += kWarps, ++t) {
     int ib = 0, jb = p;
     while (jb > ib) jb -= ++ib;
-    wmma::store_matrix_sync(af + (16 * ib) * LAF + 16 * jb, acc[t], LAF, wmma::mem_row_major);
+    wmma_smem::store(af + (16 * ib) * LAF + 16 * jb, acc[t], LAF);
   }
   __syncthreads();
   E* Aout = A + (slot * H + h) * C * C;
@@ -779,16 +815,16 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
     for (int t = warp; t < (KP / 16) * (BV / 16); t += kWarps) {
       const int rt = t / (BV / 16), ct = t % (BV / 16);
       FragC acc;
-      wmma::load_matrix_sync(acc, S + (16 * rt) * LS + 16 * ct, LS, wmma::mem_row_major);
+      wmma_smem::load(acc, S + (16 * rt) * LS + 16 * ct, LS);
 #pragma unroll
       for (int jb = 0; jb < C / 16; ++jb) {
         FragAT fa;
         FragB fb;
-        wmma::load_matrix_sync(fa, ks + (16 * jb) * LQ + 16 * rt, LQ);
-        wmma::load_matrix_sync(fb, vs + (16 * jb) * LV + 16 * ct, LV);
+        wmma_smem::load(fa, ks + (16 * jb) * LQ + 16 * rt, LQ);
+        wmma_smem::load(fb, vs + (16 * jb) * LV + 16 * ct, LV);
         wmma::mma_sync(acc, fa, fb, acc);
       }
-      wmma::store_matrix_sync(S + (16 * rt) * LS + 16 * ct, acc, LS, wmma::mem_row_major);
+      wmma_smem::store(S + (16 * rt) * LS + 16 * ct, acc, LS);
     }
 #else
     const int r = lane % 8, mat = lane / 8;  // the row this lane addresses in 8×8 matrix `mat`
@@ -868,21 +904,21 @@ __device__ __forceinline__ void out_tile(unsigned char* smem_raw, const E* __res
 #pragma unroll
       for (int k0 = 0; k0 < KP; k0 += 16) {
         FragA fa;
-        wmma::load_matrix_sync(fa, qs + (16 * blk) * LQ + k0, LQ);
+        wmma_smem::load(fa, qs + (16 * blk) * LQ + k0, LQ);
 #pragma unroll
         for (int t = 0; t < kTiles; ++t) {
           FragB fb;
-          wmma::load_matrix_sync(fb, ss + k0 * LS + 16 * (ct0 + 2 * t), LS);
+          wmma_smem::load(fb, ss + k0 * LS + 16 * (ct0 + 2 * t), LS);
           wmma::mma_sync(acc[t], fa, fb, acc[t]);
         }
       }
       for (int jb = 0; jb < blk; ++jb) {
         FragA fa;
-        wmma::load_matrix_sync(fa, as + (16 * blk) * LA + 16 * jb, LA);
+        wmma_smem::load(fa, as + (16 * blk) * LA + 16 * jb, LA);
 #pragma unroll
         for (int t = 0; t < kTiles; ++t) {
           FragB fb;
-          wmma::load_matrix_sync(fb, vs + (16 * jb) * LV + 16 * (ct0 + 2 * t), LV);
+          wmma_smem::load(fb, vs + (16 * jb) * LV + 16 * (ct0 + 2 * t), LV);
           wmma::mma_sync(acc[t], fa, fb, acc[t]);
         }
       }
@@ -891,7 +927,7 @@ __device__ __forceinline__ void out_tile(unsigned char* smem_raw, const E* __res
     if (mma) {
 #pragma unroll
       for (int t = 0; t < kTiles; ++t)
-        wmma::store_matrix_sync(of + (16 * blk) * LO + 16 * (ct0 + 2 * t), acc[t], LO, wmma::mem_row_major);
+        wmma_smem::store(of + (16 * blk) * LO + 16 * (ct0 + 2 * t), acc[t], LO);
     }
   }
   __syncthreads();
