@@ -424,6 +424,7 @@ def write_outputs(a, env, shapes_out, probe, seconds):
         "dry_run": bool(a.dry_run),
         "triton": env.get("triton"),
         "glr_commit": env.get("glr_commit"),
+        "glr_defines": env.get("glr_defines", []),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "seconds": round(seconds, 1),
         "command": a.command or " ".join([os.path.relpath(os.path.abspath(__file__), REPO)] + sys.argv[1:]),
@@ -553,7 +554,7 @@ def markdown(doc):
     L.append("")
     L.append(f"- command: `{doc['command']}`")
     L.append(f"- GPU: {doc['gpu']}; torch {doc['torch']}; Triton {doc['triton']}; FLA {doc['fla_commit']}; "
-             f"glr {doc['glr_commit']}")
+             f"glr {doc['glr_commit']}" + (f" built with {', '.join(doc['glr_defines'])}" if doc["glr_defines"] else ""))
     L.append(f"- date {doc['date']}, {doc['seconds']} s, seed {doc['seed']}; {doc['dtype']} q,k,v,do; fp32 g and "
              f"states; "
              f"g = logsigmoid(N(0,1))/16")
@@ -1015,7 +1016,10 @@ class Child:
         torch = self.torch
         a = self.a
         env = {"kind": "env", "torch": torch.__version__, "fla_commit": fla_commit(), "glr_commit": git_head(),
-               "gpu": "cpu (dry run)" if self.dry else torch.cuda.get_device_name(0)}
+               "gpu": "cpu (dry run)" if self.dry else torch.cuda.get_device_name(0),
+               # the kernel switches glr_torch is built with (GLR_DEFINES, glr_torch.switches)
+               "glr_defines": [n.strip() for n in os.environ.get("GLR_DEFINES", "").replace(",", ";").split(";")
+                               if n.strip()]}
         try:
             import triton
             env["triton"] = triton.__version__

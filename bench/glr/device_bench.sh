@@ -19,7 +19,9 @@
 # refusal recorded (--probe-simple-gla). Then the benchmark, one child per shape, inside what is
 # left of GLR_BENCH_DEADLINE_S (default 570 s: the device tool stops a command at 600 s).
 # FLA comes from .xfer/fla (a fetched copy, git-ignored, carried; never committed), imported as
-# bench/glr/kcv_fla/solution_fla.py does.
+# bench/glr/kcv_fla/solution_fla.py does. GLR_DEFINES=GLR_NEXT (a ;-list of the kernel switches of
+# include/glr/cuda/sm90/switches.cuh) builds glr_torch with them (glr_torch.switches); the JSON's
+# glr_defines and the markdown's header record them.
 #
 # Writes OUTDIR/glr-vs-fla.json and OUTDIR/glr-vs-fla.md (--dtype f32: glr-vs-fla-f32.json and
 # glr-vs-fla-f32.md; copy both to bench/results/), OUTDIR/env.txt, OUTDIR/summary.txt and
@@ -83,7 +85,7 @@ cat "$out/env.txt"
 lib=$repo/build/glr_torch_bench/lib
 (
   t0=$SECONDS
-  note "glr_torch: building (glr/python/glr_torch/setup.py, GLR_TORCH_ARCH=${GLR_TORCH_ARCH:-90a})"
+  note "glr_torch: building (glr/python/glr_torch/setup.py, GLR_TORCH_ARCH=${GLR_TORCH_ARCH:-90a}, kernel switches GLR_DEFINES='${GLR_DEFINES:-}')"
   if (cd glr/python/glr_torch && MAX_JOBS=$(nproc) GLR_TORCH_ARCH=${GLR_TORCH_ARCH:-90a} \
         timeout $(( $(left) > 120 ? $(left) - 60 : 60 )) "$py" setup.py build --build-base "$repo/build/glr_torch_bench/tmp" \
         --build-lib "$lib") > "$out/logs/glr_torch_build.txt" 2>&1 && ls "$lib"/glr_torch/_C*.so > /dev/null 2>&1; then

@@ -47,13 +47,14 @@ def check(ok, what):
     return ok
 
 
-def run(out, dtype, inject=""):
+def run(out, dtype, inject="", defines=""):
     cmd = [sys.executable, BENCH, "--dry-run", "--out", out, "--shapes", "2", "--quick", "--dtype", dtype,
            "--seed", "12345"]
     if inject:
         cmd += ["--dry-run-inject", inject]
     env = dict(os.environ)
     env.pop("GLR_BENCH_REF_BUDGET", None)
+    env["GLR_DEFINES"] = defines  # recorded as the kernel switches glr_torch would be built with
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
     print(f"$ {' '.join(cmd[1:])}: exit {p.returncode}")
     if not check(p.returncode == 0, f"{dtype}{' ' + inject if inject else ''}: exit 0"):
@@ -81,7 +82,8 @@ def load(out, dtype):
 
 def check_run(tmp, dtype):
     out = os.path.join(tmp, dtype)
-    run(out, dtype)
+    defines = "GLR_NEXT" if dtype == "bf16" else ""
+    run(out, dtype, defines=defines)
     other = STEM["f32" if dtype == "bf16" else "bf16"]
     check(not os.path.exists(os.path.join(out, other + ".json")), f"{dtype}: no {other}.json written")
     doc, md = load(out, dtype)
@@ -89,6 +91,9 @@ def check_run(tmp, dtype):
         return None
     missing = [k for k in TOP_KEYS if k not in doc]
     check(not missing, f"{dtype}: top-level keys {TOP_KEYS} (missing {missing})")
+    want = [defines] if defines else []
+    check(doc.get("glr_defines") == want and (f"built with {defines}" in md) == bool(defines),
+          f"{dtype}: glr's kernel switches {want} recorded (JSON {doc.get('glr_defines')!r}, markdown header)")
     check(doc.get("dtype") == dtype, f"{dtype}: top-level dtype is {doc.get('dtype')!r}")
     check(doc.get("dry_run") is True and "DRY RUN" in str(doc.get("gpu")), f"{dtype}: marked a dry run")
     shapes = doc.get("shapes") or []

@@ -340,6 +340,24 @@ class StandInTests(Cases, unittest.TestCase):
     def tearDownClass(cls):
         glr_torch._ext, glr_torch._check_device = cls.saved
 
+    def test_kernel_switches_from_glr_defines(self):  # both builds' nvcc flags (setup.py and the JIT load)
+        saved = os.environ.get("GLR_DEFINES")
+        try:
+            os.environ["GLR_DEFINES"] = "GLR_NEXT;GLR_WMMA_SMEM"
+            self.assertEqual(glr_torch.switches(), ["GLR_NEXT", "GLR_WMMA_SMEM"])
+            self.assertEqual(glr_torch.nvcc_flags(["90a"])[-2:], ["-DGLR_NEXT", "-DGLR_WMMA_SMEM"])
+            for bad in ("GLR_BOGUS", "glr_next", "GLR_NEXT -DX"):
+                os.environ["GLR_DEFINES"] = bad
+                with self.assertRaisesRegex(ValueError, "not a switch named in"):
+                    glr_torch.nvcc_flags(["90a"])
+            os.environ["GLR_DEFINES"] = ""
+            self.assertFalse([f for f in glr_torch.nvcc_flags(["90a"]) if f.startswith("-D")])
+        finally:
+            if saved is None:
+                os.environ.pop("GLR_DEFINES", None)
+            else:
+                os.environ["GLR_DEFINES"] = saved
+
     def test_bfloat16_and_float16(self):  # the stand-in rounds nothing: only the plumbing is checked
         for dtype in (torch.bfloat16, torch.float16):
             self.check_forward(1, 9, 1, 4, 4, "vector", dtype, True, True)

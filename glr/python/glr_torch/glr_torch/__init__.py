@@ -15,10 +15,12 @@ the path torch.autograd.gradcheck uses). Default scale K^-0.5.
 
 The extension is the installed `glr_torch._C` (glr/python/glr_torch/setup.py), or else built on first
 use by torch.utils.cpp_extension.load from this checkout (GLR_TORCH_VERBOSE=1 shows the build;
-GLR_TORCH_ARCH=90a, 100a, ... picks the targets; default: the current GPU's).
+GLR_TORCH_ARCH=90a, 100a, ... picks the targets; default: the current GPU's; GLR_DEFINES=GLR_NEXT, a
+;-list of include/glr/cuda/sm90/switches.cuh's kernel switches, builds those, as cmake -DGLR_DEFINES).
 """
 
 import os
+import re
 
 import torch
 
@@ -41,7 +43,26 @@ def nvcc_flags(archs):
     # plain sm_90, where sm_90a-only instructions do not assemble).
     for a in archs:
         flags.append(f"-gencode=arch=compute_{a},code=sm_{a}")
-    return flags
+    return flags + switch_flags()
+
+
+def switches():
+    """The kernel switches GLR_DEFINES names (a ;- or ,-list, as cmake -DGLR_DEFINES takes it), each
+    checked against include/glr/cuda/sm90/switches.cuh: how a benchmark runs a set a GLR_DEFINES build
+    of glr tested (e.g. GLR_NEXT before it is the default). ValueError for a name that file does not list."""
+    names = [n.strip() for n in os.environ.get("GLR_DEFINES", "").replace(",", ";").split(";") if n.strip()]
+    if not names:
+        return []
+    with open(os.path.join(_REPO, "include", "glr", "cuda", "sm90", "switches.cuh")) as f:
+        known = f.read()
+    for n in names:
+        if not re.fullmatch(r"GLR_[A-Z0-9_]+", n) or not re.search(r"[ #(]" + n + r"([ )\n]|$)", known):
+            raise ValueError(f"GLR_DEFINES: {n!r} is not a switch named in include/glr/cuda/sm90/switches.cuh")
+    return names
+
+
+def switch_flags():
+    return [f"-D{n}" for n in switches()]
 
 
 def include_dirs():
