@@ -289,23 +289,19 @@ __device__ __forceinline__ void async_tile_strided(T* dst, int ld, const T* src,
                                                    int live_rows, int live_cols) {
   constexpr int per = 16 / int(sizeof(T)), per_row = cols / per;
   static_assert(cols % per == 0, "a shared row is a whole number of 16-byte copies");
-  if constexpr (kThreads % per_row != 0) {
+  if (kThreads % per_row != 0 || !copies_16b(src, stride)) {  // the first part is known at compile time
     async_tile<cols>(dst, ld, src, stride, rows, live_rows, live_cols);
-  } else {
-    if (!copies_16b(src, stride)) {
-      async_tile<cols>(dst, ld, src, stride, rows, live_rows, live_cols);
-      return;
-    }
-    constexpr int rstep = kThreads / per_row;
-    const int i0 = threadIdx.x / per_row, c = (threadIdx.x % per_row) * per;
-    const int live_c = c < live_cols ? (live_cols - c < per ? live_cols - c : per) : 0;
-    const int64_t sstep = int64_t(rstep) * stride;
-    const T* s = src + int64_t(i0) * stride + c;  // formed for every row, read only where live
-    T* d = dst + i0 * ld + c;
-    for (int i = i0; i < rows; i += rstep, s += sstep, d += rstep * ld) {
-      const int live = i < live_rows ? live_c : 0;
-      cp_async16(d, live ? static_cast<const void*>(s) : src, live * int(sizeof(T)));
-    }
+    return;
+  }
+  constexpr int rstep = kThreads / per_row;
+  const int i0 = threadIdx.x / per_row, c = (threadIdx.x % per_row) * per;
+  const int live_c = c < live_cols ? (live_cols - c < per ? live_cols - c : per) : 0;
+  const int64_t sstep = int64_t(rstep) * stride;
+  const T* s = src + int64_t(i0) * stride + c;  // formed for every row, read only where live
+  T* d = dst + i0 * ld + c;
+  for (int i = i0; i < rows; i += rstep, s += sstep, d += rstep * ld) {
+    const int live = i < live_rows ? live_c : 0;
+    cp_async16(d, live ? static_cast<const void*>(s) : src, live * int(sizeof(T)));
   }
 }
 
