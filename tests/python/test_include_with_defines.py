@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """bench/glr/include_with_defines.sh: the include/ copy kcv compiles glr's controls against when the
-binaries were built with GLR_DEFINES. A compile against the copy sees the switches (GLR_NEXT turns on its
-set through switches.cuh, which every sm90 kernel file reads via common.cuh); one against include/ does
-not; a name switches.cuh does not list, or an existing destination, is refused with nothing written."""
-import shutil, subprocess, sys, tempfile
+binaries were built with GLR_DEFINES. A compile against the copy sees the switches (through switches.cuh,
+which every sm90 kernel file reads via common.cuh; GLR_NEXT with whatever set it turns on there); one
+against include/ does not; a name switches.cuh does not list, or an existing destination, is refused with nothing written."""
+import re, shutil, subprocess, sys, tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -11,7 +11,15 @@ from script_check import finish  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench/glr/include_with_defines.sh"
-NEXT_SET = ("GLR_WALK_REGS", "GLR_DSTATE_VEC", "GLR_DQK_FACTORED_DIAG", "GLR_DV_DIAG_ROWS")
+SWITCHES = ("GLR_WALK_SEGMENTS_OFF", "GLR_WMMA_SMEM", "GLR_ASYNC_TILE_STRIDED")
+
+
+def next_set():
+    """The switches GLR_NEXT turns on in include/'s switches.cuh (its #ifdef GLR_NEXT block; empty
+    between sets)."""
+    text = (ROOT / "include/glr/cuda/sm90/switches.cuh").read_text()
+    block = text.split("#ifdef GLR_NEXT", 1)[1].split("\n#endif\n#endif", 1)[0] if "#ifdef GLR_NEXT" in text else ""
+    return tuple(sorted(set(re.findall(r"#define (GLR_\w+)", block))))
 
 
 def defined(include_dir, names, tmp):
@@ -33,22 +41,24 @@ def main():
         common = (ROOT / "include/glr/cuda/sm90/common.cuh").read_text()
         if '#include "glr/cuda/sm90/switches.cuh"' not in common:
             fails.append("common.cuh does not include switches.cuh: the kernels would not see the copy's defines")
-        if defined(ROOT / "include", NEXT_SET + ("GLR_NEXT",), tmp):
+        NEXT_SET = next_set()
+        if "#ifdef GLR_NEXT" not in (ROOT / "include/glr/cuda/sm90/switches.cuh").read_text():
+            fails.append("switches.cuh has no GLR_NEXT block: cmake -DGLR_DEFINES=GLR_NEXT has nothing to name")
+        if defined(ROOT / "include", NEXT_SET + SWITCHES + ("GLR_NEXT",), tmp):
             fails.append("include/ itself defines a switch: the defaults are not the defaults")
         dst = Path(tmp) / "next"
         r = run(ROOT / "include", dst, "GLR_NEXT")
         if r.returncode != 0:
             fails.append(f"GLR_NEXT refused: {r.stderr.strip()}")
         else:
-            seen = defined(dst, NEXT_SET + ("GLR_NEXT", "GLR_WMMA_SMEM"), tmp)
+            seen = defined(dst, NEXT_SET + SWITCHES + ("GLR_NEXT",), tmp)
             if seen != set(NEXT_SET) | {"GLR_NEXT"}:
                 fails.append(f"the copy with GLR_NEXT defines {sorted(seen)}, expected GLR_NEXT and its set {NEXT_SET}")
             if not (dst / "kcv/abi.h").is_file():
                 fails.append("the copy lacks kcv/abi.h: a candidate could not compile against it")
         two = Path(tmp) / "two"
-        r = run(ROOT / "include", two, "GLR_DSTATE_VEC", "GLR_WALK_SEGMENTS_OFF")
-        if r.returncode != 0 or defined(two, ("GLR_DSTATE_VEC", "GLR_WALK_SEGMENTS_OFF", "GLR_NEXT"), tmp) != {
-                "GLR_DSTATE_VEC", "GLR_WALK_SEGMENTS_OFF"}:
+        r = run(ROOT / "include", two, "GLR_WMMA_SMEM", "GLR_WALK_SEGMENTS_OFF")
+        if r.returncode != 0 or defined(two, SWITCHES + ("GLR_NEXT",), tmp) != {"GLR_WMMA_SMEM", "GLR_WALK_SEGMENTS_OFF"}:
             fails.append(f"two switches: rc {r.returncode}, {r.stderr.strip()}")
         for bad, why in ((("GLR_BOGUS",), "a name switches.cuh does not list"), (("glr_next",), "a lower-case name"),
                          (("GLR_NEXT", "x;rm"), "a name that is no identifier")):

@@ -373,11 +373,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       const bool last = c + 1 == nch;  // S_end: hfin (fp32), else the forward's S entering chunk c + 1
       E* dSo = dSws + ((slot * H + h) * K + k0) * V + v0;
       float s = 0.f;
-#ifdef GLR_DSTATE_VEC
       constexpr bool kVec4 = kPerPart % 4 == 0;  // not at BV = 16, KT = 32 (two columns a lane)
-#else
-      constexpr bool kVec4 = false;
-#endif
       if constexpr (kVec4) {
         // Four columns a pass: G as a float4, S_end's four as one 8-byte load, dS rounded in one 8-byte
         // store where dSws's rows allow it (store4); the same terms added to s in the same order.
@@ -771,29 +767,20 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   // ---- the diagonal blocks of dq and dk on FFMA: a thread owns block ib of column x;
   // dq ← scale·(dq + Σ_{j in ib, j <= i} DV_ij k_j 2^(b_i − b_j)), dk = 2^(b_last − b_j) ⊙ Xk +
   // scale·(2^(b_r − b_j) ⊙ stk + Σ_{i in ib, i >= j} DV_ij q_i 2^(b_i − b_j)) over the live triangle.
-  // Per pair (i ascending, j ascending): one 2^(b_i − b_j) for both dq_i and dk_j. With
-  // GLR_DQK_FACTORED_DIAG, a column whose block is within diag_decay::kSpan of ρ (the row before the
-  // block, b_ρ = 0 for block 0) takes the forward prep's factored form instead:
+  // A column whose block is within diag_decay::kSpan of ρ (the row before the block, b_ρ = 0 for
+  // block 0) takes the forward prep's factored form:
   // 2^(b_i − b_j) = 2^(b_i − b_ρ)·2^(b_ρ − b_j), so dq_i adds 2^(b_i − b_ρ)·Σ_j DV_ij y_j and dk_j
   // adds 2^(b_ρ − b_j)·Σ_i DV_ij x_i (y_j = k_j 2^(b_ρ − b_j), x_i = q_i 2^(b_i − b_ρ)), and dk's
   // off-diagonal factor 2^(b_r − b_j) is 2^(b_r − b_ρ)·2^(b_ρ − b_j): 65 exp2f a thread instead of 168,
-  // two FFMAs a pair. Other columns (a wider span, a nonfinite b) per pair, as the prep's. ----
-#ifdef GLR_DQK_FACTORED_DIAG
-  constexpr bool kFactoredDiag = true;
-#else
-  constexpr bool kFactoredDiag = false;
-#endif
+  // two FFMAs a pair. Other columns (a wider span, a nonfinite b) per pair (i ascending, j ascending),
+  // as the prep's: one 2^(b_i − b_j) for both dq_i and dk_j. ----
   for (int task = tid; task < 4 * KT; task += kThreads) {
     const int s0 = 16 * (task / KT), x = task % KT;  // block rows [s0, s0 + 16)
     if (s0 >= nc) continue;
-    bool factored = false;
-    float bref = 0.f;
-    if constexpr (kFactoredDiag) {
-      bref = s0 ? bs[(s0 - 1) * LB + x] : 0.f;
-      factored = true;
+    const float bref = s0 ? bs[(s0 - 1) * LB + x] : 0.f;
+    bool factored = true;
 #pragma unroll
-      for (int r = 0; r < 16; ++r) factored = factored & diag_decay::within_span(bs[(s0 + r) * LB + x], bref);
-    }
+    for (int r = 0; r < 16; ++r) factored = factored & diag_decay::within_span(bs[(s0 + r) * LB + x], bref);
     if (factored) {  // per thread (the span is a column's): a warp runs both forms only where its columns differ
       float y[16], t[16];  // y_j = k_j 2^(b_ρ − b_j); t_j = Σ_{i >= j} DV_ij x_i
 #pragma unroll
@@ -960,10 +947,9 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
     wmma_smem::store(stg + (16 * jb) * LO + 16 * ct, acc, LO);
   }
   __syncthreads();
-#ifdef GLR_DV_DIAG_ROWS
   {  // + the diagonal block over i >= j, then scale: a thread per (block jb, column y) holds the block's 16
      // sums and walks its rows once (do_i loaded once, A's row i as two 16-byte loads); each sum gets the
-     // same terms in the same order (i ascending from j) as the per-element loop below: the same bits
+     // same terms in the same order (i ascending from j) as a loop per element would: the same bits
     static_assert(4 * BV == kThreads, "a thread per diagonal block and column");
     static_assert(LA % 8 == 0, "A's rows at 16-byte boundaries");
     const int s0 = 16 * (tid / BV), y = tid % BV;
@@ -988,16 +974,6 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
         if (s0 + jj < nc) stg[(s0 + jj) * LO + y] = scale * a[jj];
     }
   }
-#else
-  for (int e = tid; e < C * BV; e += kThreads) {  // + the diagonal block over i >= j, then scale
-    const int j = e / BV, y = e % BV;
-    if (j >= nc) continue;
-    const int last = (j | 15) < nc - 1 ? (j | 15) : nc - 1;
-    float a = stg[j * LO + y];
-    for (int i = j; i <= last; ++i) a += to_f(as[i * LA + j]) * to_f(dos[i * LV + y]);
-    stg[j * LO + y] = scale * a;
-  }
-#endif
   __syncthreads();
   for (int t = warp; t < 4 * kVT; t += kWarps) {  // += (k ⊙ 2^(b_last − b))·G_c
     const int jb = t / kVT, ct = t % kVT;

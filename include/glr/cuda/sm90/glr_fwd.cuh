@@ -75,7 +75,9 @@ __global__ void __launch_bounds__(fwd::kThreads)
   using namespace fwd;
   constexpr int BK = Tile<Acc>::BK, BV = Tile<Acc>::BV;
   static_assert(BV == 32, "one lane per V column");
-  extern __shared__ __align__(16) unsigned char smem_raw[];
+  // The same alignment as every other sm90 kernel's declaration of smem_raw (one symbol per module):
+  // dynamic shared memory starts at least that aligned anyway.
+  extern __shared__ __align__(128) unsigned char smem_raw[];
   Acc* S = reinterpret_cast<Acc*>(smem_raw);  // [K, BV]   the state tile
   Acc* qs = S + K * BV;                       // [C, BK]   q, then q ⊙ exp(b)
   Acc* ks = qs + C * BK;                      // [C, BK]   k, then k ⊙ exp(b_last − b)

@@ -660,10 +660,6 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
                       float* __restrict__ Useg, float* __restrict__ Pseg, const int64_t* __restrict__ cu,
                       int64_t T, int64_t H, int64_t K, int64_t V, int64_t NT, int64_t segs, int64_t seg_chunks) {
   using namespace fwd_split;
-  namespace wmma = nvcuda::wmma;
-  using FragAT = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::col_major>;
-  using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major>;
-  using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
   constexpr int LQ = ld_half(KP), LV = ld_half(BV), LS = ld_float(BV);
   constexpr size_t kd_bytes = align128(size_t(C) * LQ * 2), v_bytes = align128(size_t(C) * LV * 2),
                    el_bytes = align128(size_t(KP) * 4);
@@ -715,22 +711,11 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
   if (kLocal)
     for (int kk = tid; kk < KP; kk += kThreads) Pl[kk] = 1.f;
 
-  // Where the state lives between chunks. By default in shared memory (fp32, S), round-tripped through
-  // WMMA fragments for each chunk's MMAs. GLR_WALK_REGS (A/B builds only until the H200's tests and
-  // gates have run on it; 1–8% faster there, bench/results/glr-fwd-split.md, session 30): in the
-  // warps' mma.sync accumulator registers for the whole walk, kRegTiles m16n8 tiles per warp, lane
-  // 4·gq + tq holding rows 16·mt + gq, + 8 and columns 8·nt + 2·tq, + 1 of tile (mt, nt); a step then
-  // needs only the buffer ring's barrier. The same products in the same order either way.
-#ifndef GLR_WALK_REGS
-  for (int e = tid; e < KP * BV; e += kThreads) S[(e / BV) * LS + e % BV] = initial(e / BV, e % BV);
-  // f(kk, vv, S[kk][vv]) for this thread's elements of the live K x V tile (after a barrier).
-  auto each_live = [&](auto&& f) {
-    for (int e = tid; e < KP * BV; e += kThreads) {
-      const int kk = e / BV, vv = e % BV;
-      if (kk < kw && vv < vw) f(kk, vv, S[kk * LS + vv]);
-    }
-  };
-#else
+  // The state lives between chunks in the warps' mma.sync accumulator registers for the whole walk
+  // (1–8% faster on the H200 than a shared-memory S round-tripped through WMMA fragments,
+  // bench/results/glr-fwd-split.md, session 30): kRegTiles m16n8 tiles per warp, lane 4·gq + tq
+  // holding rows 16·mt + gq, + 8 and columns 8·nt + 2·tq, + 1 of tile (mt, nt); a step then needs
+  // only the buffer ring's barrier.
   (void)S;
   constexpr int kTilesN = BV / 8, kTiles = (KP / 16) * kTilesN, kRegTiles = (kTiles + kWarps - 1) / kWarps;
   const int lane = tid % 32, gq = lane / 4, tq = lane % 4;
@@ -751,7 +736,6 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
           if (kk < kw && vv < vw) f(kk, vv, acc[i][e]);
         }
   };
-#endif
 
   // Whether S's rows take 8-byte stores of four elements (V and the workspace allow it: v0 is a
   // multiple of BV, so every row's first element is 8-byte aligned then).
@@ -767,21 +751,6 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
     const float* el = el_at(buf);
     E* Sout = Sws + ((slot * H + h) * K + k0) * V + v0;
     // Store the S entering this chunk (rounded: an MMA operand of the out kernel), then decay it.
-#ifndef GLR_WALK_REGS
-    // Four columns per thread and pass: a warp's 16-byte shared accesses cover 512 contiguous bytes
-    // (conflict-free), its stores 8 bytes per lane where Sout's rows allow it (store4).
-    for (int e = tid; e < KP * BV / 4; e += kThreads) {
-      const int kk = e / (BV / 4), vv = 4 * (e % (BV / 4));
-      float4 st = *reinterpret_cast<const float4*>(S + kk * LS + vv);
-      if (!kLocal && kk < kw) store4(Sout + kk * V + vv, st, vw - vv, out_vec);
-      const float f = kk < kw ? el[kk] : 1.f;
-      st.x *= f;
-      st.y *= f;
-      st.z *= f;
-      st.w *= f;
-      *reinterpret_cast<float4*>(S + kk * LS + vv) = st;
-    }
-#else
 #pragma unroll
     for (int i = 0; i < kRegTiles; ++i) {
       if (warp + kWarps * i >= kTiles) continue;  // uniform per warp
@@ -802,27 +771,9 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
         acc[i][e + 1] *= f;
       }
     }
-#endif
     if (kLocal)  // P keeps the walk's non-finite classes (segment_fold.hpp); row kk is thread kk's only
       for (int kk = tid; kk < kw; kk += kThreads) Pl[kk] = segment_fold::decay_product(Pl[kk], el[kk]);
     // S += (k ⊙ 2^(b_last − b))ᵀ v over the chunk's 64 steps, in 16-step MMAs.
-#ifndef GLR_WALK_REGS
-    __syncthreads();
-    for (int t = warp; t < (KP / 16) * (BV / 16); t += kWarps) {
-      const int rt = t / (BV / 16), ct = t % (BV / 16);
-      FragC acc;
-      wmma_smem::load(acc, S + (16 * rt) * LS + 16 * ct, LS);
-#pragma unroll
-      for (int jb = 0; jb < C / 16; ++jb) {
-        FragAT fa;
-        FragB fb;
-        wmma_smem::load(fa, ks + (16 * jb) * LQ + 16 * rt, LQ);
-        wmma_smem::load(fb, vs + (16 * jb) * LV + 16 * ct, LV);
-        wmma::mma_sync(acc, fa, fb, acc);
-      }
-      wmma_smem::store(S + (16 * rt) * LS + 16 * ct, acc, LS);
-    }
-#else
     const int r = lane % 8, mat = lane / 8;  // the row this lane addresses in 8×8 matrix `mat`
 #pragma unroll
     for (int jb = 0; jb < C / 16; ++jb) {
@@ -838,7 +789,6 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
         mma16816<E>(acc[i], a, b);
       }
     }
-#endif
   }
   cp_async_wait<0>();  // nothing of a prefetch past the segment is left in flight
   __syncthreads();     // S and Pl complete

@@ -14,29 +14,15 @@
 ///
 /// Switches off by default (the variants being timed):
 ///   GLR_WALK_SEGMENTS_OFF  the forward walk in one segment (glr_fwd_split.cuh; the timers' `noseg`)
-///   GLR_WALK_REGS          the forward walk's state in registers (glr_fwd_split.cuh; `regs`)
-///   GLR_DSTATE_VEC         the backward's dstate pass four columns of G a pass (glr_bwd_split.cuh; `dsvec`)
-///   GLR_DQK_FACTORED_DIAG  dqk's diagonal blocks in prep's factored form (glr_bwd_split.cuh; `fdiag`)
-///   GLR_DV_DIAG_ROWS       dv's diagonal blocks a thread per (block, column) (glr_bwd_split.cuh; `dvrows`)
 ///   GLR_WMMA_SMEM          the split kernels' WMMA loads and stores of shared memory as `.shared`
 ///                          instructions (wmma_smem.cuh; `wsmem`)
 ///   GLR_ASYNC_TILE_STRIDED dstate's and dv's tile prefetch at a fixed stride a thread (`tstride`)
+/// Gone into the default (session 34, after their gate run, bench/results/glr-gates.md): the register
+/// walk, dstate's four columns a pass, dqk's factored diagonal and dv's diagonal rows (GLR_NEXT of
+/// sessions 33-34).
 #pragma once
 
-// The next default set: each won its A/B on the H200 (sessions 30 and 32, bench/results/glr-fwd-split.md
-// and glr-bwd-split.md); together they passed glr_cuda_tests 47/47 there (session 32) and wait for the
-// gate run.
+// The next default set: the variants that won their A/B on the H200 and wait for the gate run. None
+// now; the name stays so that builds, scripts and benchmarks keep one way to ask for it.
 #ifdef GLR_NEXT
-#ifndef GLR_WALK_REGS
-#define GLR_WALK_REGS
-#endif
-#ifndef GLR_DSTATE_VEC
-#define GLR_DSTATE_VEC
-#endif
-#ifndef GLR_DQK_FACTORED_DIAG
-#define GLR_DQK_FACTORED_DIAG
-#endif
-#ifndef GLR_DV_DIAG_ROWS
-#define GLR_DV_DIAG_ROWS
-#endif
 #endif
