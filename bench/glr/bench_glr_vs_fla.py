@@ -424,6 +424,7 @@ def write_outputs(a, env, shapes_out, probe, seconds):
         "dry_run": bool(a.dry_run),
         "triton": env.get("triton"),
         "glr_commit": env.get("glr_commit"),
+        "glr_headers": env.get("glr_headers"),
         "glr_defines": env.get("glr_defines", []),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "seconds": round(seconds, 1),
@@ -554,7 +555,7 @@ def markdown(doc):
     L.append("")
     L.append(f"- command: `{doc['command']}`")
     L.append(f"- GPU: {doc['gpu']}; torch {doc['torch']}; Triton {doc['triton']}; FLA {doc['fla_commit']}; "
-             f"glr {doc['glr_commit']}" + (f" built with {', '.join(doc['glr_defines'])}" if doc["glr_defines"] else ""))
+             f"glr {doc['glr_commit']} (headers {doc.get('glr_headers')})" + (f" built with {', '.join(doc['glr_defines'])}" if doc["glr_defines"] else ""))
     L.append(f"- date {doc['date']}, {doc['seconds']} s, seed {doc['seed']}; {doc['dtype']} q,k,v,do; fp32 g and "
              f"states; "
              f"g = logsigmoid(N(0,1))/16")
@@ -688,8 +689,27 @@ def import_glr():
     return glr_torch.chunk_glr
 
 
+def headers_id(directory=None):
+    """The content identity of glr's headers (include/), as bench/glr/headers_id.sh computes it: what
+    the kernels timed were, where the device copy's git metadata may name another commit."""
+    import hashlib
+    directory = directory or os.path.join(REPO, "include")
+    lines = []
+    for root, _dirs, files in os.walk(directory):
+        for name in files:
+            path = os.path.join(root, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                rel = "./" + os.path.relpath(path, directory)
+                with open(path, "rb") as fh:
+                    lines.append((rel.encode(), hashlib.sha256(fh.read()).hexdigest()))
+    lines.sort()
+    text = "".join(f"{digest}  {rel.decode()}\n" for rel, digest in lines)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def git_head():
-    """glr's commit: GLR_COMMIT (the device copy of the tree has no .git), else git, else None."""
+    """glr's commit: GLR_COMMIT, else git, else None. The device copy of the tree may carry stale git
+    metadata: the record that holds there is glr_headers (headers_id)."""
     if os.environ.get("GLR_COMMIT"):
         return os.environ["GLR_COMMIT"]
     try:
@@ -1016,6 +1036,7 @@ class Child:
         torch = self.torch
         a = self.a
         env = {"kind": "env", "torch": torch.__version__, "fla_commit": fla_commit(), "glr_commit": git_head(),
+               "glr_headers": headers_id(),
                "gpu": "cpu (dry run)" if self.dry else torch.cuda.get_device_name(0),
                # the kernel switches glr_torch is built with (GLR_DEFINES, glr_torch.switches)
                "glr_defines": [n.strip() for n in os.environ.get("GLR_DEFINES", "").replace(",", ";").split(";")

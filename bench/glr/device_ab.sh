@@ -24,7 +24,7 @@ for s in "" "$@"; do
     [ -x "$f" ] || [ "$t" = fwd -a -n "$s" ] || { note "FAIL: $f missing: build it on the host and carry $bin"; exit 2; }
   done
 done
-nvidia-smi -L >> "$out/env.txt" 2>&1
+{ nvidia-smi -L; echo "include/ $(bench/glr/headers_id.sh include) (bench/glr/headers_id.sh)"; } >> "$out/env.txt" 2>&1
 mkdir -p "$out/tables"
 rc=0
 for round in 1 2; do

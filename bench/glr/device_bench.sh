@@ -72,7 +72,7 @@ export GLR_BENCH_NO_JIT=1   # glr_torch comes from the build below; a child neve
 export TRITON_CACHE_DIR=$repo/build/triton-cache-bench   # this benchmark's own: nothing tuned elsewhere
 mkdir -p "$TRITON_CACHE_DIR"
 {
-  echo "date: $(date -u +%FT%TZ)"; echo "repo: $repo ($(git rev-parse HEAD 2>/dev/null || echo 'no git'))"
+  echo "date: $(date -u +%FT%TZ)"; echo "repo: $repo (include/ $(bench/glr/headers_id.sh include): bench/glr/headers_id.sh; the copy's git metadata is not trusted)"
   nvidia-smi -L 2>&1; nvidia-smi --query-gpu=driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv 2>&1
   "$py" -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, '| triton', triton.__version__)" 2>&1
   nvcc --version 2>&1 | tail -1; echo "nproc: $(nproc)"

@@ -67,7 +67,9 @@ if [ ${#defines[@]} -gt 0 ]; then
   export KCV_INCLUDE_DIR=$overlay
   note "binaries built with ${defines[*]}: the controls compile against $overlay"
 fi
-{ nvidia-smi -L; git log -1 --format='tree %H %s' 2>/dev/null; echo "deadline ${deadline}s, controls '$only', headers $KCV_INCLUDE_DIR"; } >> "$out/env.txt" 2>&1
+# The tree's headers by content (bench/glr/headers_id.sh): the device copy's git metadata may name an
+# old commit, so no `git log` here; compare with the same script on the host.
+{ nvidia-smi -L; echo "include/ $(bench/glr/headers_id.sh include)"; echo "deadline ${deadline}s, controls '$only', headers $KCV_INCLUDE_DIR"; } >> "$out/env.txt" 2>&1
 smoke='GlrCudaBwdSplit.KTiles:GlrCudaBwdSplit.NegInfGateMidBlockLeavesEarlierRowsFinite:GlrCudaFwd.EveryDtypeAndGate:GlrCudaFwd.MinusInfGateLeavesEarlierRowsFinite'
 if ! step smoke 120 "$out/more/smoke.txt" "$bin/glr_cuda_tests" --gtest_filter="$smoke"; then
   note "smoke failed: nothing else runs"; cp "$out/more/smoke.txt" "$out/tests.txt"; pack; exit 1

@@ -28,7 +28,7 @@ for f in glr_cuda_tests glr_fwd_time; do
 done
 {
   echo "date: $(date -u +%FT%TZ)"
-  echo "repo: $PWD ($(git rev-parse HEAD 2>/dev/null || echo 'no git'))"
+  echo "repo: $PWD (include/ $(bench/glr/headers_id.sh include): bench/glr/headers_id.sh; the copy's git metadata is not trusted)"
   echo "bin: $bin"
   nvidia-smi -L 2>&1
   nvidia-smi --query-gpu=driver_version,clocks.max.sm --format=csv,noheader 2>&1

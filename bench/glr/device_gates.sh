@@ -56,7 +56,7 @@ if [ ! -f .xfer/fla/fla/ops/gla/chunk.py ]; then
   note "WARN: ${problems[-1]}"
 fi
 {
-  echo "date: $(date -u +%FT%TZ)"; echo "repo: $repo ($(git rev-parse HEAD 2>/dev/null || echo 'no git'))"
+  echo "date: $(date -u +%FT%TZ)"; echo "repo: $repo (include/ $(bench/glr/headers_id.sh include): bench/glr/headers_id.sh; the copy's git metadata is not trusted)"
   nvidia-smi -L 2>&1; nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>&1
   "$py" -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, '| triton', triton.__version__)" 2>&1
   nvcc --version 2>&1 | tail -1; echo "nproc: $(nproc)"

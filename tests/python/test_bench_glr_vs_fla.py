@@ -94,6 +94,11 @@ def check_run(tmp, dtype):
     want = [defines] if defines else []
     check(doc.get("glr_defines") == want and (f"built with {defines}" in md) == bool(defines),
           f"{dtype}: glr's kernel switches {want} recorded (JSON {doc.get('glr_defines')!r}, markdown header)")
+    ident = subprocess.run([os.path.join(REPO, "bench/glr/headers_id.sh"), os.path.join(REPO, "include")],
+                           capture_output=True, text=True).stdout.strip()
+    check(doc.get("glr_headers") == ident and f"(headers {ident})" in md,
+          f"{dtype}: glr's headers by content recorded, as headers_id.sh gives them "
+          f"(JSON {doc.get('glr_headers')!r}, script {ident!r})")
     check(doc.get("dtype") == dtype, f"{dtype}: top-level dtype is {doc.get('dtype')!r}")
     check(doc.get("dry_run") is True and "DRY RUN" in str(doc.get("gpu")), f"{dtype}: marked a dry run")
     shapes = doc.get("shapes") or []
