@@ -25,4 +25,11 @@ std::string sha256_file(const std::string& path);
 /// cuda, the toolkit kcv was built with). A value that cannot be found is null, never a guess.
 nlohmann::json machine_provenance(const std::string& backend);
 
+/// The driver version in the first line of /proc/driver/nvidia/version: the first blank-separated
+/// word after "NVRM version:" made of digits and dots with at least one dot ("550.54.15" from
+/// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ...", "580.95.05" from the open
+/// module's "... Open Kernel Module for x86_64  580.95.05  Release Build ..."); null when the line
+/// has none.
+nlohmann::json nvidia_driver_version(std::string_view line);
+
 }  // namespace kcv

@@ -52,6 +52,20 @@ TEST(Provenance, TheMachineSideHasTheBackendsOwnFields) {
   EXPECT_EQ(machine_provenance("tpu").at("backend"), "tpu");  // a report of a setup error names what was asked
 }
 
+// The driver version from /proc/driver/nvidia/version's first line, in both wordings: the open
+// kernel module's has "for x86_64" after "Kernel Module" (an H100's reports said driver "for").
+TEST(Provenance, TheDriverVersionIsReadFromEitherModulesLine) {
+  EXPECT_EQ(nvidia_driver_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024"),
+            "550.54.15");
+  EXPECT_EQ(nvidia_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  "
+                                  "(dvs-builder@U16-I3-B03-4-3)  Thu Sep 25 18:57:00 UTC 2025"),
+            "580.95.05");
+  EXPECT_EQ(nvidia_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  570.124.06\n"), "570.124.06");
+  for (const char* none : {"", "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64", "GCC version:  gcc 12.2.0",
+                           "NVRM version: 1. 2 .3 12: x86_64"})
+    EXPECT_TRUE(nvidia_driver_version(none).is_null()) << none;
+}
+
 TEST(Provenance, Sha256MatchesTheStandardsVectors) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");

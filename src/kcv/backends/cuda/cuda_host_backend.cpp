@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "kcv/build_config.hpp"
+#include "kcv/provenance.hpp"
 #include "kcv/text.hpp"
 
 namespace fs = std::filesystem;
@@ -19,17 +19,13 @@ namespace kcv {
 
 namespace {
 
-/// NVIDIA's kernel module version: "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ...".
+/// NVIDIA's kernel module version, from /proc/driver/nvidia/version (nvidia_driver_version: the
+/// proprietary and the open module word the line differently).
 nlohmann::json driver_version() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
   if (in) std::getline(in, line);
-  const auto at = line.find("Kernel Module");
-  if (at == std::string::npos) return nullptr;
-  std::istringstream rest(line.substr(at + 13));
-  std::string v;
-  rest >> v;
-  return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v);
+  return nvidia_driver_version(line);
 }
 
 /// The GPUs' model names, in the driver's (PCI) order, "; "-joined.
