@@ -60,6 +60,7 @@ BwdResult reference_bwd(const Problem& p, const BwdInputs& in, Order order) {
   std::vector<double> dS(KV), B0(KV), B1(KV), X(KV), nmD(KV), ampD(KV);
   std::vector<double> Qr, Gr, Mr, Ur;                           // dg windows: ring of Lc rows × K
   std::vector<double> vy(V), my(V), ny(V), ay(V);
+  std::vector<double> gamx(K), dgvx(K), dgmx(K), sumQ(K), sumM(K), maxG(K), maxU(K);  // per column of a step
   for (int64_t n = 0; n < p.sequences(); ++n)
     for (int64_t h = 0; h < H; ++h) {
       s.gather(p, n, h, in.q, in.k, in.v, in.g, in.h0, in.dO, in.dhT, in.scale);
@@ -139,7 +140,6 @@ BwdResult reference_bwd(const Problem& p, const BwdInputs& in, Order order) {
           const int64_t rowg = ((s.b * T + s.t0 + i) * H + h) * GW;
           const int64_t slot = (i % Lc) * K;
           // dq_i[x] = scale Σ_y do[y] S_i[x,y];  dk_i[x] = Σ_y dS_i[x,y] v[y];  dg direct.
-          double sg_val = 0, sg_mag = 0, sg_nm = 0, sg_op = 0;
           for (int64_t x = 0; x < K; ++x) {
             double vq = 0, mq = 0, nq = 0, aq = 0, vk = 0, mk = 0, nk = 0, ak = 0;
             double dgv = 0, dgm = 0, mu = 0, gam = 0;
@@ -168,25 +168,40 @@ BwdResult reference_bwd(const Problem& p, const BwdInputs& in, Order order) {
             Mr[slot + x] = aqx * mdq + akx * mdk;
             Gr[slot + x] = gam + double(Lc) * mu;
             Ur[slot + x] = mu;
-            double sumQ = 0, sumM = 0, maxG = 0, maxU = 0;
-            for (int64_t i2 = i; i2 < std::min(L, i + Lc); ++i2) {
-              const int64_t sl = (i2 % Lc) * K + x;
-              sumQ += Qr[sl];
-              sumM += Mr[sl];
-              maxG = std::max(maxG, Gr[sl]);
-              maxU = std::max(maxU, Ur[sl]);
+            gamx[x] = gam;
+            dgvx[x] = dgv;
+            dgmx[x] = dgm;
+          }
+          // Each column's window over steps i .. i + Lc − 1 (a chunk that starts at i), ring rows in
+          // step order: per column the same sums and maxima, in the same order, as a step loop per
+          // column, with the columns contiguous (no division per element).
+          std::fill(sumQ.begin(), sumQ.end(), 0.0);
+          std::fill(sumM.begin(), sumM.end(), 0.0);
+          std::fill(maxG.begin(), maxG.end(), 0.0);
+          std::fill(maxU.begin(), maxU.end(), 0.0);
+          for (int64_t i2 = i, sl = slot; i2 < std::min(L, i + Lc); ++i2, sl = sl + K == Lc * K ? 0 : sl + K) {
+            const double *Qw = Qr.data() + sl, *Mw = Mr.data() + sl, *Gw = Gr.data() + sl, *Uw = Ur.data() + sl;
+            for (int64_t x = 0; x < K; ++x) {
+              sumQ[x] += Qw[x];
+              sumM[x] += Mw[x];
+              maxG[x] = std::max(maxG[x], Gw[x]);
+              maxU[x] = std::max(maxU[x], Uw[x]);
             }
-            const double beta = gam + sumQ + maxG;
-            const double val = s.a(i, x) * dgv;
+          }
+          double sg_val = 0, sg_mag = 0, sg_nm = 0, sg_op = 0;
+          for (int64_t x = 0; x < K; ++x) {
+            const double gam = gamx[x], mu = Ur[slot + x];
+            const double beta = gam + sumQ[x] + maxG[x];
+            const double val = s.a(i, x) * dgvx[x];
             // Operand rounding: dq and dk err by their own ρ on their magnitudes; G and S_e (or
             // dS_i and S_{i−1} in the direct form, whose Σ_v magnitude is mu ≤ maxU) by kRhoDgGS.
-            const double opx = kRhoDgQK * sumM + kRhoDgGS * maxU;
+            const double opx = kRhoDgQK * sumM[x] + kRhoDgGS * maxU[x];
             if (!scalar) {
-              Out{&out.dg}.put(rowg + x, val, dgm, beta, 0.0, under, opx);
+              Out{&out.dg}.put(rowg + x, val, dgmx[x], beta, 0.0, under, opx);
             } else {  // Σ_x of K per-k values: their budgets plus a K-term sum of their magnitudes
               sg_val += val;
-              sg_mag += dgm;
-              sg_nm += beta + double(K + 1) * (mu + sumM + maxU);
+              sg_mag += dgmx[x];
+              sg_nm += beta + double(K + 1) * (mu + sumM[x] + maxU[x]);
               sg_op += opx;
             }
           }
