@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -18,30 +19,20 @@
 namespace kcv {
 
 const char* kcv_version() { return KCV_VERSION; }
+const char* kcv_commit() { return KCV_GIT_COMMIT; }
 
 nlohmann::json nvidia_driver_version(std::string_view line) {
   constexpr std::string_view kTag = "NVRM version:";
   const std::size_t at = line.find(kTag);
   if (at == std::string_view::npos) return nullptr;
-  std::string_view rest = line.substr(at + kTag.size());
-  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!rest.empty()) {
-    std::size_t b = 0;
-    while (b < rest.size() && blank(rest[b])) ++b;
-    std::size_t e = b;
-    while (e < rest.size() && !blank(rest[e])) ++e;
-    const std::string_view word = rest.substr(b, e - b);
-    bool digits_and_dots = !word.empty() && word.front() != '.' && word.back() != '.', dot = false;
-    for (char c : word) {
-      dot = dot || c == '.';
-      digits_and_dots = digits_and_dots && ((c >= '0' && c <= '9') || c == '.');
-    }
-    if (digits_and_dots && dot) return std::string(word);
-    rest = rest.substr(e);
+  std::istringstream words{std::string(line.substr(at + kTag.size()))};
+  for (std::string w; words >> w;) {
+    const bool version = w.front() != '.' && w.back() != '.' && w.find('.') != std::string::npos &&
+                         w.find_first_not_of("0123456789.") == std::string::npos;
+    if (version) return w;
   }
   return nullptr;
 }
-const char* kcv_commit() { return KCV_GIT_COMMIT; }
 
 std::string sha256_hex(std::string_view data) {
   Sha256 h;  // kcv/core/sha256.hpp: the one implementation
