@@ -689,22 +689,16 @@ def import_glr():
     return glr_torch.chunk_glr
 
 
-def headers_id(directory=None):
-    """The content identity of glr's headers (include/), as bench/glr/headers_id.sh computes it: what
-    the kernels timed were, where the device copy's git metadata may name another commit."""
-    import hashlib
-    directory = directory or os.path.join(REPO, "include")
-    lines = []
-    for root, _dirs, files in os.walk(directory):
-        for name in files:
-            path = os.path.join(root, name)
-            if os.path.isfile(path) and not os.path.islink(path):
-                rel = "./" + os.path.relpath(path, directory)
-                with open(path, "rb") as fh:
-                    lines.append((rel.encode(), hashlib.sha256(fh.read()).hexdigest()))
-    lines.sort()
-    text = "".join(f"{digest}  {rel.decode()}\n" for rel, digest in lines)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+def headers_id():
+    """The content identity of glr's headers (include/), from bench/glr/headers_id.sh (the one
+    definition): what the kernels timed were, where the device copy's git metadata may name another
+    commit. None when the script cannot say."""
+    try:
+        r = subprocess.run([os.path.join(REPO, "bench/glr/headers_id.sh"), os.path.join(REPO, "include")],
+                           capture_output=True, text=True, timeout=60)
+        return (r.stdout.strip() or None) if r.returncode == 0 else None
+    except Exception:  # noqa: BLE001 - no bash or coreutils on the machine: say unknown
+        return None
 
 
 def git_head():

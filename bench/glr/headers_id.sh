@@ -7,7 +7,7 @@
 #   bench/glr/headers_id.sh [DIR]        (default: include)
 #
 # The id: sha256 of the `sha256sum` lines of every regular file under DIR, paths "./<relative>",
-# sorted bytewise; bench_glr_vs_fla.py's headers_id() computes the same in Python.
+# sorted bytewise. bench_glr_vs_fla.py's glr_headers runs this script.
 set -euo pipefail
 dir=${1:-include}
 [ -d "$dir" ] || { echo "headers_id.sh: $dir is not a directory" >&2; exit 2; }

@@ -1,18 +1,15 @@
 #!/usr/bin/env python3
-"""bench/glr/headers_id.sh and bench_glr_vs_fla.headers_id: the content identity of a header tree that
-the device scripts and the benchmark record instead of the device copy's git metadata. The shell and
-Python forms agree (on include/ and on a made tree), a copy has the same id, one changed byte, a renamed
-file or an added file changes it, and a directory that is not there is refused (exit 2)."""
-import shutil, subprocess, sys, tempfile
+"""bench/glr/headers_id.sh: the content identity of a header tree that the device scripts and the
+benchmark (bench_glr_vs_fla.py's glr_headers, which runs this script) record instead of the device
+copy's git metadata. 16 hex digits on include/; a copy of a tree has the same id; one changed byte, a
+renamed file or an added file changes it; a directory that is not there is refused (exit 2)."""
+import re, shutil, subprocess, sys, tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from script_check import finish  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench/glr"))
-from bench_glr_vs_fla import headers_id  # noqa: E402  (imports no torch at module level)
-
 SCRIPT = ROOT / "bench/glr/headers_id.sh"
 
 
@@ -23,9 +20,9 @@ def shell_id(d):
 
 def main():
     fails = []
-    a, b = shell_id(ROOT / "include"), headers_id(str(ROOT / "include"))
-    if a != b or len(a) != 16:
-        fails.append(f"include/: shell {a!r}, python {b!r}")
+    a = shell_id(ROOT / "include")
+    if not re.fullmatch(r"[0-9a-f]{16}", a):
+        fails.append(f"include/: {a!r} is not 16 hex digits")
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp) / "inc"
         (t / "glr/cuda").mkdir(parents=True)
@@ -33,8 +30,6 @@ def main():
         (t / "glr/b.hpp").write_text("int b;\n")
         (t / "Z.h").write_text("z\n")
         base = shell_id(t)
-        if base != headers_id(str(t)):
-            fails.append(f"a made tree: shell {base!r}, python {headers_id(str(t))!r}")
         copy = Path(tmp) / "copy"
         shutil.copytree(t, copy)
         if shell_id(copy) != base:
@@ -45,10 +40,8 @@ def main():
             d = Path(tmp) / what.replace(" ", "_")
             shutil.copytree(t, d)
             change(d)
-            if shell_id(d) == base or headers_id(str(d)) == base:
+            if shell_id(d) == base:
                 fails.append(f"{what}: the id did not change")
-            elif shell_id(d) != headers_id(str(d)):
-                fails.append(f"{what}: shell and python differ")
         r = subprocess.run([str(SCRIPT), str(Path(tmp) / "nowhere")], capture_output=True, text=True)
         if r.returncode != 2 or "not a directory" not in r.stderr:
             fails.append(f"a missing directory: rc {r.returncode}")
