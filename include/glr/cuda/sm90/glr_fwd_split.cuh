@@ -667,7 +667,8 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
   constexpr size_t o_kd = 0, o_vs = o_kd + NS * kd_bytes, o_el = o_vs + NS * v_bytes, o_s = o_el + NS * el_bytes,
                    o_p = o_s + align128(size_t(KP) * LS * 4);
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  float* S = reinterpret_cast<float*>(smem_raw + o_s);
+  // o_s: the shared state of the WMMA walk, still reserved (launch_walk's bytes) though unused since
+  // the state moved into registers; freeing it changes the launch.
   float* Pl = reinterpret_cast<float*>(smem_raw + o_p);  // kLocal: Π 2^(b_last) of the rows   [KP]
 
   const int tid = threadIdx.x, warp = tid / 32;
@@ -716,7 +717,6 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
   // bench/results/glr-fwd-split.md, session 30): kRegTiles m16n8 tiles per warp, lane 4·gq + tq
   // holding rows 16·mt + gq, + 8 and columns 8·nt + 2·tq, + 1 of tile (mt, nt); a step then needs
   // only the buffer ring's barrier.
-  (void)S;
   constexpr int kTilesN = BV / 8, kTiles = (KP / 16) * kTilesN, kRegTiles = (kTiles + kWarps - 1) / kWarps;
   const int lane = tid % 32, gq = lane / 4, tq = lane % 4;
   float acc[kRegTiles][4];
@@ -791,7 +791,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
     }
   }
   cp_async_wait<0>();  // nothing of a prefetch past the segment is left in flight
-  __syncthreads();     // S and Pl complete
+  __syncthreads();     // Pl complete
   if (kLocal) {
     float* U = u_at(g);
     each_live([&](int kk, int vv, float x) { U[kk * V + vv] = x; });
