@@ -11,6 +11,8 @@
 /// __CUDA_ARCH__), they are the wmma API's own calls.
 #pragma once
 
+#include "glr/cuda/sm90/switches.cuh"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <mma.h>
