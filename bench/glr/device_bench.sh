@@ -65,6 +65,8 @@ fi
 fla_path=""
 if [ -f .xfer/fla/fla/ops/gla/chunk.py ]; then
   fla_path=$repo/.xfer/fla
+  [ -s .xfer/fla/FLA_COMMIT ] ||
+    note "WARN: .xfer/fla has no FLA_COMMIT: FLA runs but its commit goes unrecorded (stage it with bench/glr/stage_fla.sh)"
 else
   note "WARN: FLA not carried (.xfer/fla/fla/ops/gla/chunk.py missing): FLA will be reported 'not available'"
 fi
@@ -76,7 +78,8 @@ mkdir -p "$TRITON_CACHE_DIR"
   nvidia-smi -L 2>&1; nvidia-smi --query-gpu=driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv 2>&1
   "$py" -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, '| triton', triton.__version__)" 2>&1
   nvcc --version 2>&1 | tail -1; echo "nproc: $(nproc)"
-  echo "fla: $(cat .xfer/fla/FLA_COMMIT 2>/dev/null || echo 'not carried')"
+  if [ -z "$fla_path" ]; then echo "fla: not carried"
+  else echo "fla: $(cat .xfer/fla/FLA_COMMIT 2>/dev/null || echo 'carried, commit unknown (no FLA_COMMIT)')"; fi
   echo "bench args: ${args[*]:-(default)}; dtype $dtype"
 } > "$out/env.txt"
 cat "$out/env.txt"
