@@ -66,18 +66,6 @@ namespace bwd_split {
 using fwd_split::align256;
 using fwd_split::async_tile;
 
-/// dstate's and dv's tile loads: async_tile, or its fixed-stride form under the A/B switch
-/// GLR_ASYNC_TILE_STRIDED (fwd_split::async_tile_strided: the same copies). The other kernels keep
-/// async_tile: the strided form made ptxas spill in them (session 32).
-template <int cols, class T>
-__device__ __forceinline__ void load_tile(T* dst, int ld, const T* src, int64_t stride, int rows, int live_rows,
-                                          int live_cols) {
-#ifdef GLR_ASYNC_TILE_STRIDED
-  fwd_split::async_tile_strided<cols>(dst, ld, src, stride, rows, live_rows, live_cols);
-#else
-  async_tile<cols>(dst, ld, src, stride, rows, live_rows, live_cols);
-#endif
-}
 using fwd_split::cdiv;
 using fwd_split::cp_async_commit;
 using fwd_split::cp_async_wait;
@@ -326,11 +314,11 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     if (it < nch) {
       const int64_t c = nch - 1 - it, c0 = bos + c * C;
       const int nc = int(eos - c0 < C ? eos - c0 : C);
-      load_tile<KT>(qg_at(buf), LQ, Qg + (c0 * H + h) * K + k0, H * K, C, nc, kw);
-      load_tile<BV>(do_at(buf), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-      load_tile<KT>(el_at(buf), KT, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
+      async_tile<KT>(qg_at(buf), LQ, Qg + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+      async_tile<BV>(do_at(buf), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+      async_tile<KT>(el_at(buf), KT, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
       if (c + 1 < nch)  // S entering chunk c + 1 (the last chunk's S_end is hfin, read directly)
-        load_tile<BV>(se_at(buf), LV, Sws + (((slot0 + c + 1) * H + h) * K + k0) * V + v0, V, KT, kw, vw);
+        async_tile<BV>(se_at(buf), LV, Sws + (((slot0 + c + 1) * H + h) * K + k0) * V + v0, V, KT, kw, vw);
     }
     cp_async_commit();
   };
@@ -915,10 +903,10 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
 
   // A's rows past the chunk are selected to 0 (there q = 0 may have met an infinite k: 0·Inf); k ⊙ 2^(b_last − b)
   // and G_c are 0 outside the live rows and columns.
-  load_tile<C>(as, LA, A + (slot * H + h) * C * C, C, C, nc, C);
-  load_tile<BV>(dos, LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-  load_tile<BV>(gs, LV, dSws + (slot * H + h) * K * V + v0, V, KP, int(K), vw);
-  load_tile<KP>(kt, LQ, Kd + (c0 * H + h) * K, H * K, C, nc, int(K));
+  async_tile<C>(as, LA, A + (slot * H + h) * C * C, C, C, nc, C);
+  async_tile<BV>(dos, LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+  async_tile<BV>(gs, LV, dSws + (slot * H + h) * K * V + v0, V, KP, int(K), vw);
+  async_tile<KP>(kt, LQ, Kd + (c0 * H + h) * K, H * K, C, nc, int(K));
   cp_async_commit();
   if (dg_here) {  // the K tiles' partials of the scalar gate's dg, added in tile order
     for (int i = tid; i <= C; i += kThreads) {

@@ -278,33 +278,6 @@ __device__ __forceinline__ void async_tile(T* dst, int ld, const T* src, int64_t
   }
 }
 
-/// async_tile's 16-byte copies with each thread's column fixed and its rows kThreads / (cols / per) apart,
-/// the source pointer stepped by a precomputed row stride (the A/B switch GLR_ASYNC_TILE_STRIDED, used by
-/// the backward's dstate and dv: session 32's profile put async_tile's per-copy division, remainder and
-/// 64-bit row product at 38% of dstate's instructions). The same copies, each thread the same ones in
-/// the same order (e = tid + n·kThreads gives the same row and column when kThreads is a multiple of the
-/// copies a row), so the same tile; a tile that is not 16-byte copyable goes to async_tile.
-template <int cols, class T>
-__device__ __forceinline__ void async_tile_strided(T* dst, int ld, const T* src, int64_t stride, int rows,
-                                                   int live_rows, int live_cols) {
-  constexpr int per = 16 / int(sizeof(T)), per_row = cols / per;
-  static_assert(cols % per == 0, "a shared row is a whole number of 16-byte copies");
-  if (kThreads % per_row != 0 || !copies_16b(src, stride)) {  // the first part is known at compile time
-    async_tile<cols>(dst, ld, src, stride, rows, live_rows, live_cols);
-    return;
-  }
-  constexpr int rstep = kThreads / per_row;
-  const int i0 = threadIdx.x / per_row, c = (threadIdx.x % per_row) * per;
-  const int live_c = c < live_cols ? (live_cols - c < per ? live_cols - c : per) : 0;
-  const int64_t sstep = int64_t(rstep) * stride;
-  const T* s = src + int64_t(i0) * stride + c;  // formed for every row, read only where live
-  T* d = dst + i0 * ld + c;
-  for (int i = i0; i < rows; i += rstep, s += sstep, d += rstep * ld) {
-    const int live = i < live_rows ? live_c : 0;
-    cp_async16(d, live ? static_cast<const void*>(s) : src, live * int(sizeof(T)));
-  }
-}
-
 /// Stores x's first min(live, 4) elements, rounded to E (2 bytes), at dst: one 8-byte store when
 /// `vec` (dst 8-byte aligned) and all four are live, else element by element.
 template <class E>
@@ -338,6 +311,26 @@ __device__ __forceinline__ void store_rows(E* dst, int64_t stride, int nc, int K
       for (int t = 0; t < 8 && k0 + t < K; ++t) dst[i * stride + k0 + t] = from_f<E>(f(i, k0 + t));
     }
   }
+}
+
+}  // namespace fwd_split
+
+namespace fwd_split {
+
+/// Bits 0-15 of x at the even bits 0, 2, ..., 30 (the prep's flags of even columns from one ballot).
+__device__ __forceinline__ unsigned spread_even16(unsigned x) {
+  x &= 0xffffu;
+  x = (x | (x << 8)) & 0x00ff00ffu;
+  x = (x | (x << 4)) & 0x0f0f0f0fu;
+  x = (x | (x << 2)) & 0x33333333u;
+  return (x | (x << 1)) & 0x55555555u;
+}
+
+/// Two adjacent elements as one 4-byte store (dst 4-byte aligned).
+template <class E>
+__device__ __forceinline__ void store_pair(E* dst, E a, E b) {
+  alignas(4) E two[2] = {a, b};
+  *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(two);
 }
 
 }  // namespace fwd_split
@@ -428,6 +421,80 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
     }
     __syncthreads();
     if (tid < kw) El[(slot * H + h) * K + k0 + tid] = exp2f(bs[(C - 1) * LB + tid]);
+#ifdef GLR_PREP_PAIRS
+    {  // the slice pass: columns kk0, kk0 + 1 (kk0 = 2·(lane % 16)), rows r0 .. r0 + 3 (r0 = i0 + 4·(lane / 16))
+      // NOTES: b_ρ and b_last are read from shared memory where they are used, and the k side of the
+      // rows runs before their q side, each its own loop: with both in one loop body and b_ρ, b_last
+      // in registers, prep spilled 64-128 B at its 64-register cap (four CTAs per SM; nvcc 13).
+      const int kk0 = 2 * (lane & 15), r0 = i0 + 4 * (lane >> 4);
+      const float* bref = bs + (16 * ib - 1) * LB + kk0;  // b_ρ (read only when ib > 0)
+      bool ok0 = true, ok1 = true;  // the block's columns kk0, kk0 + 1 take the factored form (diag_decay.hpp)
+      {
+        const float2 br = ib ? *reinterpret_cast<const float2*>(bref) : make_float2(0.f, 0.f);
+#pragma unroll
+        for (int r = 0; r < 16; ++r) {
+          const float2 b = *reinterpret_cast<const float2*>(bs + (16 * ib + r) * LB + kk0);
+          ok0 = ok0 & diag_decay::within_span(b.x, br.x);
+          ok1 = ok1 & diag_decay::within_span(b.y, br.y);
+        }
+      }
+      // Both warps of block ib: its columns' flags, bit kk (lanes 16-31 repeat lanes 0-15's columns).
+      factored = spread_even16(__ballot_sync(0xffffffffu, ok0)) | (spread_even16(__ballot_sync(0xffffffffu, ok1)) << 1);
+      // Two live columns at an even element offset ((c0·H + h + i·H)·K + k0 + kk0: K even) store as one word.
+      const bool live0 = kk0 < kw, live1 = kk0 + 1 < kw, pair = live1 && K % 2 == 0;
+      const int64_t row0 = (c0 * H + h) * K + k0 + kk0;  // row i of Qg and Kd at row0 + i·HK
+#pragma unroll 1
+      for (int r = 0; r < 4; ++r) {  // the k side: k ⊙ 2^(b_last − b), kr, y
+        const int i = r0 + r;
+        const float2 bi = *reinterpret_cast<const float2*>(bs + i * LB + kk0);
+        const float k0v = to_f(ks[i * LQ + kk0]), k1v = to_f(ks[i * LQ + kk0 + 1]);
+        if (i < nc) {
+          const float2 bl = *reinterpret_cast<const float2*>(bs + (C - 1) * LB + kk0);
+          const E d0 = from_f<E>(k0v * exp2f(bl.x - bi.x)), d1 = from_f<E>(k1v * exp2f(bl.y - bi.y));
+          const int64_t at = row0 + i * HK;
+          if (pair) {
+            store_pair(Kd + at, d0, d1);
+          } else if (live0) {
+            Kd[at] = d0;
+            if (live1) Kd[at + 1] = d1;
+          }
+        }
+        if (ib < 3) {  // kr[jb = ib]
+          const float2 br = *reinterpret_cast<const float2*>(bs + (16 * ib + 15) * LB + kk0);
+          store_pair(kr + i * LQ + kk0, from_f<E>(k0v * exp2f(br.x - bi.x)), from_f<E>(k1v * exp2f(br.y - bi.y)));
+        }
+        const float2 br = ib ? *reinterpret_cast<const float2*>(bref) : make_float2(0.f, 0.f);
+        yt[kk0 * LX + i] = diag_decay::y_of(k0v, bi.x, br.x, ok0);
+        yt[(kk0 + 1) * LX + i] = diag_decay::y_of(k1v, bi.y, br.y, ok1);
+      }
+#pragma unroll 1
+      for (int r = 0; r < 4; ++r) {  // the q side: q ⊙ 2^b, qr, x
+        const int i = r0 + r;
+        const float2 bi = *reinterpret_cast<const float2*>(bs + i * LB + kk0);
+        const float q0 = to_f(qs[i * LQ + kk0]), q1 = to_f(qs[i * LQ + kk0 + 1]);
+        const float eq0 = exp2f(bi.x), eq1 = exp2f(bi.y);
+        if (i < nc) {
+          const E g0 = from_f<E>(q0 * eq0), g1 = from_f<E>(q1 * eq1);
+          const int64_t at = row0 + i * HK;
+          if (pair) {
+            store_pair(Qg + at, g0, g1);
+          } else if (live0) {
+            Qg[at] = g0;
+            if (live1) Qg[at + 1] = g1;
+          }
+        }
+        float x0 = q0 * eq0, x1 = q1 * eq1;  // after the loop: q_i 2^(b_i − b_ρ), ρ = 16·ib − 1
+        for (int jb = 0; jb < ib; ++jb) {  // qr[pair (ib, jb)][i] = q_i 2^(b_i − b_r)
+          const float2 br = *reinterpret_cast<const float2*>(bs + (16 * jb + 15) * LB + kk0);
+          x0 = q0 * decay_past_ref(bi.x, br.x);
+          x1 = q1 * decay_past_ref(bi.y, br.y);
+          store_pair(qr + ((ib * (ib - 1) / 2 + jb) * 16 + i - 16 * ib) * LQ + kk0, from_f<E>(x0), from_f<E>(x1));
+        }
+        xt[kk0 * LX + i] = ok0 ? x0 : q0;  // diag_decay::x_of, its exp2f shared with qr
+        xt[(kk0 + 1) * LX + i] = ok1 ? x1 : q1;
+      }
+    }
+#else
     {  // the slice pass: column lane, rows i0 .. i0 + 7
       const int kk = lane;
       const float bref = ib ? bs[(16 * ib - 1) * LB + kk] : 0.f, blast = bs[(C - 1) * LB + kk];
@@ -457,6 +524,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
         yt[kk * LX + i] = diag_decay::y_of(kv, bi, bref, ok);
       }
     }
+#endif
     __syncthreads();
     if (warp < 6) {  // off-diagonal block pair warp: (ib, jb), qr[warp] · kr[jb]ᵀ
       int pib, pjb;

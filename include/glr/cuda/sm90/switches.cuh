@@ -16,7 +16,10 @@
 ///   GLR_WALK_SEGMENTS_OFF  the forward walk in one segment (glr_fwd_split.cuh; the timers' `noseg`)
 ///   GLR_WMMA_SMEM          the split kernels' WMMA loads and stores of shared memory as `.shared`
 ///                          instructions (wmma_smem.cuh; `wsmem`)
-///   GLR_ASYNC_TILE_STRIDED dstate's and dv's tile prefetch at a fixed stride a thread (`tstride`)
+///   GLR_PREP_PAIRS         the vector-gate prep's slice pass two columns a thread, its stores and shared
+///                          loads in pairs (glr_fwd_split.cuh; `prep2`)
+/// Removed after its A/B (session 35: within ±3% of the default, bench/results/glr-bwd-split.md):
+/// GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a thread (`tstride`).
 /// Gone into the default (session 34, after their gate run, bench/results/glr-gates.md): the register
 /// walk, dstate's four columns a pass, dqk's factored diagonal and dv's diagonal rows (GLR_NEXT of
 /// sessions 33-34).
