@@ -440,8 +440,10 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
       }
       // Both warps of block ib: its columns' flags, bit kk (lanes 16-31 repeat lanes 0-15's columns).
       factored = spread_even16(__ballot_sync(0xffffffffu, ok0)) | (spread_even16(__ballot_sync(0xffffffffu, ok1)) << 1);
-      // Two live columns at an even element offset ((c0·H + h + i·H)·K + k0 + kk0: K even) store as one word.
-      const bool live0 = kk0 < kw, live1 = kk0 + 1 < kw, pair = live1 && K % 2 == 0;
+      // Two live columns at an even element offset ((c0·H + h + i·H)·K + k0 + kk0: K even) of 4-byte
+      // aligned Qg and Kd store as one word.
+      const bool live0 = kk0 < kw, live1 = kk0 + 1 < kw,
+                 pair = live1 && K % 2 == 0 && ((reinterpret_cast<uintptr_t>(Qg) | reinterpret_cast<uintptr_t>(Kd)) & 3) == 0;
       const int64_t row0 = (c0 * H + h) * K + k0 + kk0;  // row i of Qg and Kd at row0 + i·HK
 #pragma unroll 1
       for (int r = 0; r < 4; ++r) {  // the k side: k ⊙ 2^(b_last − b), kr, y
