@@ -52,7 +52,12 @@ step() {  # step NAME LIMIT FILE CMD...: CMD under timeout (LIMIT capped by the 
   timeout --kill-after=5 "$limit" "$@" > "$file" 2>&1; local rc=$?
   note "$name rc=$rc (limit $limit s)"; return $rc
 }
-for f in glr_cuda_tests glr_fwd_time glr_bwd_time kcv kcv-worker; do
+# What the chosen steps run (the smoke always: glr_cuda_tests): the timers only for times, ncu and
+# stalls, kcv only for gates (session 35 lost a device start to a gates-only BINDIR without timers).
+need=(glr_cuda_tests)
+if want times || want ncu || want stalls; then need+=(glr_fwd_time glr_bwd_time); fi
+if want gates; then need+=(kcv kcv-worker); fi
+for f in "${need[@]}"; do
   [ -x "$bin/$f" ] || { note "FAIL: $bin/$f missing: build it on the host and carry $bin"; pack; exit 2; }
 done
 # The kernel switches the binaries were built with (GLR_DEFINES; the build writes glr_defines.txt beside
