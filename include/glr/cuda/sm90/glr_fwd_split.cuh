@@ -427,10 +427,10 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
       // rows runs before their q side, each its own loop: with both in one loop body and b_ρ, b_last
       // in registers, prep spilled 64-128 B at its 64-register cap (four CTAs per SM; nvcc 13).
       const int kk0 = 2 * (lane & 15), r0 = i0 + 4 * (lane >> 4);
-      const float* bref = bs + (16 * ib - 1) * LB + kk0;  // b_ρ (read only when ib > 0)
+      const int ref = (16 * ib - 1) * LB + kk0;  // b_ρ at bs[ref] (read only when ib > 0)
       bool ok0 = true, ok1 = true;  // the block's columns kk0, kk0 + 1 take the factored form (diag_decay.hpp)
       {
-        const float2 br = ib ? *reinterpret_cast<const float2*>(bref) : make_float2(0.f, 0.f);
+        const float2 br = ib ? *reinterpret_cast<const float2*>(bs + ref) : make_float2(0.f, 0.f);
 #pragma unroll
         for (int r = 0; r < 16; ++r) {
           const float2 b = *reinterpret_cast<const float2*>(bs + (16 * ib + r) * LB + kk0);
@@ -465,7 +465,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
           const float2 br = *reinterpret_cast<const float2*>(bs + (16 * ib + 15) * LB + kk0);
           store_pair(kr + i * LQ + kk0, from_f<E>(k0v * exp2f(br.x - bi.x)), from_f<E>(k1v * exp2f(br.y - bi.y)));
         }
-        const float2 br = ib ? *reinterpret_cast<const float2*>(bref) : make_float2(0.f, 0.f);
+        const float2 br = ib ? *reinterpret_cast<const float2*>(bs + ref) : make_float2(0.f, 0.f);
         yt[kk0 * LX + i] = diag_decay::y_of(k0v, bi.x, br.x, ok0);
         yt[(kk0 + 1) * LX + i] = diag_decay::y_of(k1v, bi.y, br.y, ok1);
       }
