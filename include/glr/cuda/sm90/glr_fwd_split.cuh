@@ -294,6 +294,34 @@ __device__ __forceinline__ void store4(E* dst, float4 x, int live, bool vec) {
     if (t < live) dst[t] = from_f<E>(xs[t]);
 }
 
+/// Two adjacent elements as one 4-byte store (dst 4-byte aligned).
+template <class E>
+__device__ __forceinline__ void store_pair(E* dst, E a, E b) {
+  alignas(4) E two[2] = {a, b};
+  *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(two);
+}
+
+/// store4 for two elements already rounded: the first min(live, 2) of a, b at dst, one 4-byte store
+/// when `vec` (dst 4-byte aligned) and both are live, else element by element.
+template <class E>
+__device__ __forceinline__ void store2(E* dst, E a, E b, int live, bool vec) {
+  if (vec && live >= 2) {
+    store_pair(dst, a, b);
+    return;
+  }
+  if (live > 0) dst[0] = a;
+  if (live > 1) dst[1] = b;
+}
+
+/// Bits 0-15 of x at the even bits 0, 2, ..., 30 (the prep's flags of even columns from one ballot).
+__device__ __forceinline__ unsigned spread_even16(unsigned x) {
+  x &= 0xffffu;
+  x = (x | (x << 8)) & 0x00ff00ffu;
+  x = (x | (x << 4)) & 0x0f0f0f0fu;
+  x = (x | (x << 2)) & 0x33333333u;
+  return (x | (x << 1)) & 0x55555555u;
+}
+
 /// Stores a chunk's rows [0, nc) x columns [0, K) of f(i, kk) (rounded to E) to dst (row stride
 /// `stride`), eight columns per thread, 16-byte stores where the rows allow it.
 template <int KP, class E, class F>
@@ -311,26 +339,6 @@ __device__ __forceinline__ void store_rows(E* dst, int64_t stride, int nc, int K
       for (int t = 0; t < 8 && k0 + t < K; ++t) dst[i * stride + k0 + t] = from_f<E>(f(i, k0 + t));
     }
   }
-}
-
-}  // namespace fwd_split
-
-namespace fwd_split {
-
-/// Bits 0-15 of x at the even bits 0, 2, ..., 30 (the prep's flags of even columns from one ballot).
-__device__ __forceinline__ unsigned spread_even16(unsigned x) {
-  x &= 0xffffu;
-  x = (x | (x << 8)) & 0x00ff00ffu;
-  x = (x | (x << 4)) & 0x0f0f0f0fu;
-  x = (x | (x << 2)) & 0x33333333u;
-  return (x | (x << 1)) & 0x55555555u;
-}
-
-/// Two adjacent elements as one 4-byte store (dst 4-byte aligned).
-template <class E>
-__device__ __forceinline__ void store_pair(E* dst, E a, E b) {
-  alignas(4) E two[2] = {a, b};
-  *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(two);
 }
 
 }  // namespace fwd_split
@@ -440,10 +448,10 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
       }
       // Both warps of block ib: its columns' flags, bit kk (lanes 16-31 repeat lanes 0-15's columns).
       factored = spread_even16(__ballot_sync(0xffffffffu, ok0)) | (spread_even16(__ballot_sync(0xffffffffu, ok1)) << 1);
-      // Two live columns at an even element offset ((c0·H + h + i·H)·K + k0 + kk0: K even) of 4-byte
-      // aligned Qg and Kd store as one word.
-      const bool live0 = kk0 < kw, live1 = kk0 + 1 < kw,
-                 pair = live1 && K % 2 == 0 && ((reinterpret_cast<uintptr_t>(Qg) | reinterpret_cast<uintptr_t>(Kd)) & 3) == 0;
+      // The pair's live columns (0-2); both live at an even element offset ((c0·H + h + i·H)·K + k0 +
+      // kk0: K even) of 4-byte aligned Qg and Kd store as one word.
+      const int live = kw - kk0 < 0 ? 0 : kw - kk0 < 2 ? kw - kk0 : 2;
+      const bool vec = K % 2 == 0 && ((reinterpret_cast<uintptr_t>(Qg) | reinterpret_cast<uintptr_t>(Kd)) & 3) == 0;
       const int64_t row0 = (c0 * H + h) * K + k0 + kk0;  // row i of Qg and Kd at row0 + i·HK
 #pragma unroll 1
       for (int r = 0; r < 4; ++r) {  // the k side: k ⊙ 2^(b_last − b), kr, y
@@ -453,13 +461,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
         if (i < nc) {
           const float2 bl = *reinterpret_cast<const float2*>(bs + (C - 1) * LB + kk0);
           const E d0 = from_f<E>(k0v * exp2f(bl.x - bi.x)), d1 = from_f<E>(k1v * exp2f(bl.y - bi.y));
-          const int64_t at = row0 + i * HK;
-          if (pair) {
-            store_pair(Kd + at, d0, d1);
-          } else if (live0) {
-            Kd[at] = d0;
-            if (live1) Kd[at + 1] = d1;
-          }
+          store2(Kd + row0 + i * HK, d0, d1, live, vec);
         }
         if (ib < 3) {  // kr[jb = ib]
           const float2 br = *reinterpret_cast<const float2*>(bs + (16 * ib + 15) * LB + kk0);
@@ -477,13 +479,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
         const float eq0 = exp2f(bi.x), eq1 = exp2f(bi.y);
         if (i < nc) {
           const E g0 = from_f<E>(q0 * eq0), g1 = from_f<E>(q1 * eq1);
-          const int64_t at = row0 + i * HK;
-          if (pair) {
-            store_pair(Qg + at, g0, g1);
-          } else if (live0) {
-            Qg[at] = g0;
-            if (live1) Qg[at + 1] = g1;
-          }
+          store2(Qg + row0 + i * HK, g0, g1, live, vec);
         }
         float x0 = q0 * eq0, x1 = q1 * eq1;  // after the loop: q_i 2^(b_i − b_ρ), ρ = 16·ib − 1
         for (int jb = 0; jb < ib; ++jb) {  // qr[pair (ib, jb)][i] = q_i 2^(b_i − b_r)
