@@ -26,8 +26,8 @@
 #pragma once
 
 // The next default set: the variants that won their A/B on the H200 and wait for the gate run.
-// GLR_WMMA_SMEM: the backward 6-9% faster on the H100 in session 35 (bench/results/glr-bwd-split.md),
-// the forward unchanged.
+// GLR_WMMA_SMEM: the backward 1.03-1.11x faster on the H100 in session 35 (bench/results/glr-bwd-split.md),
+// the forward unchanged; its gates passed the same session (glr_cuda_tests on it owed).
 #ifdef GLR_NEXT
 #ifndef GLR_WMMA_SMEM
 #define GLR_WMMA_SMEM
