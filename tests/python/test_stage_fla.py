@@ -56,9 +56,9 @@ def main():
         git(other, "init", "-q")
         git(other, "add", "-A")
         git(other, "commit", "-qm", "one")
-        for what, g in (("a repository without fla/ops/gla/chunk.py", other / ".git"),
-                        ("a directory that is no git repository", tmp / "x")):
-            d = tmp / ("refused_" + str(len(fails)) + g.parent.name)
+        for n, (what, g) in enumerate((("a repository without fla/ops/gla/chunk.py", other / ".git"),
+                                       ("a directory that is no git repository", tmp / "x"))):
+            d = tmp / f"refused_{n}"
             r = stage(g, d)
             if r.returncode != 2:
                 fails.append(f"{what}: rc {r.returncode}")
