@@ -11,7 +11,7 @@ from script_check import finish  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench/glr/include_with_defines.sh"
-SWITCHES = ("GLR_WALK_SEGMENTS_OFF", "GLR_WMMA_SMEM", "GLR_PREP_PAIRS")
+SWITCHES = ("GLR_WALK_SEGMENTS_OFF", "GLR_PREP_PAIRS")
 
 
 def next_set():
@@ -57,8 +57,8 @@ def main():
             if not (dst / "kcv/abi.h").is_file():
                 fails.append("the copy lacks kcv/abi.h: a candidate could not compile against it")
         two = Path(tmp) / "two"
-        r = run(ROOT / "include", two, "GLR_WMMA_SMEM", "GLR_WALK_SEGMENTS_OFF")
-        if r.returncode != 0 or defined(two, SWITCHES + ("GLR_NEXT",), tmp) != {"GLR_WMMA_SMEM", "GLR_WALK_SEGMENTS_OFF"}:
+        r = run(ROOT / "include", two, "GLR_PREP_PAIRS", "GLR_WALK_SEGMENTS_OFF")
+        if r.returncode != 0 or defined(two, SWITCHES + ("GLR_NEXT",), tmp) != {"GLR_PREP_PAIRS", "GLR_WALK_SEGMENTS_OFF"}:
             fails.append(f"two switches: rc {r.returncode}, {r.stderr.strip()}")
         for bad, why in ((("GLR_BOGUS",), "a name switches.cuh does not list"), (("glr_next",), "a lower-case name"),
                          (("GLR_NEXT", "x;rm"), "a name that is no identifier")):

@@ -14,22 +14,23 @@
 ///
 /// Switches off by default (the variants being timed):
 ///   GLR_WALK_SEGMENTS_OFF  the forward walk in one segment (glr_fwd_split.cuh; the timers' `noseg`)
-///   GLR_WMMA_SMEM          the split kernels' WMMA loads and stores of shared memory as `.shared`
-///                          instructions (wmma_smem.cuh; `wsmem`)
 ///   GLR_PREP_PAIRS         the vector-gate prep's slice pass two columns a thread, its stores and shared
 ///                          loads in pairs (glr_fwd_split.cuh; `prep2`)
 /// Removed after its A/B (session 35: within ±3% of the default, bench/results/glr-bwd-split.md):
 /// GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a thread (`tstride`).
-/// Gone into the default (session 34, after their gate run, bench/results/glr-gates.md): the register
-/// walk, dstate's four columns a pass, dqk's factored diagonal and dv's diagonal rows (GLR_NEXT of
-/// sessions 33-34).
+/// Gone into the default after their gate run (bench/results/glr-gates.md): the register walk,
+/// dstate's four columns a pass, dqk's factored diagonal and dv's diagonal rows (session 34, GLR_NEXT
+/// of sessions 33-34); the split kernels' WMMA shared-memory loads and stores as `.shared`
+/// instructions (session 36, GLR_WMMA_SMEM, `wsmem`: wmma_smem.cuh).
 #pragma once
 
-// The next default set: the variants that won their A/B on the H200 and wait for the gate run.
-// GLR_WMMA_SMEM: the backward 1.03-1.11x faster on the H100 in session 35 (bench/results/glr-bwd-split.md),
-// the forward unchanged; its gates passed the same session (glr_cuda_tests on it owed).
+// The next default set: the variants that won their A/B and wait for the rest of the gate run.
+// GLR_PREP_PAIRS: the forward 2-4% faster at every shape on the H100 in session 36, both rounds
+// (bench/results/glr-fwd-split.md); the 16 forward-running glr controls (the 8 forward ones and the
+// 8 `.saved` backward ones) passed on it the same session (bench/results/glr-gates.md);
+// glr_cuda_tests on it owed.
 #ifdef GLR_NEXT
-#ifndef GLR_WMMA_SMEM
-#define GLR_WMMA_SMEM
+#ifndef GLR_PREP_PAIRS
+#define GLR_PREP_PAIRS
 #endif
 #endif

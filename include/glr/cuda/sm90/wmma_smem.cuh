@@ -1,14 +1,15 @@
-/// glr CUDA family — the split kernels' WMMA loads and stores of shared memory (the A/B switch
-/// GLR_WMMA_SMEM, include/glr/cuda/sm90/switches.cuh).
+/// glr CUDA family — the split kernels' WMMA loads and stores of shared memory.
 ///
 /// The wmma API takes a generic pointer, so nvcc emits `wmma.load` / `wmma.store` with a 64-bit generic
 /// address, which ptxas turns into generic LD.E / ST.E (session 32's ncu source page: 6.4% of dqk's
-/// instructions and 5.3% of dstate's, the HMMAs waiting on them on the long scoreboard). Under the
-/// switch, `load` and `store` issue the same PTX instruction with the `.shared` state space and a
-/// 32-bit shared address: the same shape, layout and fragment registers, so the same bits. Every
-/// pointer given to them must point into shared memory (each call site of the split kernels does:
-/// their operands are staged there). Without the switch, and in the host simulation (no
-/// __CUDA_ARCH__), they are the wmma API's own calls.
+/// instructions and 5.3% of dstate's, the HMMAs waiting on them on the long scoreboard). Here `load`
+/// and `store` issue the same PTX instruction with the `.shared` state space and a 32-bit shared
+/// address: the same shape, layout and fragment registers, so the same bits. Every pointer given to
+/// them must point into shared memory (each call site of the split kernels does: their operands are
+/// staged there). In the host simulation (no __CUDA_ARCH__) they are the wmma API's own calls.
+/// This was the A/B switch GLR_WMMA_SMEM (`wsmem`) until session 36: the backward 1.03-1.11x faster
+/// on the H100, the forward unchanged (bench/results/glr-bwd-split.md, session 35), and every glr
+/// control and glr_cuda_tests passed on it (bench/results/glr-gates.md, sessions 35-36).
 #pragma once
 
 #include "glr/cuda/sm90/switches.cuh"
@@ -24,7 +25,7 @@ template <class Use, class E, class Layout>
 using Frag = wmma::fragment<Use, 16, 16, 16, E, Layout>;
 using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
 
-#if defined(GLR_WMMA_SMEM) && defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__)
 
 __device__ __forceinline__ unsigned shared_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
