@@ -119,6 +119,34 @@ __host__ __device__ constexpr int walk_rows(int KP) { return KP < 64 ? KP : 64; 
 /// K padded to the kernels' tiles (KP): 32, 64, 128 or 256.
 __host__ __device__ constexpr int padded_k(int64_t K) { return K <= 32 ? 32 : K <= 64 ? 64 : K <= 128 ? 128 : 256; }
 
+/// Walk CTAs resident per SM (its __launch_bounds__): two by default. Under GLR_WALK_3CTAS three, its
+/// registers capped at 80 and the WMMA walk's unused state buffer (`s`, 17 KB at KT = BV = 64) not
+/// reserved: 73 KB a CTA at KT = BV = 64, so three fit the SM's 228 KB with the driver's 1 KB each.
+#ifdef GLR_WALK_3CTAS
+inline constexpr int kWalkCtas = 3;
+#else
+inline constexpr int kWalkCtas = 2;
+#endif
+
+/// The walk's shared memory (offsets in bytes): kWalkStages buffers each of the Kd tile [C, KT],
+/// the v tile [C, BV] and 2^(b_last) [KT]; then Pl, the segment's product of 2^(b_last) [KT] (kLocal).
+template <int KT, int BV>
+struct WalkSmem {
+  static constexpr int LQ = ld_half(KT), LV = ld_half(BV);
+  static constexpr size_t kd_bytes = align128(size_t(C) * LQ * 2), v_bytes = align128(size_t(C) * LV * 2),
+                          el_bytes = align128(size_t(KT) * 4);
+  static constexpr size_t kd = 0, vs = kd + kWalkStages * kd_bytes, el = vs + kWalkStages * v_bytes,
+                          el_end = el + kWalkStages * el_bytes;
+#ifdef GLR_WALK_3CTAS
+  static constexpr size_t p = el_end;
+#else
+  // The shared state of the WMMA walk, still reserved though unused since the state moved into
+  // registers (GLR_WALK_3CTAS drops it).
+  static constexpr size_t p = el_end + align128(size_t(KT) * ld_float(BV) * 4);
+#endif
+  static constexpr size_t bytes = p + align128(size_t(KT) * 4);
+};
+
 /// The walk's segments (docs/glr.md, "The segmented walk"). The walk is a chain of dependent steps,
 /// one per chunk, and a CTA per (K tile, V tile, head, sequence): with few heads and sequences and a
 /// long T it runs on a fraction of the SMs for thousands of steps ((1, 65536, 16, 128): 64 CTAs of
@@ -720,22 +748,17 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 3)
 /// h0 (or 0) folded through segments 0..g−1, S ← P ⊙ S + U in segment order (fp32), then the walk
 /// with its stores; the last segment writes hT. segs = 1 is the plain walk.
 template <class E, int BV, int KP, bool kLocal>
-__global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: the walk has few CTAs
+__global__ void __launch_bounds__(fwd_split::kThreads, fwd_split::kWalkCtas)
     sm90_glr_fwd_walk(const E* __restrict__ Kd, const E* __restrict__ v, const float* __restrict__ El,
                       const float* __restrict__ h0, E* __restrict__ Sws, float* __restrict__ hT,
                       float* __restrict__ Useg, float* __restrict__ Pseg, const int64_t* __restrict__ cu,
                       int64_t T, int64_t H, int64_t K, int64_t V, int64_t NT, int64_t segs, int64_t seg_chunks) {
   using namespace fwd_split;
-  constexpr int LQ = ld_half(KP), LV = ld_half(BV), LS = ld_float(BV);
-  constexpr size_t kd_bytes = align128(size_t(C) * LQ * 2), v_bytes = align128(size_t(C) * LV * 2),
-                   el_bytes = align128(size_t(KP) * 4);
+  using L = WalkSmem<KP, BV>;
+  constexpr int LQ = L::LQ, LV = L::LV;
   constexpr int NS = kWalkStages;
-  constexpr size_t o_kd = 0, o_vs = o_kd + NS * kd_bytes, o_el = o_vs + NS * v_bytes, o_s = o_el + NS * el_bytes,
-                   o_p = o_s + align128(size_t(KP) * LS * 4);
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  // o_s: the shared state of the WMMA walk, still reserved (launch_walk's bytes) though unused since
-  // the state moved into registers; freeing it changes the launch.
-  float* Pl = reinterpret_cast<float*>(smem_raw + o_p);  // kLocal: Π 2^(b_last) of the rows   [KP]
+  float* Pl = reinterpret_cast<float*>(smem_raw + L::p);  // kLocal: Π 2^(b_last) of the rows   [KP]
 
   const int tid = threadIdx.x, warp = tid / 32;
   const int64_t nkt = cdiv(K, KP);
@@ -748,9 +771,9 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
   const int64_t nch = cdiv(eos - bos, C), cb = g * seg_chunks,
                 ce = segs == 1 ? nch : (cb + seg_chunks < nch ? cb + seg_chunks : nch);
   if (kLocal && (g == segs - 1 || cb >= ce)) return;  // uniform per CTA: the last segment's U is never needed
-  auto kd_at = [&](int buf) { return reinterpret_cast<E*>(smem_raw + o_kd + buf * kd_bytes); };
-  auto vs_at = [&](int buf) { return reinterpret_cast<E*>(smem_raw + o_vs + buf * v_bytes); };
-  auto el_at = [&](int buf) { return reinterpret_cast<float*>(smem_raw + o_el + buf * el_bytes); };
+  auto kd_at = [&](int buf) { return reinterpret_cast<E*>(smem_raw + L::kd + buf * L::kd_bytes); };
+  auto vs_at = [&](int buf) { return reinterpret_cast<E*>(smem_raw + L::vs + buf * L::v_bytes); };
+  auto el_at = [&](int buf) { return reinterpret_cast<float*>(smem_raw + L::el + buf * L::el_bytes); };
   auto prefetch = [&](int64_t c, int buf) {  // chunk c of the sequence; a group is committed always
     const int64_t c0 = bos + c * C;
     if (c < ce && c0 < eos) {
@@ -841,6 +864,27 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
       for (int kk = tid; kk < kw; kk += kThreads) Pl[kk] = segment_fold::decay_product(Pl[kk], el[kk]);
     // S += (k ⊙ 2^(b_last − b))ᵀ v over the chunk's 64 steps, in 16-step MMAs.
     const int r = lane % 8, mat = lane / 8;  // the row this lane addresses in 8×8 matrix `mat`
+#ifdef GLR_WALK_3CTAS
+    // A warp's tiles share their column block (nt = warp % kTilesN: kTilesN divides kWarps), so v's
+    // fragment is loaded once a 16-step block, not once a tile; and the blocks are not unrolled. Both
+    // for the 80 registers of three CTAs an SM (ptxas, nvcc 13: unrolled, KT = BV = 64 spilled 84 B;
+    // so, 40 B in the plain walk, none in the segments' local walk or at other tiles).
+    static_assert(kWarps % kTilesN == 0, "a warp's register tiles share one column block");
+#pragma unroll 1
+    for (int jb = 0; jb < C / 16; ++jb) {
+      uint32_t b[2];
+      ldsm_x2_trans(b, vs + (16 * jb + 8 * (mat & 1) + r) * LV + 8 * (warp % kTilesN));
+#pragma unroll
+      for (int i = 0; i < kRegTiles; ++i) {
+        const int t = warp + kWarps * i;
+        if (t >= kTiles) continue;
+        const int mt = t / kTilesN;
+        uint32_t a[4];
+        ldsm_x4_trans(a, ks + (16 * jb + 8 * (mat >> 1) + r) * LQ + 16 * mt + 8 * (mat & 1));
+        mma16816<E>(acc[i], a, b);
+      }
+    }
+#else
 #pragma unroll
     for (int jb = 0; jb < C / 16; ++jb) {
 #pragma unroll
@@ -855,6 +899,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 2)  // two CTAs per SM: t
         mma16816<E>(acc[i], a, b);
       }
     }
+#endif
   }
   cp_async_wait<0>();  // nothing of a prefetch past the segment is left in flight
   __syncthreads();     // Pl complete
@@ -1041,9 +1086,7 @@ Status launch_walk(const FwdParams& p, cudaStream_t stream, Walk walk) {
   // launch_gate copies it to p.hT.
   float* hT = p.saved ? reinterpret_cast<float*>(ws + states_bytes(s)) : static_cast<float*>(p.hT);
   constexpr int KT = walk_rows(KP);
-  constexpr size_t bytes = kWalkStages * (align128(size_t(C) * ld_half(KT) * 2) + align128(size_t(C) * ld_half(BV) * 2) +
-                                          align128(size_t(KT) * 4)) +
-                           align128(size_t(KT) * ld_float(BV) * 4) + align128(size_t(KT) * 4);
+  constexpr size_t bytes = WalkSmem<KT, BV>::bytes;
   const dim3 grid(unsigned(cdiv(s.V, BV) * cdiv(s.K, KT)), unsigned(s.H), unsigned(s.sequences() * l.segs));
   auto go = [&](auto* kernel) -> Status {
     if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
