@@ -146,6 +146,8 @@ struct WalkSmem {
 #endif
   static constexpr size_t bytes = p + align128(size_t(KT) * 4);
 };
+// sm_90's 228 KB of shared memory an SM, less the driver's 1 KB a CTA: kWalkCtas of the largest tile.
+static_assert(kWalkCtas * (WalkSmem<64, 64>::bytes + 1024) <= 228 * 1024, "kWalkCtas walk CTAs fit an SM");
 
 /// The walk's segments (docs/glr.md, "The segmented walk"). The walk is a chain of dependent steps,
 /// one per chunk, and a CTA per (K tile, V tile, head, sequence): with few heads and sequences and a

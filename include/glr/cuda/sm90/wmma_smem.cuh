@@ -12,8 +12,6 @@
 /// control and glr_cuda_tests passed on it (bench/results/glr-gates.md, sessions 35-36).
 #pragma once
 
-#include "glr/cuda/sm90/switches.cuh"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <mma.h>
