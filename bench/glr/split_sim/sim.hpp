@@ -112,9 +112,10 @@ inline void mma_sync(fragment<accumulator, 16, 16, 16, T, void>& d, const fragme
 }
 }  // namespace nvcuda::wmma
 
-// The walk's warp-level tensor-core pieces (glr_fwd_split.cuh: ldsm_x4_trans, ldsm_x2_trans,
-// mma16816), emulated from the PTX ISA's fragment layouts with a warp exchange like the shuffle's:
-// every lane publishes its operands, then each computes its own registers from the whole warp's.
+// The warp-level tensor-core pieces of the walk, and of dstate under GLR_DSTATE_3CTAS (glr_fwd_split.cuh:
+// ldsm_x4_trans, ldsm_x2_trans, mma16816), emulated from the PTX ISA's fragment layouts with a warp
+// exchange like the shuffle's: every lane publishes its operands, then each computes its own registers
+// from the whole warp's.
 namespace sim {
 inline const unsigned char* ptr_buf[256];
 inline uint32_t frag_buf[256][10];
@@ -134,7 +135,7 @@ inline void ldsm_trans(uint32_t* r, int nmat, const void* p) {
   sync_warp();
 }
 }  // namespace sim
-namespace glr::cuda::sm90 {
+namespace glr::cuda::sm90::fwd_split {  // where glr_fwd_split.cuh defines them (the backward's dstate uses them too)
 inline void ldsm_x4_trans(uint32_t (&r)[4], const void* p) { ::sim::ldsm_trans(r, 4, p); }
 inline void ldsm_x2_trans(uint32_t (&r)[2], const void* p) { ::sim::ldsm_trans(r, 2, p); }
 template <class E>
@@ -175,7 +176,7 @@ inline void mma16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[
     d[i] = s;
   }
 }
-}  // namespace glr::cuda::sm90
+}  // namespace glr::cuda::sm90::fwd_split
 
 namespace sim {
 inline long ctas_run = 0;

@@ -70,6 +70,9 @@ using fwd_split::cdiv;
 using fwd_split::cp_async_commit;
 using fwd_split::cp_async_wait;
 using fwd_split::first_slot;
+using fwd_split::ldsm_x2_trans;
+using fwd_split::ldsm_x4_trans;
+using fwd_split::mma16816;
 using fwd_split::store4;
 using fwd_tc::align128;
 using fwd_tc::C;
@@ -83,7 +86,17 @@ inline constexpr int kWarps = kThreads / 32;
 static_assert(kThreads == fwd_split::kThreads, "async_tile strides by the forward split's block size");
 inline constexpr int kBV = 64;       // V tile of kernel 5
 inline constexpr int kDqkBV = 32;    // V tile of kernel 4's V loop (32 keeps its shared memory at 110.25 KB)
-inline constexpr int kStateStages = 3;  // chunks in flight in kernel 3 (three keep two CTAs per SM at BV 64)
+/// Kernel 3's CTAs resident per SM (its __launch_bounds__) and chunks in flight. By default two CTAs,
+/// three chunks (three keep two CTAs per SM at BV 64). Under GLR_DSTATE_3CTAS three CTAs, their
+/// registers capped at 80 (G in mma.sync accumulator registers across the chunks, as the forward's
+/// walk keeps S) and two chunks in flight: 73 KB a CTA at KT = BV = 64.
+#ifdef GLR_DSTATE_3CTAS
+inline constexpr int kDstateCtas = 3;
+inline constexpr int kStateStages = 2;
+#else
+inline constexpr int kDstateCtas = 2;
+inline constexpr int kStateStages = 3;
+#endif
 
 /// Columns of K per CTA of kernels 3 and 4 (K padded to KP): 64, or KP below that.
 __host__ __device__ constexpr int k_tile(int KP) { return KP < 64 ? KP : 64; }
@@ -274,8 +287,11 @@ struct DvPlan {
 /// seeds[vt], G (rounded) -> dS[slot c], then G ← 2^(b_last) ⊙ G + scale·(q ⊙ 2^b)ᵀ·do (q ⊙ 2^b
 /// and 2^(b_last) are prep's; scale multiplies the fp32 product). Finally dh0 = G. The operands of
 /// the next kStateStages − 1 chunks are in flight (cp.async ring) while chunk c is computed.
+/// Under GLR_DSTATE_3CTAS G lives between chunks in the warps' mma.sync accumulator registers (the
+/// forward walk's layout): each chunk stores it to shared memory for the element-wise pass (seeds,
+/// dS), decays it in registers and adds the product there; the same operations, the same bits.
 template <class E, int BV, int KT>
-__global__ void __launch_bounds__(bwd_split::kThreads, 2)
+__global__ void __launch_bounds__(bwd_split::kThreads, bwd_split::kDstateCtas)
     sm90_glr_bwd_dstate(const E* __restrict__ Qg, const E* __restrict__ dO, const float* __restrict__ El,
                         const float* __restrict__ dhT, const E* __restrict__ Sws, const float* __restrict__ hfin,
                         E* __restrict__ dSws, float* __restrict__ seeds, float* __restrict__ dh0,
@@ -338,10 +354,29 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
 
 #pragma unroll
   for (int s = 0; s < NS - 1; ++s) prefetch(s, s);
+#ifdef GLR_DSTATE_3CTAS
+  // G in registers: kRegTiles m16n8 tiles per warp, lane 4·gq + tq holding rows 16·mt + gq, + 8 and
+  // columns 8·nt + 2·tq, + 1 of tile t = warp + kWarps·i (mt = t / kTilesN, nt = t % kTilesN: a warp's
+  // tiles share their column block, so do's fragments are loaded once a chunk for all of them).
+  constexpr int kTilesN = BV / 8, kTiles = (KT / 16) * kTilesN, kRegTiles = (kTiles + kWarps - 1) / kWarps;
+  static_assert(kWarps % kTilesN == 0, "a warp's register tiles share one column block");
+  const int lane = tid % 32, gq = lane / 4, tq = lane % 4;
+  auto row_of = [&](int i, int e) { return 16 * ((warp + kWarps * i) / kTilesN) + gq + (e >= 2 ? 8 : 0); };
+  const int col0 = 8 * (warp % kTilesN) + 2 * tq;  // of element e: col0 + (e & 1)
+  float acc[kRegTiles][4];
+#pragma unroll
+  for (int i = 0; i < kRegTiles; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {  // G ← dhT (0 outside the live K x V)
+      const int kk = row_of(i, e), vv = col0 + (e & 1);
+      acc[i][e] = (dhT && warp + kWarps * i < kTiles && kk < kw && vv < vw) ? dhT[state0 + int64_t(kk) * V + vv] : 0.f;
+    }
+#else
   for (int e = tid; e < KT * BV; e += kThreads) {  // G ← dhT (0 outside the live K x V)
     const int kk = e / BV, vv = e % BV;
     G[kk * LS + vv] = (dhT && kk < kw && vv < vw) ? dhT[state0 + int64_t(kk) * V + vv] : 0.f;
   }
+#endif
 
   int buf = 0;
   for (int64_t it = 0; it < nch; ++it, buf = buf + 1 == NS ? 0 : buf + 1) {  // uniform per CTA
@@ -353,6 +388,15 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     const E* dos = do_at(buf);
     const float* el = el_at(buf);
     const E* se = se_at(buf);
+#ifdef GLR_DSTATE_3CTAS
+#pragma unroll
+    for (int i = 0; i < kRegTiles; ++i)  // G entering the step to shared memory, for the pass below
+      if (warp + kWarps * i < kTiles)
+#pragma unroll
+        for (int e = 0; e < 4; e += 2)
+          *reinterpret_cast<float2*>(G + row_of(i, e) * LS + col0) = make_float2(acc[i][e], acc[i][e + 1]);
+    __syncthreads();
+#endif
 
     {  // row x, columns [y0, y0 + kPerPart) per thread: the dg seed of this V tile (y in order within a
        // lane, the kParts lanes in a fixed tree), G rounded (an MMA operand of kernels 4, 5), then decayed
@@ -386,11 +430,13 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
               if (y + t < vw) s += gs[t] * sv[t];
             store4(dSo + int64_t(x) * V + y, g4, vw - y, out_vec);
           }
+#ifndef GLR_DSTATE_3CTAS  // (there G decays in registers, below)
           g4.x *= e;
           g4.y *= e;
           g4.z *= e;
           g4.w *= e;
           *reinterpret_cast<float4*>(G + x * LS + y) = g4;
+#endif
         }
       } else {
 #pragma unroll 1
@@ -400,13 +446,54 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
             s += g * (last ? hfin[state0 + int64_t(x) * V + y] : to_f(se[x * LV + y]));
             dSo[int64_t(x) * V + y] = from_f<E>(g);
           }
+#ifndef GLR_DSTATE_3CTAS
           G[x * LS + y] = g * e;
+#endif
         }
       }
 #pragma unroll
       for (int o = 1; o < kParts; o *= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
       if (y0 == 0 && x < kw) seeds[((vt * slots + slot) * H + h) * K + k0 + x] = s;
     }
+#ifdef GLR_DSTATE_3CTAS
+    // G ← 2^(b_last) ⊙ G + scale·(q ⊙ 2^b)ᵀ do in registers: each tile's product from 0 over the
+    // chunk's four 16-step blocks, as WMMA's (HMMA m16n8k16 both), then added scaled.
+    const int r = lane % 8, mat = lane / 8;  // the row this lane addresses in 8×8 matrix `mat`
+    uint32_t b[C / 16][2];
+#pragma unroll
+    for (int jb = 0; jb < C / 16; ++jb)
+      ldsm_x2_trans(b[jb], dos + (16 * jb + 8 * (mat & 1) + r) * LV + 8 * (warp % kTilesN));
+#pragma unroll
+    for (int i = 0; i < kRegTiles; ++i) {
+      const int t = warp + kWarps * i;
+      if (t >= kTiles) continue;  // uniform per warp
+      const int mt = t / kTilesN;
+      float prod[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int jb = 0; jb < C / 16; ++jb) {
+        uint32_t a[4];  // A = (q ⊙ 2^b)ᵀ: its 8×8 blocks are the transposes of qg's (time, row) blocks
+        ldsm_x4_trans(a, qg + (16 * jb + 8 * (mat >> 1) + r) * LQ + 16 * mt + 8 * (mat & 1));
+        mma16816<E>(prod, a, b[jb]);
+      }
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int kk = row_of(i, e);
+        acc[i][e] *= kk < kw ? el[kk] : 1.f;
+        acc[i][e] += scale * prod[e];
+      }
+    }
+  }
+  if (dh0) {
+#pragma unroll
+    for (int i = 0; i < kRegTiles; ++i)
+      if (warp + kWarps * i < kTiles)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int kk = row_of(i, e), vv = col0 + (e & 1);
+          if (kk < kw && vv < vw) dh0[state0 + int64_t(kk) * V + vv] = acc[i][e];
+        }
+  }
+#else
     __syncthreads();  // G is decayed everywhere
     for (int t = warp; t < (KT / 16) * (BV / 16); t += kWarps) {  // G += scale·(q ⊙ 2^b)ᵀ do
       const int rt = t / (BV / 16), ct = t % (BV / 16);
@@ -425,6 +512,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       if (kk < kw && vv < vw) dh0[state0 + int64_t(kk) * V + vv] = G[kk * LS + vv];
     }
   }
+#endif
 }
 
 /// 4. dq, dk and dg of one chunk and K tile, in form kVar (bwd_split::kDqkPipe, kDqkRemap, kDqkVec).
@@ -1025,7 +1113,8 @@ Status launch_dstate(const BwdParams& p, const Layout& l, cudaStream_t stream, i
   auto* ws = static_cast<unsigned char*>(p.workspace);
   const unsigned char* sb = states_base(p);
   constexpr size_t bytes = DstatePlan(KT, BV).total;
-  static_assert(bytes <= 113 * 1024, "sm90_glr_bwd_dstate: two CTAs per SM");
+  // sm_90's 228 KB of shared memory an SM, less the driver's 1 KB a CTA: kDstateCtas CTAs.
+  static_assert(kDstateCtas * (bytes + 1024) <= 228 * 1024, "sm90_glr_bwd_dstate: kDstateCtas CTAs per SM");
   auto* kernel = &sm90_glr_bwd_dstate<E, BV, KT>;
   if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
   *nvt = cdiv(s.V, BV);
