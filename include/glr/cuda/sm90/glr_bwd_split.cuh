@@ -330,11 +330,12 @@ __global__ void __launch_bounds__(bwd_split::kThreads, bwd_split::kDstateCtas)
     if (it < nch) {
       const int64_t c = nch - 1 - it, c0 = bos + c * C;
       const int nc = int(eos - c0 < C ? eos - c0 : C);
-      async_tile<KT>(qg_at(buf), LQ, Qg + (c0 * H + h) * K + k0, H * K, C, nc, kw);
-      async_tile<BV>(do_at(buf), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-      async_tile<KT>(el_at(buf), KT, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
+      constexpr bool kNoHoist = kDstateCtas > 2;  // (async_tile: the 80-register kernel spilled)
+      async_tile<KT, kNoHoist>(qg_at(buf), LQ, Qg + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+      async_tile<BV, kNoHoist>(do_at(buf), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+      async_tile<KT, kNoHoist>(el_at(buf), KT, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
       if (c + 1 < nch)  // S entering chunk c + 1 (the last chunk's S_end is hfin, read directly)
-        async_tile<BV>(se_at(buf), LV, Sws + (((slot0 + c + 1) * H + h) * K + k0) * V + v0, V, KT, kw, vw);
+        async_tile<BV, kNoHoist>(se_at(buf), LV, Sws + (((slot0 + c + 1) * H + h) * K + k0) * V + v0, V, KT, kw, vw);
     }
     cp_async_commit();
   };

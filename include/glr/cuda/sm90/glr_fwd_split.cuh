@@ -269,19 +269,25 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 /// cp.async copies where src and stride are 16-byte aligned (the part of a copy past live_cols is
 /// zero-filled, never read), else element copies through registers (complete on return). The
 /// caller commits, waits and synchronizes. Out-of-range copies read nothing (src = the tile's base).
+/// kNoHoist: the thread's offsets are computed at each call, not hoisted out of the caller's loop (an
+/// empty asm hides threadIdx.x from the optimizer): for the 80-register kernels of three CTAs an SM,
+/// where the hoisted 64-bit offsets of a chunk loop's prefetch spilled (ptxas, nvcc 13: the walk 40 B,
+/// dstate up to 96 B; none with it).
 template <class T>
 __device__ __forceinline__ bool copies_16b(const T* src, int64_t stride) {  // every row starts 16-byte aligned
   return reinterpret_cast<uintptr_t>(src) % 16 == 0 && (stride * int64_t(sizeof(T))) % 16 == 0;
 }
-template <int cols, class T>
+template <int cols, bool kNoHoist = false, class T>
 __device__ __forceinline__ void async_tile(T* dst, int ld, const T* src, int64_t stride, int rows, int live_rows,
                                            int live_cols) {
   constexpr int per = 16 / int(sizeof(T));
   static_assert(cols % per == 0, "a shared row is a whole number of 16-byte copies");
   const bool vec = copies_16b(src, stride);
+  int tid = threadIdx.x;
+  if constexpr (kNoHoist) asm volatile("" : "+r"(tid));
   if (vec && live_rows == rows && live_cols == cols) {  // a whole tile: no copy is partial or empty
     constexpr int per_row = cols / per;
-    for (int e = threadIdx.x; e < rows * per_row; e += kThreads) {
+    for (int e = tid; e < rows * per_row; e += kThreads) {
       const int i = e / per_row, c = (e % per_row) * per;
       cp_async16(dst + i * ld + c, src + i * stride + c, 16);
     }
@@ -289,7 +295,7 @@ __device__ __forceinline__ void async_tile(T* dst, int ld, const T* src, int64_t
   }
   if (vec) {
     constexpr int per_row = cols / per;
-    for (int e = threadIdx.x; e < rows * per_row; e += kThreads) {
+    for (int e = tid; e < rows * per_row; e += kThreads) {
       const int i = e / per_row, c = (e % per_row) * per;
       const int live = (i < live_rows && c < live_cols) ? (live_cols - c < per ? live_cols - c : per) : 0;
       cp_async16(dst + i * ld + c, live ? static_cast<const void*>(src + i * stride + c) : src,
@@ -298,7 +304,7 @@ __device__ __forceinline__ void async_tile(T* dst, int ld, const T* src, int64_t
     return;
   }
 #pragma unroll 2  // by four, prep and the walk spill (sm90_glr_fwd_prep's notes)
-  for (int e = threadIdx.x; e < rows * cols; e += kThreads) {
+  for (int e = tid; e < rows * cols; e += kThreads) {
     const int i = e / cols, c = e % cols;
     T x;
     if constexpr (std::is_same_v<T, float>) x = 0.f;
@@ -780,9 +786,10 @@ __global__ void __launch_bounds__(fwd_split::kThreads, fwd_split::kWalkCtas)
     const int64_t c0 = bos + c * C;
     if (c < ce && c0 < eos) {
       const int nc = int(eos - c0 < C ? eos - c0 : C);
-      async_tile<KP>(kd_at(buf), LQ, Kd + (c0 * H + h) * K + k0, H * K, C, nc, kw);
-      async_tile<BV>(vs_at(buf), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-      async_tile<KP>(el_at(buf), KP, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
+      constexpr bool kNoHoist = kWalkCtas > 2;  // (async_tile: the 80-register walk spilled)
+      async_tile<KP, kNoHoist>(kd_at(buf), LQ, Kd + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+      async_tile<BV, kNoHoist>(vs_at(buf), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+      async_tile<KP, kNoHoist>(el_at(buf), KP, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
     }
     cp_async_commit();
   };
