@@ -11,7 +11,7 @@ from script_check import finish  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench/glr/include_with_defines.sh"
-SWITCHES = ("GLR_WALK_SEGMENTS_OFF", "GLR_PREP_PAIRS", "GLR_WALK_3CTAS", "GLR_DSTATE_3CTAS")
+SWITCHES = ("GLR_WALK_SEGMENTS_OFF", "GLR_PREP_PAIRS", "GLR_WALK_3CTAS", "GLR_DSTATE_3CTAS", "GLR_NOHOIST")
 
 
 def next_set():

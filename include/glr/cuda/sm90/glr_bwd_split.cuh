@@ -330,7 +330,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, bwd_split::kDstateCtas)
     if (it < nch) {
       const int64_t c = nch - 1 - it, c0 = bos + c * C;
       const int nc = int(eos - c0 < C ? eos - c0 : C);
-      constexpr bool kNoHoist = kDstateCtas > 2;  // (async_tile: the 80-register kernel spilled)
+      constexpr bool kNoHoist = kDstateCtas > 2 || fwd_split::kPrefetchNoHoist;  // (async_tile: hoisted offsets spilled)
       async_tile<KT, kNoHoist>(qg_at(buf), LQ, Qg + (c0 * H + h) * K + k0, H * K, C, nc, kw);
       async_tile<BV, kNoHoist>(do_at(buf), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
       async_tile<KT, kNoHoist>(el_at(buf), KT, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);

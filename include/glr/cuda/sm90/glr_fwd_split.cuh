@@ -146,6 +146,14 @@ struct WalkSmem {
 #endif
   static constexpr size_t bytes = p + align128(size_t(KT) * 4);
 };
+/// Whether the chunk loops of the walk and of the backward's dstate prefetch with
+/// async_tile<cols, kNoHoist = true> at any CTA count (GLR_NOHOIST; the 3-CTA forms always do): the
+/// default two-CTA walk spills 68 B at KT = BV = 64 and 128 registers (ptxas, nvcc 13), none with it.
+#ifdef GLR_NOHOIST
+inline constexpr bool kPrefetchNoHoist = true;
+#else
+inline constexpr bool kPrefetchNoHoist = false;
+#endif
 // sm_90's 228 KB of shared memory an SM, less the driver's 1 KB a CTA: kWalkCtas of the largest tile.
 static_assert(kWalkCtas * (WalkSmem<64, 64>::bytes + 1024) <= 228 * 1024, "kWalkCtas walk CTAs fit an SM");
 
@@ -786,7 +794,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, fwd_split::kWalkCtas)
     const int64_t c0 = bos + c * C;
     if (c < ce && c0 < eos) {
       const int nc = int(eos - c0 < C ? eos - c0 : C);
-      constexpr bool kNoHoist = kWalkCtas > 2;  // (async_tile: the 80-register walk spilled)
+      constexpr bool kNoHoist = kWalkCtas > 2 || kPrefetchNoHoist;  // (async_tile: hoisted offsets spilled)
       async_tile<KP, kNoHoist>(kd_at(buf), LQ, Kd + (c0 * H + h) * K + k0, H * K, C, nc, kw);
       async_tile<BV, kNoHoist>(vs_at(buf), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
       async_tile<KP, kNoHoist>(el_at(buf), KP, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);

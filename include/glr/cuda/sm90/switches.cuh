@@ -21,6 +21,8 @@
 ///   GLR_DSTATE_3CTAS       the backward's dstate three CTAs an SM instead of two: G in mma.sync registers
 ///                          across the chunks, two chunks in flight, 80 registers (glr_bwd_split.cuh,
 ///                          kDstateCtas; `dstate3`)
+///   GLR_NOHOIST            the two-CTA walk's and dstate's prefetch offsets computed at each chunk, not
+///                          hoisted into registers that spill (glr_fwd_split.cuh, kPrefetchNoHoist; `nohoist`)
 /// Removed after its A/B (session 35: within ±3% of the default, bench/results/glr-bwd-split.md):
 /// GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a thread (`tstride`).
 /// Gone into the default after their gate run (bench/results/glr-gates.md): the register walk,
