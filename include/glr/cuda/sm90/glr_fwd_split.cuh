@@ -278,9 +278,9 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 /// zero-filled, never read), else element copies through registers (complete on return). The
 /// caller commits, waits and synchronizes. Out-of-range copies read nothing (src = the tile's base).
 /// kNoHoist: the thread's offsets are computed at each call, not hoisted out of the caller's loop (an
-/// empty asm hides threadIdx.x from the optimizer): for the 80-register kernels of three CTAs an SM,
-/// where the hoisted 64-bit offsets of a chunk loop's prefetch spilled (ptxas, nvcc 13: the walk 40 B,
-/// dstate up to 96 B; none with it).
+/// empty asm hides threadIdx.x from the optimizer): for the chunk loops of the walk and dstate, where the
+/// hoisted 64-bit offsets of the prefetch spilled (ptxas, nvcc 13: the 80-register walk 40 B and dstate
+/// up to 96 B, the default walk 68 B; none with it): kPrefetchNoHoist.
 template <class T>
 __device__ __forceinline__ bool copies_16b(const T* src, int64_t stride) {  // every row starts 16-byte aligned
   return reinterpret_cast<uintptr_t>(src) % 16 == 0 && (stride * int64_t(sizeof(T))) % 16 == 0;
