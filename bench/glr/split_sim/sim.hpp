@@ -1,5 +1,7 @@
 // Host simulation of the CUDA constructs the glr split kernels use (bench/glr/split_sim/run.sh): one
-// CTA at a time, its 256 threads as fibers (ucontext) on one OS thread. Between two __syncthreads
+// CTA at a time, its 256 threads as fibers on one OS thread (started by setcontext on their own stacks,
+// switched by _setjmp/_longjmp: swapcontext's signal-mask system call at every switch was about half of
+// a run's time). Between two __syncthreads
 // the warps run one after another, ascending or (SIM_REVERSE=1) descending, each warp's lanes in the
 // same order up to each __shfl_xor_sync (a warp-level exchange): a read of shared data that another
 // warp writes in the same phase (a missing barrier) sees different data in the two orders, so a
@@ -9,6 +11,7 @@
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <setjmp.h>
 #include <ucontext.h>
 #include <cmath>
 #include <cstring>
@@ -182,17 +185,33 @@ namespace sim {
 inline long ctas_run = 0;
 inline constexpr int kN = 256;
 inline constexpr size_t kStack = 256 * 1024;
-struct Fiber { ucontext_t ctx; bool done = false; int wait = 0; };  // wait: 0 running, 1 at a shuffle, 2 at a barrier
-inline ucontext_t sched;
+struct Fiber { ucontext_t ctx; jmp_buf at; bool started = false, done = false; int wait = 0; };  // wait: 0 running, 1 at a shuffle, 2 at a barrier
+inline jmp_buf sched;
 inline Fiber fibers[kN];
 inline std::vector<char> stacks(kN * kStack);
 inline int cur = 0;
 inline std::function<void()> job;
-inline void sync_cta() { fibers[cur].wait = 2; swapcontext(&fibers[cur].ctx, &sched); }
-inline void sync_warp() { fibers[cur].wait = 1; swapcontext(&fibers[cur].ctx, &sched); }
+/// The running fiber stops here (its registers and stack pointer in `at`) and the scheduler goes on.
+inline void yield(int wait) {
+  fibers[cur].wait = wait;
+  if (_setjmp(fibers[cur].at) == 0) _longjmp(sched, 1);
+}
+inline void sync_cta() { yield(2); }
+inline void sync_warp() { yield(1); }
 inline void entry() {
   job();
-  fibers[cur].done = true;  // returns to sched through uc_link
+  fibers[cur].done = true;
+  _longjmp(sched, 1);  // never returns: the fiber's stack is dropped
+}
+/// Runs fiber t until it yields or ends: its first time from entry() on its own stack, later from its yield.
+inline void resume(int t) {
+  Fiber& f = fibers[t];
+  if (_setjmp(sched) != 0) return;
+  if (!f.started) {
+    f.started = true;
+    setcontext(&f.ctx);
+  }
+  _longjmp(f.at, 1);
 }
 [[noreturn]] inline void fail(const char* what) { std::fprintf(stderr, "sim: %s\n", what); std::abort(); }
 /// Runs every CTA of the grid, one at a time, its threads as fibers in the SIM_REVERSE order;
@@ -208,12 +227,12 @@ inline void launch(Kern kernel, dim3 grid, int threads, size_t smem, cudaStream_
     bIdx = {x, y, z};
     for (int t = 0; t < kN; ++t) {
       Fiber& f = fibers[t];
-      f.done = false;
+      f.started = f.done = false;
       f.wait = 0;
       getcontext(&f.ctx);
       f.ctx.uc_stack.ss_sp = stacks.data() + size_t(t) * kStack;
       f.ctx.uc_stack.ss_size = kStack;
-      f.ctx.uc_link = &sched;
+      f.ctx.uc_link = nullptr;  // entry() never returns
       makecontext(&f.ctx, entry, 0);
     }
     for (;;) {  // one phase between barriers per round
@@ -228,7 +247,7 @@ inline void launch(Kern kernel, dim3 grid, int threads, size_t smem, cudaStream_
             cur = t;
             tIdx = {unsigned(t), 0, 0};
             f.wait = 0;
-            swapcontext(&sched, &f.ctx);
+            resume(t);
             if (!f.done && f.wait == 1) ++at_shuffle; else ++other;
           }
           if (at_shuffle == 0) break;
