@@ -36,8 +36,15 @@
 // (bench/results/glr-fwd-split.md); the 16 forward-running glr controls (the 8 forward ones and the
 // 8 `.saved` backward ones) passed on it the same session (bench/results/glr-gates.md);
 // glr_cuda_tests on it owed.
+// GLR_WALK_3CTAS: the forward 4-12% faster at five of the seven timer shapes (D = 256 9.5%, T = 65536
+// 11.7%), 3% slower at (8,1024,8,64) and (2,16384,16,128), both rounds, on the H100 in session 38
+// (bench/results/glr-fwd-split.md); host simulation bit for bit with GLR_PREP_PAIRS beside it (ctest
+// glr.split_sim.fwd_next, bwd_next); glr_cuda_tests and the gates on the pair owed.
 #ifdef GLR_NEXT
 #ifndef GLR_PREP_PAIRS
 #define GLR_PREP_PAIRS
+#endif
+#ifndef GLR_WALK_3CTAS
+#define GLR_WALK_3CTAS
 #endif
 #endif
