@@ -3,7 +3,7 @@
 # fail-fast smoke, the whole glr_cuda_tests, the timing and ncu of the backward's kernels.
 #
 #   bench/glr/device_bwd_check.sh BINDIR      (BINDIR holds glr_cuda_tests and glr_bwd_time, built on
-#                                              the host: make -C build glr_cuda_tests glr_bwd_time)
+#                                              the host: cmake --build build --target glr_cuda_tests glr_bwd_time)
 #
 # Results into $OUT: env.txt (machine, binaries, each step's command and exit code), smoke.txt,
 # tests.txt, time.txt (glr_bwd_time's markdown table), ncu.txt. Steps, each under `timeout`:

@@ -2,7 +2,7 @@
 # One device command (H200, repo root): glr's CUDA kernels as they are in this tree, checked,
 # timed, profiled, then judged by kcv's 12 gates — the run that must follow any kernel change
 # (issues 18, 19). Binaries built on the host and carried in BINDIR: glr_cuda_tests, glr_fwd_time,
-# glr_bwd_time, kcv, kcv-worker (make -C build glr_cuda_tests glr_fwd_time glr_bwd_time kcv kcv-worker),
+# glr_bwd_time, kcv, kcv-worker (cmake --build build --target glr_cuda_tests glr_fwd_time glr_bwd_time kcv kcv-worker),
 # and the build's glr_defines.txt (the kernel switches it was built with, GLR_DEFINES: the gates use the same),
 # and optionally glr_tma_check (the sm100 backward's TMA loads, run on this Hopper GPU).
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stages what device_issue22.sh needs into the git-ignored .xfer/ (run here, in the repo root, after
-#   make -C build kcv kcv-worker kcv_python):
+#   cmake --build build --target kcv kcv-worker kcv_python):
 #   .xfer/kb    KernelBench (git archive of a fetched mirror; never committed)
 #   .xfer/kb22  kcv, kcv-worker, libkcv_core.a, libkcv_registry.a, libglr_contracts.a, libkcv_base.a,
 #               libseccomp.a, generated/

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stages what device_pool.sh needs into the git-ignored .xfer/s22b (run in the repo root after
-#   make -C build kcv kcv-worker kcv_python): kcv, kcv-worker, libkcv_core.a, libkcv_registry.a,
+#   cmake --build build --target kcv kcv-worker kcv_python): kcv, kcv-worker, libkcv_core.a, libkcv_registry.a,
 #   libglr_contracts.a, libkcv_base.a, libseccomp.a, generated/ (the layout of stage_issue22.sh's
 #   .xfer/kb22 and device_standby.sh's .xfer/s22).
 # Usage: bench/kernelbench/stage_pool.sh [BUILD_DIR=build] [DEST=.xfer/s22b]
