@@ -27,10 +27,6 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# Ninja where the build folder is new (ninja-build is in the list above): on two cores it keeps both
-# busy through the long nvcc compiles better than make. A folder configured before keeps its generator.
-generator=()
-[ -f "$build/CMakeCache.txt" ] || generator=(-G Ninja)
-cmake -S "$here" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j "$(nproc)"
 echo "setup: built into $build (kcv is $build/kcv)"
