@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # One device command (H200, repo root): the default glr timers against build variants, built on the
 # host and carried in BINDIR (glr/CMakeLists.txt's A/B timers: glr_fwd_time_SUFFIX, glr_bwd_time_SUFFIX,
-# noseg = GLR_WALK_SEGMENTS_OFF, prep2 = GLR_PREP_PAIRS, walk3 = GLR_WALK_3CTAS,
+# noseg = GLR_WALK_SEGMENTS_OFF,
 # dstate3 = GLR_DSTATE_3CTAS, nohoist = GLR_NOHOIST;
 # include/glr/cuda/sm90/switches.cuh lists the switches), alternated twice: default, each
 # variant, default, each variant. Forward = `glr_fwd_time[_S] 7 split` (prep + walk + out, with its
 # check against the FFMA forward, which must read the same for a bit-identical variant), backward =
 # `glr_bwd_time[_S] --no-ffma 7`. About 25 s per timer and round on the H200.
-#   bench/glr/device_ab.sh BINDIR SUFFIX...      e.g. bench/glr/device_ab.sh .xfer/ab prep2
+#   bench/glr/device_ab.sh BINDIR SUFFIX...      e.g. bench/glr/device_ab.sh .xfer/ab dstate3
 # Results into $OUT: env.txt, and tables.tgz (fwd_NAME_ROUND.md, bwd_NAME_ROUND.md; NAME default or
 # the suffix; a backward variant carried without its forward timer has no fwd table): the device
 # tool brings back at most 8 files. Exit 1 when a timer failed, 2 on a setup error.
 set -uo pipefail
 bin="${1:?usage: bench/glr/device_ab.sh BINDIR SUFFIX...}"; shift
 out="${OUT:?set OUT to the results folder}"
-[ $# -gt 0 ] || { echo "device_ab.sh: name at least one variant (noseg, prep2, walk3, dstate3, nohoist)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "device_ab.sh: name at least one variant (noseg, dstate3, nohoist)" >&2; exit 2; }
 t0=$SECONDS
 note() { echo "[$((SECONDS - t0))s] $*" >> "$out/env.txt"; }
 # A variant of the backward alone may come without its forward timer (its forward is the default's):

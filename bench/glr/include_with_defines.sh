@@ -6,7 +6,7 @@
 #
 #   bench/glr/include_with_defines.sh SRC_INCLUDE DST DEFINE...      e.g. include /tmp/inc GLR_NEXT
 #
-# DST must not exist yet; each DEFINE must be a switch switches.cuh names (GLR_[A-Z0-9_]+).
+# DST must not exist yet; each DEFINE must be a switch switches.cuh lists (`///   NAME ...`) or GLR_NEXT.
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: include_with_defines.sh SRC_INCLUDE DST DEFINE..." >&2; exit 2; }
 src=$1 dst=$2; shift 2
@@ -14,8 +14,8 @@ sw=glr/cuda/sm90/switches.cuh
 [ -f "$src/$sw" ] || { echo "include_with_defines.sh: $src/$sw not found (not an include/ tree of this repository?)" >&2; exit 2; }
 [ ! -e "$dst" ] || { echo "include_with_defines.sh: $dst exists; give a new path" >&2; exit 2; }
 for d in "$@"; do
-  if ! [[ "$d" =~ ^GLR_[A-Z0-9_]+$ ]] || ! grep -qE "[ #(]$d([ )]|$)" "$src/$sw"; then
-    echo "include_with_defines.sh: '$d' is not a switch named in $src/$sw" >&2; exit 2
+  if ! [[ "$d" =~ ^GLR_[A-Z0-9_]+$ ]] || ! grep -qE "^(///   |#ifdef )$d( |$)" "$src/$sw"; then
+    echo "include_with_defines.sh: '$d' is not a switch listed in $src/$sw" >&2; exit 2
   fi
 done
 mkdir -p "$(dirname "$dst")"

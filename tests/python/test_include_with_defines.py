@@ -11,7 +11,10 @@ from script_check import finish  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench/glr/include_with_defines.sh"
-SWITCHES = ("GLR_WALK_SEGMENTS_OFF", "GLR_PREP_PAIRS", "GLR_WALK_3CTAS", "GLR_DSTATE_3CTAS", "GLR_NOHOIST")
+SWITCHES_CUH = ROOT / "include/glr/cuda/sm90/switches.cuh"
+# The switches switches.cuh lists ("///   NAME  what it does"), and two it only mentions: gone into the default.
+SWITCHES = tuple(re.findall(r"^///   (GLR_[A-Z0-9_]+) ", SWITCHES_CUH.read_text(), re.M))
+GONE = ("GLR_PREP_PAIRS", "GLR_WALK_3CTAS")
 
 
 def next_set():
@@ -42,6 +45,8 @@ def main():
         if '#include "glr/cuda/sm90/switches.cuh"' not in common:
             fails.append("common.cuh does not include switches.cuh: the kernels would not see the copy's defines")
         NEXT_SET = next_set()
+        if len(SWITCHES) < 2 or set(GONE) & set(SWITCHES):
+            fails.append(f"switches.cuh's list read as {SWITCHES}: expected two or more switches, none of {GONE}")
         if "#ifdef GLR_NEXT" not in (ROOT / "include/glr/cuda/sm90/switches.cuh").read_text():
             fails.append("switches.cuh has no GLR_NEXT block: cmake -DGLR_DEFINES=GLR_NEXT has nothing to name")
         if defined(ROOT / "include", NEXT_SET + SWITCHES + ("GLR_NEXT",), tmp):
@@ -57,11 +62,12 @@ def main():
             if not (dst / "kcv/abi.h").is_file():
                 fails.append("the copy lacks kcv/abi.h: a candidate could not compile against it")
         two = Path(tmp) / "two"
-        r = run(ROOT / "include", two, "GLR_PREP_PAIRS", "GLR_WALK_SEGMENTS_OFF")
-        if r.returncode != 0 or defined(two, SWITCHES + ("GLR_NEXT",), tmp) != {"GLR_PREP_PAIRS", "GLR_WALK_SEGMENTS_OFF"}:
+        r = run(ROOT / "include", two, *SWITCHES[:2])
+        if r.returncode != 0 or defined(two, SWITCHES + ("GLR_NEXT",), tmp) != set(SWITCHES[:2]):
             fails.append(f"two switches: rc {r.returncode}, {r.stderr.strip()}")
         for bad, why in ((("GLR_BOGUS",), "a name switches.cuh does not list"), (("glr_next",), "a lower-case name"),
-                         (("GLR_NEXT", "x;rm"), "a name that is no identifier")):
+                         (("GLR_NEXT", "x;rm"), "a name that is no identifier"),
+                         ((GONE[0],), "a switch gone into the default (mentioned, not listed)")):
             out = Path(tmp) / "bad"
             r = run(ROOT / "include", out, *bad)
             if r.returncode != 2 or out.exists() or "not a switch" not in r.stderr:

@@ -119,14 +119,11 @@ __host__ __device__ constexpr int walk_rows(int KP) { return KP < 64 ? KP : 64; 
 /// K padded to the kernels' tiles (KP): 32, 64, 128 or 256.
 __host__ __device__ constexpr int padded_k(int64_t K) { return K <= 32 ? 32 : K <= 64 ? 64 : K <= 128 ? 128 : 256; }
 
-/// Walk CTAs resident per SM (its __launch_bounds__): two by default. Under GLR_WALK_3CTAS three, its
-/// registers capped at 80 and the WMMA walk's unused state buffer (`s`, 17 KB at KT = BV = 64) not
-/// reserved: 73 KB a CTA at KT = BV = 64, so three fit the SM's 228 KB with the driver's 1 KB each.
-#ifdef GLR_WALK_3CTAS
+/// Walk CTAs resident per SM (its __launch_bounds__): three, their registers capped at 80, and no shared
+/// state reserved (the state lives in registers): 73 KB a CTA at KT = BV = 64, so three fit the SM's
+/// 228 KB with the driver's 1 KB each. Two until session 39 (switch GLR_WALK_3CTAS: the forward 4-12%
+/// faster at five of the seven timer shapes, 3% slower at two; bench/results/glr-fwd-split.md).
 inline constexpr int kWalkCtas = 3;
-#else
-inline constexpr int kWalkCtas = 2;
-#endif
 
 /// The walk's shared memory (offsets in bytes): kWalkStages buffers each of the Kd tile [C, KT],
 /// the v tile [C, BV] and 2^(b_last) [KT]; then Pl, the segment's product of 2^(b_last) [KT] (kLocal).
@@ -137,18 +134,11 @@ struct WalkSmem {
                           el_bytes = align128(size_t(KT) * 4);
   static constexpr size_t kd = 0, vs = kd + kWalkStages * kd_bytes, el = vs + kWalkStages * v_bytes,
                           el_end = el + kWalkStages * el_bytes;
-#ifdef GLR_WALK_3CTAS
-  static constexpr size_t p = el_end;
-#else
-  // The shared state of the WMMA walk, still reserved though unused since the state moved into
-  // registers (GLR_WALK_3CTAS drops it).
-  static constexpr size_t p = el_end + align128(size_t(KT) * ld_float(BV) * 4);
-#endif
+  static constexpr size_t p = el_end;  // Pl
   static constexpr size_t bytes = p + align128(size_t(KT) * 4);
 };
-/// Whether the chunk loops of the walk and of the backward's dstate prefetch with
-/// async_tile<cols, kNoHoist = true> at any CTA count (GLR_NOHOIST; the 3-CTA forms always do): the
-/// default two-CTA walk spills 68 B at KT = BV = 64 and 128 registers (ptxas, nvcc 13), none with it.
+/// Whether the chunk loop of the backward's two-CTA dstate prefetches with async_tile<cols, kNoHoist =
+/// true> (GLR_NOHOIST; the walk and the three-CTA dstate always do).
 #ifdef GLR_NOHOIST
 inline constexpr bool kPrefetchNoHoist = true;
 #else
@@ -280,7 +270,7 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 /// kNoHoist: the thread's offsets are computed at each call, not hoisted out of the caller's loop (an
 /// empty asm hides threadIdx.x from the optimizer): for the chunk loops of the walk and dstate, where the
 /// hoisted 64-bit offsets of the prefetch spilled (ptxas, nvcc 13: the 80-register walk 40 B and dstate
-/// up to 96 B, the default walk 68 B; none with it): kPrefetchNoHoist.
+/// up to 96 B, the two-CTA walk of sessions 34-38 68 B; none with it): kPrefetchNoHoist.
 template <class T>
 __device__ __forceinline__ bool copies_16b(const T* src, int64_t stride) {  // every row starts 16-byte aligned
   return reinterpret_cast<uintptr_t>(src) % 16 == 0 && (stride * int64_t(sizeof(T))) % 16 == 0;
@@ -473,7 +463,6 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
     }
     __syncthreads();
     if (tid < kw) El[(slot * H + h) * K + k0 + tid] = exp2f(bs[(C - 1) * LB + tid]);
-#ifdef GLR_PREP_PAIRS
     {  // the slice pass: columns kk0, kk0 + 1 (kk0 = 2·(lane % 16)), rows r0 .. r0 + 3 (r0 = i0 + 4·(lane / 16))
       // NOTES: b_ρ and b_last are read from shared memory where they are used, and the k side of the
       // rows runs before their q side, each its own loop: with both in one loop body and b_ρ, b_last
@@ -536,37 +525,6 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
         xt[(kk0 + 1) * LX + i] = ok1 ? x1 : q1;
       }
     }
-#else
-    {  // the slice pass: column lane, rows i0 .. i0 + 7
-      const int kk = lane;
-      const float bref = ib ? bs[(16 * ib - 1) * LB + kk] : 0.f, blast = bs[(C - 1) * LB + kk];
-      bool ok = true;  // the block's column takes the factored form (diag_decay.hpp)
-#pragma unroll
-      for (int r = 0; r < 16; ++r) ok = ok & diag_decay::within_span(bs[(16 * ib + r) * LB + kk], bref);
-      factored = __ballot_sync(0xffffffffu, ok);  // both warps of block ib: its columns' flags, bit kk
-      const bool live = kk < kw;
-      E* qg = Qg + (c0 * H + h) * K + k0 + kk;  // row i at qg[i·HK]
-      E* kd = Kd + (c0 * H + h) * K + k0 + kk;
-#pragma unroll 1
-      for (int r = 0; r < 8; ++r) {
-        const int i = i0 + r;
-        const float bi = bs[i * LB + kk], qv = to_f(qs[i * LQ + kk]), kv = to_f(ks[i * LQ + kk]);
-        const float eq = exp2f(bi);
-        if (live && i < nc) {
-          qg[i * HK] = from_f<E>(qv * eq);
-          kd[i * HK] = from_f<E>(kv * exp2f(blast - bi));
-        }
-        float xq = qv * eq;  // after the loop: q_i 2^(b_i − b_ρ), ρ = 16·ib − 1 = the last row of block ib − 1
-        for (int jb = 0; jb < ib; ++jb) {  // qr[pair (ib, jb)][i] = q_i 2^(b_i − b_r)
-          xq = qv * decay_past_ref(bi, bs[(16 * jb + 15) * LB + kk]);
-          qr[((ib * (ib - 1) / 2 + jb) * 16 + i - 16 * ib) * LQ + kk] = from_f<E>(xq);
-        }
-        if (ib < 3) kr[i * LQ + kk] = from_f<E>(kv * exp2f(bs[(16 * ib + 15) * LB + kk] - bi));  // kr[jb = ib]
-        xt[kk * LX + i] = ok ? xq : qv;  // diag_decay::x_of(qv, bi, bref, ok), its exp2f shared with qr
-        yt[kk * LX + i] = diag_decay::y_of(kv, bi, bref, ok);
-      }
-    }
-#endif
     __syncthreads();
     if (warp < 6) {  // off-diagonal block pair warp: (ib, jb), qr[warp] · kr[jb]ᵀ
       int pib, pjb;
@@ -794,10 +752,10 @@ __global__ void __launch_bounds__(fwd_split::kThreads, fwd_split::kWalkCtas)
     const int64_t c0 = bos + c * C;
     if (c < ce && c0 < eos) {
       const int nc = int(eos - c0 < C ? eos - c0 : C);
-      constexpr bool kNoHoist = kWalkCtas > 2 || kPrefetchNoHoist;  // (async_tile: hoisted offsets spilled)
-      async_tile<KP, kNoHoist>(kd_at(buf), LQ, Kd + (c0 * H + h) * K + k0, H * K, C, nc, kw);
-      async_tile<BV, kNoHoist>(vs_at(buf), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-      async_tile<KP, kNoHoist>(el_at(buf), KP, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
+      // kNoHoist: at 80 registers the hoisted offsets spilled (async_tile)
+      async_tile<KP, true>(kd_at(buf), LQ, Kd + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+      async_tile<BV, true>(vs_at(buf), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+      async_tile<KP, true>(el_at(buf), KP, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
     }
     cp_async_commit();
   };
@@ -881,7 +839,6 @@ __global__ void __launch_bounds__(fwd_split::kThreads, fwd_split::kWalkCtas)
       for (int kk = tid; kk < kw; kk += kThreads) Pl[kk] = segment_fold::decay_product(Pl[kk], el[kk]);
     // S += (k ⊙ 2^(b_last − b))ᵀ v over the chunk's 64 steps, in 16-step MMAs.
     const int r = lane % 8, mat = lane / 8;  // the row this lane addresses in 8×8 matrix `mat`
-#ifdef GLR_WALK_3CTAS
     // A warp's tiles share their column block (nt = warp % kTilesN: kTilesN divides kWarps), so v's
     // fragment is loaded once a 16-step block, not once a tile; and the blocks are not unrolled. Both
     // for the 80 registers of three CTAs an SM (ptxas, nvcc 13: unrolled, KT = BV = 64 spilled 84 B;
@@ -901,22 +858,6 @@ __global__ void __launch_bounds__(fwd_split::kThreads, fwd_split::kWalkCtas)
         mma16816<E>(acc[i], a, b);
       }
     }
-#else
-#pragma unroll
-    for (int jb = 0; jb < C / 16; ++jb) {
-#pragma unroll
-      for (int i = 0; i < kRegTiles; ++i) {
-        const int t = warp + kWarps * i;
-        if (t >= kTiles) continue;
-        const int mt = t / kTilesN, nt = t % kTilesN;
-        uint32_t a[4], b[2];
-        // A = (k ⊙ 2^(b_last − b))ᵀ: its 8×8 blocks (m, k) are the transposes of ks's (time, row) blocks.
-        ldsm_x4_trans(a, ks + (16 * jb + 8 * (mat >> 1) + r) * LQ + 16 * mt + 8 * (mat & 1));
-        ldsm_x2_trans(b, vs + (16 * jb + 8 * (mat & 1) + r) * LV + 8 * nt);
-        mma16816<E>(acc[i], a, b);
-      }
-    }
-#endif
   }
   cp_async_wait<0>();  // nothing of a prefetch past the segment is left in flight
   __syncthreads();     // Pl complete
