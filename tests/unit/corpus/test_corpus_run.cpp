@@ -977,12 +977,22 @@ TEST(CorpusCli, SigtermToEveryProcessOfTheTaskJournalsNothingForTheRunningPairAn
   add_pair(d, "b", "solution.py", "pass");
   const std::vector<std::string> args = {"corpus", "run", d, "--out", out, "--jobs", "1"};
   const pid_t pid = start_kcv(args, v, t / "run.stdout", t / "run.stderr");
+  // The verifier by its command line, among the children of every thread of the run: kcv starts other
+  // processes too (the torch precompiled header's maker, adapters/torch/kcv_torch_pch.py, where python3
+  // has torch). Taking the first child, once on a loaded 2-core host, killed another and left the run
+  // waiting out pair a's 1000 s (session 39: the test hung until its verifier was killed by hand).
   pid_t verifier = -1;
-  for (int k = 0; k < 200 && verifier < 0; ++k) {
+  for (int k = 0; k < 500 && verifier < 0; ++k) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    std::istringstream children(read_text(fmt::format("/proc/{}/task/{}/children", pid, pid)));
-    children >> verifier;
-    if (!children) verifier = -1;
+    std::error_code ec;
+    for (const auto& task : fs::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
+      std::istringstream children(read_text((task.path() / "children").string()));
+      for (pid_t c; verifier < 0 && children >> c;) {
+        std::string cmd = read_text(fmt::format("/proc/{}/cmdline", c));
+        std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+        if (cmd.find(v) != std::string::npos) verifier = c;
+      }
+    }
   }
   ASSERT_GT(verifier, 0) << "the verifier of pair a never started";
   kill(verifier, SIGTERM);  // the verifier first, as a scheduler walking the task's processes may
