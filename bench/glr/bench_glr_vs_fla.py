@@ -1191,6 +1191,26 @@ def _ref_fixed(torch, q, k, v, g, h0, scale, C):
 # Device helpers: FLA's compile warm-up and the chunk_simple_gla probe
 # ---------------------------------------------------------------------------------------------
 
+def share_configs(tuner, i, n):
+    """Process I of N's share of an autotuned kernel's configurations: every N-th from the I-th (all of
+    them when there are fewer than N: i % len). A share that the kernel's early_config_prune empties at
+    some shape (FLA prunes by K, V and the block sizes: at H = 8, D = 64 four of 14 shares had nothing
+    left and Triton raised AutotunerError, so those processes compiled nothing past that kernel) takes
+    the first configuration the whole list keeps there: compiled twice at worst, never skipped."""
+    full = list(tuner.configs)
+    if len(full) <= 1:
+        return
+    tuner.configs = full[(i % len(full))::n]
+    prune = getattr(tuner, "early_config_prune", None)
+    if prune is None:
+        return
+
+    def prune_share(configs, named_args, **kwargs):
+        kept = prune(configs, named_args, **kwargs)
+        return kept if kept else list(prune(full, named_args, **kwargs))[:1]
+    tuner.early_config_prune = prune_share
+
+
 def warm_fla_main(a):
     """Compiles FLA's kernels (every autotune configuration) for the selected shapes' (H, D, varlen)
     and variants into TRITON_CACHE_DIR, process I of N taking every N-th configuration of each
@@ -1211,8 +1231,7 @@ def warm_fla_main(a):
             while o is not None and depth < 6:
                 if isinstance(o, Autotuner) and id(o) not in seen:
                     seen.add(id(o))
-                    if len(o.configs) > 1:
-                        o.configs = o.configs[(i % len(o.configs))::n]
+                    share_configs(o, i, n)
                 o, depth = getattr(o, "fn", None), depth + 1
     todo = set()
     for name in a.shape_list:

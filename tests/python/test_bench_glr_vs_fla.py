@@ -9,7 +9,8 @@ the JSON parses and holds issue 19's keys (deliverable 2) and "dtype" at the top
 shape; both implementations verified and timed; the floors counted with the dtype's element size
 and the compute peak of the dtype; the markdown names the dtype and, for f32, states each
 implementation's worst error. Then --dry-run-inject glr-wrong: glr must fail its verification and
-not be timed while FLA is (a check that can fail).
+not be timed while FLA is (a check that can fail). First, without torch's help: --warm-fla's split of
+each autotuned kernel's configurations over its processes (share_configs, against a stand-in tuner).
 
 Where torch cannot be imported it prints "SKIP: <reason>" and exits 0 (ctest reports it skipped).
 """
@@ -161,7 +162,47 @@ def check_wrong(tmp, dtype):
     check("glr: FAIL verification" in md, f"{dtype} glr-wrong: the markdown lists glr's failure")
 
 
+def check_share_configs():
+    """--warm-fla's split of an autotuned kernel's configurations over N processes (share_configs):
+    every configuration in exactly one share; a share its kernel's prune empties at some shape gets the
+    first configuration the whole list keeps there (Triton raises on an empty prune: the share would
+    compile nothing past that kernel), and a share the prune leaves something keeps only that."""
+    sys.path.insert(0, os.path.dirname(BENCH))
+    import bench_glr_vs_fla as bench
+
+    class Tuner:  # the two attributes of triton.runtime.autotuner.Autotuner that share_configs uses
+        def __init__(self, configs, prune=None):
+            self.configs, self.early_config_prune = list(configs), prune
+
+    n = 4
+    shares = []
+    for i in range(n):
+        t = Tuner(range(10))
+        bench.share_configs(t, i, n)
+        shares.append(t.configs)
+    check(sorted(c for s in shares for c in s) == list(range(10)), f"share_configs: the shares {shares} cover 0..9 once")
+    one = Tuner([7])
+    bench.share_configs(one, 3, n)
+    check(one.configs == [7], f"share_configs: a lone configuration kept by every share ({one.configs})")
+
+    def prune(configs, named_args, **kwargs):  # keeps the configurations a shape allows: c < D / 8
+        return [c for c in configs if c < named_args["D"] // 8]
+
+    for i in range(n):
+        t = Tuner(range(10), prune)
+        bench.share_configs(t, i, n)
+        kept = t.early_config_prune(t.configs, {"D": 16}, extra=1)  # only 0 and 1 allowed
+        want = [c for c in shares[i] if c < 2] or [0]
+        check(kept == want, f"share_configs: share {i} at D = 16 keeps {want} (kept {kept})")
+    t = Tuner(range(10), lambda configs, named_args: [])
+    bench.share_configs(t, 1, n)
+    check(t.early_config_prune(t.configs, {}) == [], "share_configs: a prune that empties the whole list "
+          "stays empty (Triton's own error then names the kernel)")
+    print("share_configs: ok" if not failures else "share_configs: see failures")
+
+
 def main():
+    check_share_configs()
     with tempfile.TemporaryDirectory(prefix="glr-bench-test.") as tmp:
         for dtype in ("bf16", "f32"):
             print(f"== --dtype {dtype}")
