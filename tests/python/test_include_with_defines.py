@@ -20,7 +20,7 @@ GONE = ("GLR_PREP_PAIRS", "GLR_WALK_3CTAS")
 def next_set():
     """The switches GLR_NEXT turns on in include/'s switches.cuh (its #ifdef GLR_NEXT block; empty
     between sets)."""
-    text = (ROOT / "include/glr/cuda/sm90/switches.cuh").read_text()
+    text = SWITCHES_CUH.read_text()
     block = text.split("#ifdef GLR_NEXT", 1)[1].split("\n#endif\n#endif", 1)[0] if "#ifdef GLR_NEXT" in text else ""
     return tuple(sorted(set(re.findall(r"#define (GLR_\w+)", block))))
 
@@ -47,7 +47,7 @@ def main():
         NEXT_SET = next_set()
         if len(SWITCHES) < 2 or set(GONE) & set(SWITCHES):
             fails.append(f"switches.cuh's list read as {SWITCHES}: expected two or more switches, none of {GONE}")
-        if "#ifdef GLR_NEXT" not in (ROOT / "include/glr/cuda/sm90/switches.cuh").read_text():
+        if "#ifdef GLR_NEXT" not in SWITCHES_CUH.read_text():
             fails.append("switches.cuh has no GLR_NEXT block: cmake -DGLR_DEFINES=GLR_NEXT has nothing to name")
         if defined(ROOT / "include", NEXT_SET + SWITCHES + ("GLR_NEXT",), tmp):
             fails.append("include/ itself defines a switch: the defaults are not the defaults")

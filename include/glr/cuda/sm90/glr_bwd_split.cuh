@@ -97,6 +97,13 @@ inline constexpr int kStateStages = 2;
 inline constexpr int kDstateCtas = 2;
 inline constexpr int kStateStages = 3;
 #endif
+/// Whether kernel 3's chunk loop prefetches with async_tile<cols, kNoHoist = true>: always at three CTAs
+/// (80 registers), at two under GLR_NOHOIST (A/B `nohoist`; the forward's walk always does).
+#ifdef GLR_NOHOIST
+inline constexpr bool kDstateNoHoist = true;
+#else
+inline constexpr bool kDstateNoHoist = kDstateCtas > 2;
+#endif
 
 /// Columns of K per CTA of kernels 3 and 4 (K padded to KP): 64, or KP below that.
 __host__ __device__ constexpr int k_tile(int KP) { return KP < 64 ? KP : 64; }
@@ -330,12 +337,11 @@ __global__ void __launch_bounds__(bwd_split::kThreads, bwd_split::kDstateCtas)
     if (it < nch) {
       const int64_t c = nch - 1 - it, c0 = bos + c * C;
       const int nc = int(eos - c0 < C ? eos - c0 : C);
-      constexpr bool kNoHoist = kDstateCtas > 2 || fwd_split::kPrefetchNoHoist;  // (async_tile: hoisted offsets spilled)
-      async_tile<KT, kNoHoist>(qg_at(buf), LQ, Qg + (c0 * H + h) * K + k0, H * K, C, nc, kw);
-      async_tile<BV, kNoHoist>(do_at(buf), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-      async_tile<KT, kNoHoist>(el_at(buf), KT, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
+      async_tile<KT, kDstateNoHoist>(qg_at(buf), LQ, Qg + (c0 * H + h) * K + k0, H * K, C, nc, kw);
+      async_tile<BV, kDstateNoHoist>(do_at(buf), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+      async_tile<KT, kDstateNoHoist>(el_at(buf), KT, El + ((slot0 + c) * H + h) * K + k0, K, 1, 1, kw);
       if (c + 1 < nch)  // S entering chunk c + 1 (the last chunk's S_end is hfin, read directly)
-        async_tile<BV, kNoHoist>(se_at(buf), LV, Sws + (((slot0 + c + 1) * H + h) * K + k0) * V + v0, V, KT, kw, vw);
+        async_tile<BV, kDstateNoHoist>(se_at(buf), LV, Sws + (((slot0 + c + 1) * H + h) * K + k0) * V + v0, V, KT, kw, vw);
     }
     cp_async_commit();
   };

@@ -137,13 +137,6 @@ struct WalkSmem {
   static constexpr size_t p = el_end;  // Pl
   static constexpr size_t bytes = p + align128(size_t(KT) * 4);
 };
-/// Whether the chunk loop of the backward's two-CTA dstate prefetches with async_tile<cols, kNoHoist =
-/// true> (GLR_NOHOIST; the walk and the three-CTA dstate always do).
-#ifdef GLR_NOHOIST
-inline constexpr bool kPrefetchNoHoist = true;
-#else
-inline constexpr bool kPrefetchNoHoist = false;
-#endif
 // sm_90's 228 KB of shared memory an SM, less the driver's 1 KB a CTA: kWalkCtas of the largest tile.
 static_assert(kWalkCtas * (WalkSmem<64, 64>::bytes + 1024) <= 228 * 1024, "kWalkCtas walk CTAs fit an SM");
 
@@ -270,7 +263,7 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 /// kNoHoist: the thread's offsets are computed at each call, not hoisted out of the caller's loop (an
 /// empty asm hides threadIdx.x from the optimizer): for the chunk loops of the walk and dstate, where the
 /// hoisted 64-bit offsets of the prefetch spilled (ptxas, nvcc 13: the 80-register walk 40 B and dstate
-/// up to 96 B, the two-CTA walk of sessions 34-38 68 B; none with it): kPrefetchNoHoist.
+/// up to 96 B, the two-CTA walk of sessions 34-38 68 B; none with it): bwd_split::kDstateNoHoist.
 template <class T>
 __device__ __forceinline__ bool copies_16b(const T* src, int64_t stride) {  // every row starts 16-byte aligned
   return reinterpret_cast<uintptr_t>(src) % 16 == 0 && (stride * int64_t(sizeof(T))) % 16 == 0;

@@ -20,7 +20,7 @@
 ///                          across the chunks, two chunks in flight, 80 registers (glr_bwd_split.cuh,
 ///                          kDstateCtas; `dstate3`)
 ///   GLR_NOHOIST            the two-CTA dstate's prefetch offsets computed at each chunk, not hoisted
-///                          into registers that spill (glr_fwd_split.cuh, kPrefetchNoHoist; `nohoist`;
+///                          into registers that spill (glr_bwd_split.cuh, kDstateNoHoist; `nohoist`;
 ///                          the walk has always done so since it runs three CTAs an SM)
 /// Removed after its A/B (session 35: within ±3% of the default, bench/results/glr-bwd-split.md):
 /// GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a thread (`tstride`).
