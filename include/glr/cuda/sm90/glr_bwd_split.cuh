@@ -408,7 +408,9 @@ __global__ void __launch_bounds__(bwd_split::kThreads, bwd_split::kDstateCtas)
     {  // row x, columns [y0, y0 + kPerPart) per thread: the dg seed of this V tile (y in order within a
        // lane, the kParts lanes in a fixed tree), G rounded (an MMA operand of kernels 4, 5), then decayed
       const int x = tid / kParts, y0 = (tid % kParts) * kPerPart;
+#ifndef GLR_DSTATE_3CTAS  // (there G decays in registers, below)
       const float e = x < kw ? el[x] : 1.f;
+#endif
       const bool last = c + 1 == nch;  // S_end: hfin (fp32), else the forward's S entering chunk c + 1
       E* dSo = dSws + ((slot * H + h) * K + k0) * V + v0;
       float s = 0.f;
