@@ -259,8 +259,19 @@ bool mentions_out_of_memory(std::string_view text) {
   // CUBLAS_STATUS_ALLOC_FAILED / CUDNN_STATUS_ALLOC_FAILED.
   // The host: the kernel's out-of-memory killer, whose SIGKILL the runner names (session 7: two
   // racecheck workers of KernelBench's LSTMs held 33 GB each; dmesg showed the kill).
-  static constexpr std::string_view kPhrases[] = {"CUDA out of memory", "CUDA error: out of memory",
-                                                  "cudaErrorMemoryAllocation", "_STATUS_ALLOC_FAILED",
+  // NOTES: a context the driver cannot make beside the others is "busy or unavailable"
+  // (cudaErrorDevicesUnavailable; torch: "CUDA error: CUDA-capable device(s) is/are busy or
+  // unavailable"), which CUDA's documentation gives for a device whose memory its active work holds
+  // as well as for an exclusive compute mode: on an H100 shared by 14 reference controls (session
+  // 40) two Models so refused finished as setup errors, where nine others, refused at the same
+  // moment with cudaErrorMemoryAllocation, were queued to run again beside fewer pairs.
+  static constexpr std::string_view kPhrases[] = {"CUDA out of memory",
+                                                  "CUDA error: out of memory",
+                                                  "cudaErrorMemoryAllocation",
+                                                  "_STATUS_ALLOC_FAILED",
+                                                  "cudaErrorDevicesUnavailable",
+                                                  "CUDA_ERROR_DEVICES_UNAVAILABLE",
+                                                  "is/are busy or unavailable",
                                                   kUnsentSigkill};
   for (std::string_view p : kPhrases)
     if (text.find(p) != std::string_view::npos) return true;

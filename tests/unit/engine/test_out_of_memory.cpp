@@ -35,6 +35,19 @@ TEST(OutOfMemory, RecognizesTorchRuntimeSanitizerAndLibraryPhrases) {
   EXPECT_TRUE(mentions_out_of_memory(std::string("worker killed by ") + kUnsentSigkill + " before finishing"));
 }
 
+TEST(OutOfMemory, RecognizesADeviceTooFullForAnotherContext) {
+  // What two reference controls' setup errors said on an H100 shared by 14 verifications (session 40):
+  // the cuda worker's context and torch's, each refused where others got cudaErrorMemoryAllocation.
+  EXPECT_TRUE(mentions_out_of_memory("kcv: ../src/kcv/backends/cuda/cuda_worker_backend.cu:58: cudaSetDevice(0): "
+                                     "cudaErrorDevicesUnavailable: CUDA-capable device(s) is/are busy or unavailable"));
+  EXPECT_TRUE(mentions_out_of_memory("kcv: problem 'level3/15_DenseNet121.py': Model does not run at its own sizes: "
+                                     "AcceleratorError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"));
+  EXPECT_TRUE(mentions_out_of_memory("cuCtxCreate: CUDA_ERROR_DEVICES_UNAVAILABLE"));
+  // No device at all is not a full one.
+  EXPECT_FALSE(mentions_out_of_memory("cudaErrorNoDevice: no CUDA-capable device is detected"));
+  EXPECT_FALSE(mentions_out_of_memory("RuntimeError: Found no NVIDIA driver on your system."));
+}
+
 TEST(OutOfMemory, IgnoresOtherErrors) {
   EXPECT_FALSE(mentions_out_of_memory(""));
   EXPECT_FALSE(mentions_out_of_memory("IndexError: index 512 is out of range"));
