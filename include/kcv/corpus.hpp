@@ -4,6 +4,7 @@
 /// from. The library does the work and throws SetupError; the CLI prints and picks exit codes.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -64,6 +65,28 @@ struct ProblemLoad {
 /// last and hold the run's end; only then problems with a pair running, again the longest first.
 /// Ties keep todo's order. `load` holds the problems that have started.
 std::size_t next_pair(const std::vector<CorpusPair>& todo, const std::map<std::string, ProblemLoad>& load);
+
+/// How many pairs a run lets run at once when it starts a pair that has not run yet: --jobs, less
+/// after pairs run out of memory beside others. A pair that does so leaves the others running
+/// holding the memory it lacked: the limit drops to how many still run (at least 1), so its place
+/// is not refilled, and each pair that ends without running out of memory raises it by one, back
+/// to --jobs. Without it a few large pairs holding the GPU sent every pair started beside them to
+/// the retries, one after another within seconds (session 40: 96 of 161 KernelBench problems on an
+/// 80 GB H100 at --jobs 14). Retries are not counted against it: they have their own limit.
+class Admission {
+ public:
+  explicit Admission(int jobs) : jobs_(jobs < 1 ? 1 : jobs), limit_(jobs_) {}
+  /// A pair ran out of memory beside others; `still_running` pairs run now.
+  void ran_out_of_memory(std::size_t still_running) {
+    limit_ = std::max(1, std::min(limit_, static_cast<int>(std::min<std::size_t>(still_running, jobs_))));
+  }
+  /// A pair ended without running out of memory.
+  void ended() { limit_ = std::min(jobs_, limit_ + 1); }
+  int limit() const { return limit_; }
+
+ private:
+  int jobs_, limit_;
+};
 
 // ---- the journal: OUT/journal.jsonl ----
 

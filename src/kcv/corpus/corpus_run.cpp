@@ -823,6 +823,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     running.push_back(std::move(c));
   };
   const auto stop_asked = [&] { return o.stop ? o.stop->load() : 0; };
+  Admission admission(o.jobs);
   // How many pairs may run at once now: --jobs, and no more than a running retry allows.
   const auto room = [&] {
     std::size_t n = static_cast<std::size_t>(o.jobs);
@@ -846,7 +847,8 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       retries.erase(retries.begin());
       start(std::move(c));
     }
-    while (stop_asked() == 0 && running.size() < room() && !todo.empty()) {
+    while (stop_asked() == 0 && running.size() < std::min(room(), static_cast<std::size_t>(admission.limit())) &&
+           !todo.empty()) {
       for (const Child& r : running) {
         ProblemLoad& l = load[r.pair.problem];
         l.longest_s = std::max(l.longest_s, std::chrono::duration<double>(Clock::now() - r.start).count());
@@ -932,16 +934,19 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
             fmt::format("ran out of {} beside {} other pair{} ({})", timed_out ? "time" : "memory", c.beside,
                         c.beside == 1 ? "" : "s", timed_out ? rec.value("error", std::string()) : oom), 600);
         const int next = c.beside / 2;
-        journal.append({{"kind", "retry"}, {"key", c.pair.key}, {"problem", c.pair.problem},
-                        {"solution", c.pair.solution}, {"reason", reason}, {"beside_at_most", next},
-                        {"wall_seconds", wall}, {"cpu_seconds", cpu}});
-        retry[c.pair.key] = {reason, next};
-        retries.push_back(c.pair);
+        const CorpusPair pair = c.pair;
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));  // c is gone from here on
+        if (!oom.empty()) admission.ran_out_of_memory(running.size());
+        journal.append({{"kind", "retry"}, {"key", pair.key}, {"problem", pair.problem},
+                        {"solution", pair.solution}, {"reason", reason}, {"beside_at_most", next},
+                        {"starts_at_most", admission.limit()}, {"wall_seconds", wall}, {"cpu_seconds", cpu}});
+        retry[pair.key] = {reason, next};
+        retries.push_back(pair);
         order_retries();
-        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
         finished_any = true;
         continue;
       }
+      if (oom.empty()) admission.ended();
       if (c.beside_at_most >= 0) {
         const std::string& why = retry[c.pair.key].reason;
         rec["retried"] = why;

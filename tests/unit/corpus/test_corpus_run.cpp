@@ -591,6 +591,60 @@ TEST(CorpusRun, APairThatTimedOutBesideOthersRunsAgainBesideFewerThenAlone) {
   EXPECT_EQ(allowed, (std::vector<int>{1, 1, 0}));
 }
 
+TEST(CorpusAdmission, OutOfMemoryLowersTheLimitToThePairsStillRunningAndEachCleanEndRaisesItByOne) {
+  Admission a(14);
+  EXPECT_EQ(a.limit(), 14);
+  a.ended();
+  EXPECT_EQ(a.limit(), 14);  // never above --jobs
+  a.ran_out_of_memory(13);   // its place is not refilled
+  EXPECT_EQ(a.limit(), 13);
+  a.ran_out_of_memory(13);   // another beside as many: no lower than those running
+  EXPECT_EQ(a.limit(), 13);
+  a.ran_out_of_memory(4);
+  EXPECT_EQ(a.limit(), 4);
+  a.ran_out_of_memory(20);   // more running than the limit (retries, a resumed run): never raised
+  EXPECT_EQ(a.limit(), 4);
+  a.ran_out_of_memory(0);    // the last one: one pair at a time, never none
+  EXPECT_EQ(a.limit(), 1);
+  for (int i = 0; i < 5; ++i) a.ended();
+  EXPECT_EQ(a.limit(), 6);
+  for (int i = 0; i < 20; ++i) a.ended();
+  EXPECT_EQ(a.limit(), 14);
+  EXPECT_EQ(Admission(0).limit(), 1);
+}
+
+TEST(CorpusRun, AfterAPairRanOutOfMemoryBesideOthersNoNewPairTakesItsPlaceUntilAPairEndsWithoutRunningOut) {
+  // Session 40 on an 80 GB H100, 161 KernelBench problems at --jobs 14: while a few large Models
+  // held the GPU, every pair started beside them ran out of memory within seconds and its place
+  // went to the next, 96 of them to the retries. Here "a_big" holds the memory for 1.5 s; "b_small"
+  // and "c_small" fit only alone; "d_next" passes anywhere, and must not start while a_big runs.
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out", log = t / "events.log";
+  add_pair(d, "a_big", "solution.py", "pass 1.5");
+  add_pair(d, "b_small", "solution.py", "oombeside 0 0.1");
+  add_pair(d, "c_small", "solution.py", "oombeside 0 0.1");
+  add_pair(d, "d_next", "solution.py", "pass");
+  setenv("FAKE_EVENT_LOG", log.c_str(), 1);
+  const CorpusRunSummary s = run_corpus(stub_options(d, out, stub_verifier(t.path()), 3));
+  unsetenv("FAKE_EVENT_LOG");
+  EXPECT_EQ(s.verified_pass, 4);
+  const auto events = events_of(log);
+  std::size_t big_end = events.size(), next_start = events.size();
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (events[i].first == "end" && events[i].second.find("/a_big/") != std::string::npos) big_end = std::min(big_end, i);
+    if (events[i].first == "start" && events[i].second.find("/d_next/") != std::string::npos) next_start = std::min(next_start, i);
+  }
+  ASSERT_LT(big_end, events.size());
+  ASSERT_LT(next_start, events.size());
+  EXPECT_GT(next_start, big_end) << "d_next started while a_big held the memory";
+  // The retry records say how many pairs the run let start at once after each.
+  std::vector<int> starts_at_most;
+  for (const auto& r : read_journal(out + "/journal.jsonl"))
+    if (r["kind"] == "retry" && r["beside_at_most"].get<int>() == 1) starts_at_most.push_back(r["starts_at_most"].get<int>());
+  std::sort(starts_at_most.begin(), starts_at_most.end());
+  EXPECT_EQ(starts_at_most, (std::vector<int>{1, 2}));
+}
+
 TEST(CorpusRun, ARetryRunsBesideAtMostHalfAsManyAsItRanOutBesideUntilItFitsOrRunsAlone) {
   // Session 28 on the H200: 20 of KernelBench's 100 level-1 problems (its HEAD's 4-8 GiB tensors)
   // ran out of GPU or host memory beside 13 others; run alone one by one after the rest, they
