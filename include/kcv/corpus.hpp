@@ -237,8 +237,9 @@ CorpusRunSummary summarize_results(const std::vector<nlohmann::json>& records, c
 struct CorpusProgress {
   int done = 0, total = 0;       // over the shard, results from the journal included
   int ok = 0, fail = 0, err = 0; // verified pass, verified fail, anything else (setup, timeout, crash)
+  int retries = 0;               // pairs queued to run again by this run (its retry records so far)
   double eta_s = -1;             // mean wall time per pair run now x remaining / jobs; -1 unknown
-  std::string key, status;       // the pair that just finished, its journal status
+  std::string key, status;       // the pair that just finished, its journal status ("retry": queued again)
   std::string verdict;           // its report's verdict ("PASS", "FAIL") when verified, else ""
   double wall_s = 0;
 };

@@ -211,8 +211,11 @@ int CorpusCommands::dispatch() {
   const StopOnSignals stop_on_signals;
   opts_.stop = &g_stop_requests;
   const CorpusRunSummary s = run_corpus(opts_, [&](const CorpusProgress& p) {
-    const std::string counts = fmt::format("[{}/{}] ok {} fail {} err {}  ETA {}", p.done, p.total, p.ok, p.fail,
-                                           p.err, mmss(p.eta_s));
+    // NOTES: the retries show while they happen (session 40: 96 of 161 pairs queued to run again, unseen
+    // until the journal was read).
+    const std::string counts = fmt::format("[{}/{}] ok {} fail {} err {}{}  ETA {}", p.done, p.total, p.ok, p.fail,
+                                           p.err, p.retries > 0 ? fmt::format(" retry {}", p.retries) : "",
+                                           mmss(p.eta_s));
     if (tty) {
       // One line that rewrites itself: cut the key from the left so that the line never wraps.
       std::string key = p.key;

@@ -944,6 +944,12 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
         retries.push_back(pair);
         order_retries();
         finished_any = true;
+        ++progress.retries;
+        progress.key = pair.key;
+        progress.status = "retry";
+        progress.verdict = "";
+        progress.wall_s = wall;
+        if (on_pair) on_pair(progress);
         continue;
       }
       if (oom.empty()) admission.ended();

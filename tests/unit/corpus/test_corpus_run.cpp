@@ -625,9 +625,23 @@ TEST(CorpusRun, AfterAPairRanOutOfMemoryBesideOthersNoNewPairTakesItsPlaceUntilA
   add_pair(d, "c_small", "solution.py", "oombeside 0 0.1");
   add_pair(d, "d_next", "solution.py", "pass");
   setenv("FAKE_EVENT_LOG", log.c_str(), 1);
-  const CorpusRunSummary s = run_corpus(stub_options(d, out, stub_verifier(t.path()), 3));
+  std::vector<CorpusProgress> progress;
+  const CorpusRunSummary s =
+      run_corpus(stub_options(d, out, stub_verifier(t.path()), 3), [&](const CorpusProgress& p) { progress.push_back(p); });
   unsetenv("FAKE_EVENT_LOG");
   EXPECT_EQ(s.verified_pass, 4);
+  // Each retry is reported as it is queued, beside the results: b and c twice (beside 2, then 1).
+  int retry_calls = 0;
+  for (const auto& p : progress)
+    if (p.status == "retry") {
+      ++retry_calls;
+      EXPECT_EQ(p.retries, retry_calls);
+      EXPECT_TRUE(p.key == "b_small/solution.py" || p.key == "c_small/solution.py") << p.key;
+    }
+  EXPECT_EQ(retry_calls, 4);
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().retries, 4);
+  EXPECT_EQ(progress.back().done, 4);
   const auto events = events_of(log);
   std::size_t big_end = events.size(), next_start = events.size();
   for (std::size_t i = 0; i < events.size(); ++i) {
@@ -930,6 +944,20 @@ TEST(CorpusCli, RunCompletesWithExitZeroWhenPairsFailAndPrintsASummary) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
   EXPECT_NE(r.err.find("[3/3] ok 1 fail 1 err 1"), std::string::npos) << r.err;
   EXPECT_EQ(results_of(read_journal(out + "/journal.jsonl")).size(), 3u);
+}
+
+TEST(CorpusCli, APairQueuedToRunAgainHasAProgressLineAndTheCountsSayHowManyWere) {
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out";
+  add_pair(d, "a", "solution.py", "oomonce");
+  add_pair(d, "b", "solution.py", "pass 0.5");
+  const CliResult r = run_kcv({"corpus", "run", d, "--out", out, "--jobs", "2"}, stub_verifier(t.path()), t.path());
+  EXPECT_EQ(r.rc, 0) << r.err;
+  // Two results and one retry: a line each.
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
+  EXPECT_NE(r.err.find("ok 0 fail 0 err 0 retry 1  ETA"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("retry a/solution.py ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[2/2] ok 2 fail 0 err 0 retry 1"), std::string::npos) << r.err;
 }
 
 // Issue 21 item 4: the run's summary, summary.json and summary.md split the failures into the
