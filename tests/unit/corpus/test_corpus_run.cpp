@@ -946,20 +946,6 @@ TEST(CorpusCli, RunCompletesWithExitZeroWhenPairsFailAndPrintsASummary) {
   EXPECT_EQ(results_of(read_journal(out + "/journal.jsonl")).size(), 3u);
 }
 
-TEST(CorpusCli, APairQueuedToRunAgainHasAProgressLineAndTheCountsSayHowManyWere) {
-  TempDir t;
-  const std::string d = t / "corpus", out = t / "out";
-  add_pair(d, "a", "solution.py", "oomonce");
-  add_pair(d, "b", "solution.py", "pass 0.5");
-  const CliResult r = run_kcv({"corpus", "run", d, "--out", out, "--jobs", "2"}, stub_verifier(t.path()), t.path());
-  EXPECT_EQ(r.rc, 0) << r.err;
-  // Two results and one retry: a line each.
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
-  EXPECT_NE(r.err.find("ok 0 fail 0 err 0 retry 1  ETA"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("retry a/solution.py ("), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("[2/2] ok 2 fail 0 err 0 retry 1"), std::string::npos) << r.err;
-}
-
 // Issue 21 item 4: the run's summary, summary.json and summary.md split the failures into the
 // problem's own calling convention, library op only and crash in every gate, and count the pairs
 // that fail one gate alone. Item 8: each journaled report names its files relative to OUT.
@@ -1007,7 +993,7 @@ TEST(CorpusCli, TheSummarySplitsOwnConventionFromLibraryOnlyFailures) {
   }
 }
 
-TEST(CorpusCli, TheSummarySaysHowManyPairsRanAgain) {
+TEST(CorpusCli, TheSummaryAndTheProgressLinesSayHowManyPairsRanAgain) {
   TempDir t;
   const std::string d = t / "corpus", out = t / "out";
   add_pair(d, "a", "solution.py", "oomonce");
@@ -1018,9 +1004,15 @@ TEST(CorpusCli, TheSummarySaysHowManyPairsRanAgain) {
   EXPECT_NE(r.out.find("retried              1  (ran out of memory or time beside other pairs; run again beside at "
                        "most half as many, alone at last)"),
             std::string::npos) << r.out;
-  // Without retries the line is absent.
+  // The retry had a progress line as it was queued, and the counts say so: two results, one retry.
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
+  EXPECT_NE(r.err.find("ok 0 fail 0 err 0 retry 1  ETA"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("retry a/solution.py ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[2/2] ok 2 fail 0 err 0 retry 1"), std::string::npos) << r.err;
+  // Without retries the lines are absent.
   const CliResult plain = run_kcv({"corpus", "run", d, "--out", t / "out2", "--jobs", "1"}, stub_verifier(t.path()), t.path());
   EXPECT_EQ(plain.out.find("retried"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.err.find("retry"), std::string::npos) << plain.err;
 }
 
 TEST(CorpusCli, SigtermLetsTheRunningPairFinishThenExitsWithTheSignalAndARerunResumes) {
