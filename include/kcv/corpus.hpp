@@ -66,13 +66,14 @@ struct ProblemLoad {
 /// Ties keep todo's order. `load` holds the problems that have started.
 std::size_t next_pair(const std::vector<CorpusPair>& todo, const std::map<std::string, ProblemLoad>& load);
 
-/// How many pairs a run lets run at once when it starts a pair that has not run yet: --jobs, less
+/// How many pairs a run lets run at once when it starts a pair, a first run or a retry: --jobs, less
 /// after pairs run out of memory beside others. A pair that does so leaves the others running
 /// holding the memory it lacked: the limit drops to how many still run (at least 1), so its place
 /// is not refilled, and each pair that ends without running out of memory raises it by one, back
 /// to --jobs. Without it a few large pairs holding the GPU sent every pair started beside them to
 /// the retries, one after another within seconds (session 40: 96 of 161 KernelBench problems on an
-/// 80 GB H100 at --jobs 14). Retries are not counted against it: they have their own limit.
+/// 80 GB H100 at --jobs 14); retries outside it did the same (session 41: 32 retries in 40 s beside
+/// one Model holding 50 GB). A retry also keeps its own limit (its beside_at_most).
 class Admission {
  public:
   explicit Admission(int jobs) : jobs_(jobs < 1 ? 1 : jobs), limit_(jobs_) {}

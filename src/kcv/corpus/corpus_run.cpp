@@ -839,7 +839,10 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       break;
     }
     // Retries after all the others, each once the pairs running are few enough for it.
-    while (stop_asked() == 0 && todo.empty() && !retries.empty() && running.size() < room() &&
+    // They obey the admission limit as first runs do: a retry started beside a pair that holds the
+    // memory it lacks runs out again within seconds (session 41: 32 retries in 40 s beside one).
+    while (stop_asked() == 0 && todo.empty() && !retries.empty() &&
+           running.size() < std::min(room(), static_cast<std::size_t>(admission.limit())) &&
            running.size() <= static_cast<std::size_t>(retry[retries.front().key].beside_at_most)) {
       Child c;
       c.pair = retries.front();
