@@ -697,13 +697,13 @@ TEST(CorpusRun, ARetryRunsBesideAtMostHalfAsManyAsItRanOutBesideUntilItFitsOrRun
   const std::string d = t / "corpus", out = t / "out", log = t / "events.log";
   add_pair(d, "p0", "solution.py", "oombeside 0 0.4");   // fits only alone
   add_pair(d, "p1", "solution.py", "oombeside 0 0.4");
-  // Fits beside two others. It counts them at 0.9 s, after p0 and p1 have ended (0.7 s) when the three
+  // Fits beside two others. It counts them at 1.1 s, after p0 and p1 have ended (0.7 s) when the three
   // run again together: its clean end, after theirs, lets them start together once more (the
   // admission limit drops to the pairs still running at each end that ran out of memory).
-  add_pair(d, "p2", "solution.py", "oombeside 2 0.9");
-  // Still running when the three count the others and when they end (0.7 s, 1.2 s); their four
-  // clean ends (1.4 s) raise the admission limit back to --jobs before the retries start.
-  for (const char* p : {"q3", "q4", "q5", "q6"}) add_pair(d, p, "solution.py", "pass 1.4");
+  add_pair(d, "p2", "solution.py", "oombeside 2 1.1");
+  // Still running when the three count the others and when they end (0.7 s, 1.4 s); their four
+  // clean ends (1.8 s) raise the admission limit back to --jobs before the retries start.
+  for (const char* p : {"q3", "q4", "q5", "q6"}) add_pair(d, p, "solution.py", "pass 1.8");
   setenv("FAKE_EVENT_LOG", log.c_str(), 1);
   const CorpusRunSummary s = run_corpus(stub_options(d, out, stub_verifier(t.path()), 7));
   unsetenv("FAKE_EVENT_LOG");
