@@ -2,7 +2,7 @@
 # cp.async as synchronous copies, fwd_tc cut to its helpers; the wgmma out kernel's header with its
 # shared memory named smem_raw (sim.hpp's), and wgmma.cuh replaced by its emulation (wgmma_sim.hpp).
 #   python3 gen.py REPO OUTDIR   (writes OUTDIR/glr/cuda/sm90/{glr_fwd_tc,glr_fwd_split,glr_bwd_split,
-#                                 glr_fwd_out_wgmma,wgmma}.cuh)
+#                                 glr_fwd_out_wgmma,wgmma,named_barrier}.cuh)
 import os, re, sys
 src, dst = sys.argv[1], sys.argv[2]
 inc = src + '/include/glr/cuda/sm90/'
@@ -36,3 +36,10 @@ wg = launches(open(inc + 'glr_fwd_out_wgmma.cuh').read()).replace('smem_wg', 'sm
 assert '<<<' not in wg and wg.count('::sim::launch(') == 1, 'the wgmma out launch not rewritten'
 open(out + 'glr_fwd_out_wgmma.cuh', 'w').write(wg)
 open(out + 'wgmma.cuh', 'w').write(open(os.path.dirname(os.path.abspath(__file__)) + '/wgmma_sim.hpp').read())
+# named_barrier.cuh: bar.sync / bar.arrive as the simulation's rounds (sim.hpp)
+open(out + 'named_barrier.cuh', 'w').write("""#pragma once
+namespace glr::cuda::sm90 {
+inline void named_sync(int id, int threads) { ::sim::named_sync(id, threads); }
+inline void named_arrive(int id, int threads) { ::sim::named_arrive(id, threads); }
+}  // namespace glr::cuda::sm90
+""")

@@ -5,7 +5,10 @@
 // the warps run one after another, ascending or (SIM_REVERSE=1) descending, each warp's lanes in the
 // same order up to each __shfl_xor_sync (a warp-level exchange): a read of shared data that another
 // warp writes in the same phase (a missing barrier) sees different data in the two orders, so a
-// race-free kernel gives bitwise the same outputs in both. WMMA fragments hold whole 16x16 tiles
+// race-free kernel gives bitwise the same outputs in both. Named barriers (named_barrier.cuh: bar.sync,
+// bar.arrive with an id and a thread count, for warps of different roles) are rounds too: each warp
+// runs until it waits at a barrier, arrives at one, or ends; a barrier whose count is reached lets its
+// waiters run in the next round (barrier_ring.cuh, run_barriers.sh). WMMA fragments hold whole 16x16 tiles
 // (lane 0 of a warp does the loads, MMAs and stores); cp.async is a synchronous copy.
 #pragma once
 #include <cuda_runtime.h>
@@ -185,7 +188,8 @@ namespace sim {
 inline long ctas_run = 0;
 inline constexpr int kN = 256;
 inline constexpr size_t kStack = 256 * 1024;
-struct Fiber { ucontext_t ctx; jmp_buf at; bool started = false, done = false; int wait = 0; };  // wait: 0 running, 1 at a shuffle, 2 at a barrier
+// wait: 0 running, 1 at a shuffle, 2 at barrier `bar`, 3 arrived at a barrier without waiting (runs again next round)
+struct Fiber { ucontext_t ctx; jmp_buf at; bool started = false, done = false; int wait = 0, bar = 0; };
 inline jmp_buf sched;
 inline Fiber fibers[kN];
 inline std::vector<char> stacks(kN * kStack);
@@ -196,7 +200,24 @@ inline void yield(int wait) {
   fibers[cur].wait = wait;
   if (_setjmp(fibers[cur].at) == 0) _longjmp(sched, 1);
 }
-inline void sync_cta() { yield(2); }
+[[noreturn]] inline void fail(const char* what);
+// Barriers 0-15 (PTX bar.sync / bar.arrive; 0 is __syncthreads's, counting every thread): the threads
+// arrived at each in its current use and the count it was used with. A barrier completes at the end of
+// the round in which its count is reached, and only its waiters run on.
+inline int bar_arrived[16], bar_count[16];
+inline void arrive_at(int id, int threads) {
+  if (id < 0 || id > 15 || threads < 32 || threads > kN || threads % 32) fail("a barrier id outside 0-15, or a thread count not a multiple of 32 up to the CTA's");
+  if (bar_arrived[id] == 0) bar_count[id] = threads;
+  else if (bar_count[id] != threads) fail("one use of a barrier with two thread counts");
+  if (++bar_arrived[id] > threads) fail("more threads arrived at a barrier than it counts (a second use before the first completed)");
+}
+inline void sync_cta() { arrive_at(0, kN); fibers[cur].bar = 0; yield(2); }
+/// bar.sync id, threads: arrive and wait until `threads` threads have arrived (by either call).
+inline void named_sync(int id, int threads) { arrive_at(id, threads); fibers[cur].bar = id; yield(2); }
+/// bar.arrive id, threads: arrive and go on. The warp stops here until the next round, so that a
+/// thread whose arrival releases others (a consumer freeing a buffer) is seen running after them in
+/// one of the two thread orders: a read after the arrival races with the released writer, and shows.
+inline void named_arrive(int id, int threads) { arrive_at(id, threads); yield(3); }
 inline void sync_warp() { yield(1); }
 inline void entry() {
   job();
@@ -214,9 +235,25 @@ inline void resume(int t) {
   _longjmp(f.at, 1);
 }
 [[noreturn]] inline void fail(const char* what) { std::fprintf(stderr, "sim: %s\n", what); std::abort(); }
+/// The end of a round: threads that only arrived run again; each barrier whose count is reached lets
+/// its waiters go and starts a new use. False when no thread can run on (none running, none released).
+inline bool end_round() {
+  bool any = false;
+  for (Fiber& f : fibers)
+    if (!f.done && f.wait == 3) { f.wait = 0; any = true; }
+  for (int id = 0; id < 16; ++id) {
+    if (bar_arrived[id] == 0 || bar_arrived[id] < bar_count[id]) continue;
+    for (Fiber& f : fibers)
+      if (!f.done && f.wait == 2 && f.bar == id) { f.wait = 0; any = true; }
+    bar_arrived[id] = 0;
+  }
+  return any;
+}
 /// Runs every CTA of the grid, one at a time, its threads as fibers in the SIM_REVERSE order;
-/// shared memory filled with 0xFF (NaN) first. Aborts when the threads of a CTA or of a warp do not
-/// all reach the same barrier or shuffle (or end together).
+/// shared memory filled with 0xFF (NaN) first. Aborts when the threads of a warp do not all reach the
+/// same shuffle, when a barrier is used inconsistently, and when the threads left can never run on
+/// (they wait at barriers whose counts are not reached: a deadlock, or threads ended before a
+/// __syncthreads the others wait at).
 template <class Kern, class... Args>
 inline void launch(Kern kernel, dim3 grid, int threads, size_t smem, cudaStream_t, Args... args) {
   if (smem > smem_cap || threads != kN) { std::fprintf(stderr, "sim: %zu bytes of shared memory, %d threads\n", smem, threads); std::abort(); }
@@ -225,17 +262,18 @@ inline void launch(Kern kernel, dim3 grid, int threads, size_t smem, cudaStream_
   for (unsigned z = 0; z < grid.z; ++z) for (unsigned y = 0; y < grid.y; ++y) for (unsigned x = 0; x < grid.x; ++x) {
     std::memset(glr::cuda::sm90::smem_raw, 0xFF, sizeof glr::cuda::sm90::smem_raw);
     bIdx = {x, y, z};
+    for (int id = 0; id < 16; ++id) bar_arrived[id] = bar_count[id] = 0;  // arrivals no thread waited for end with their CTA
     for (int t = 0; t < kN; ++t) {
       Fiber& f = fibers[t];
       f.started = f.done = false;
-      f.wait = 0;
+      f.wait = f.bar = 0;
       getcontext(&f.ctx);
       f.ctx.uc_stack.ss_sp = stacks.data() + size_t(t) * kStack;
       f.ctx.uc_stack.ss_size = kStack;
       f.ctx.uc_link = nullptr;  // entry() never returns
       makecontext(&f.ctx, entry, 0);
     }
-    for (;;) {  // one phase between barriers per round
+    for (;;) {  // one phase between barriers per round: every warp runs until it waits or ends
       for (int wi = 0; wi < kN / 32; ++wi) {
         const int w = reverse ? kN / 32 - 1 - wi : wi;
         for (;;) {  // the warp's lanes up to their next shuffle or barrier
@@ -243,7 +281,7 @@ inline void launch(Kern kernel, dim3 grid, int threads, size_t smem, cudaStream_
           for (int li = 0; li < 32; ++li) {
             const int t = 32 * w + (reverse ? 31 - li : li);
             Fiber& f = fibers[t];
-            if (f.done || f.wait == 2) { ++other; continue; }
+            if (f.done || f.wait >= 2) { ++other; continue; }
             cur = t;
             tIdx = {unsigned(t), 0, 0};
             f.wait = 0;
@@ -258,8 +296,10 @@ inline void launch(Kern kernel, dim3 grid, int threads, size_t smem, cudaStream_
       int alive = 0, ended = 0;
       for (const Fiber& f : fibers) (f.done ? ended : alive) += 1;
       if (alive == 0) break;
-      if (ended) fail("threads ended while others wait at a barrier");
-      for (Fiber& f : fibers) f.wait = 0;
+      if (!end_round()) {
+        if (ended && bar_arrived[0]) fail("threads ended while others wait at a barrier");
+        fail("deadlock: every thread left waits at a barrier whose count is not reached");
+      }
     }
     ++ctas_run;
   }
