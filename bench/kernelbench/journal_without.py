@@ -3,14 +3,18 @@
 pairs again. The journal is append-only for kcv; this is the operator's tool for a rerun.
 
 Usage: journal_without.py JOURNAL [--status S[,S...]] [--key-regex RE] [--refused-at-most N]
+                                   [--pending-retries]
 
 A result record goes when it matches any of the given selectors:
   --status           its status (verified, setup_error, timeout, verifier_crash)
   --key-regex        its key (re.search)
   --refused-at-most  a cap refusal of a problem that moves at most N elements per call (the
                      refusals a raised cap now admits)
-A dropped result's "retry" records go with it. The old journal is kept beside it as
-JOURNAL.<UTC time>.bak; the kept lines are written unchanged.
+A dropped result's "retry" records go with it. --pending-retries drops the "retry" records of the
+pairs that have no result yet: a resume then starts them as first runs, beside as many others as
+--jobs and the run's admission limit allow, instead of beside at most the halved count each retry
+record carries (for a journal queued on a smaller GPU and resumed on a larger one). The old journal
+is kept beside it as JOURNAL.<UTC time>.bak; the kept lines are written unchanged.
 """
 import argparse
 import datetime
@@ -29,10 +33,12 @@ def main():
     ap.add_argument("--key-regex", default=None)
     ap.add_argument("--refused-at-most", type=int, default=None,
                     help="cap refusals of problems moving at most this many elements per call")
+    ap.add_argument("--pending-retries", action="store_true",
+                    help="the retry records of pairs with no result yet (they rerun as first runs)")
     a = ap.parse_args()
     statuses = {s for s in a.status.split(",") if s}
-    if not statuses and a.key_regex is None and a.refused_at_most is None:
-        sys.exit("journal_without.py: give --status, --key-regex or --refused-at-most")
+    if not statuses and a.key_regex is None and a.refused_at_most is None and not a.pending_retries:
+        sys.exit("journal_without.py: give --status, --key-regex, --refused-at-most or --pending-retries")
     key_re = re.compile(a.key_regex) if a.key_regex is not None else None
 
     def goes(r):
@@ -67,6 +73,9 @@ def main():
     # A "retry" record (the pair ran out of GPU memory beside others) goes with its key's result:
     # the rerun is a fresh one, not a retry alone.
     gone = {r.get("key") for _, r in dropped}
+    if a.pending_retries:  # the retries of keys with no result left: every pair still queued
+        judged = {r.get("key") for _, r in kept if r.get("kind") == "result"}
+        gone |= {r.get("key") for _, r in kept if r.get("kind") == "retry" and r.get("key") not in judged}
     dropped += [(raw, r) for raw, r in kept if r.get("kind") == "retry" and r.get("key") in gone]
     kept = [(raw, r) for raw, r in kept if not (r.get("kind") == "retry" and r.get("key") in gone)]
     backup = f"{a.journal}.{datetime.datetime.now(datetime.timezone.utc):%Y%m%dT%H%M%SZ}.bak"
