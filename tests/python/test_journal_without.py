@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from script_check import finish  # noqa: E402
+from script_check import checker, finish  # noqa: E402
 SCRIPT = ROOT / "bench/kernelbench/journal_without.py"
 
 RECORDS = [
@@ -38,10 +38,7 @@ def records(j):
 
 
 def main():
-    failures = []
-    def check(cond, what):
-        if not cond:
-            failures.append(what)
+    failures, check = checker()
     with tempfile.TemporaryDirectory() as t:
         j = fresh(t, "pending.jsonl")
         r = run(j, "--pending-retries")

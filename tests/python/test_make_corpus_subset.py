@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from script_check import finish  # noqa: E402
+from script_check import checker, finish  # noqa: E402
 SCRIPT = ROOT / "bench/kernelbench/make_corpus.py"
 
 
@@ -21,10 +21,7 @@ def files(d):
 
 
 def main():
-    failures = []
-    def check(cond, what):
-        if not cond:
-            failures.append(what)
+    failures, check = checker()
     with tempfile.TemporaryDirectory() as t:
         t = Path(t)
         pairs, selfc = t / "pairs", t / "self"

@@ -14,9 +14,10 @@ int main(int argc, char** argv) {
   std::vector<float> in(size_t(steps) * kRingWidth), out(size_t(ctas) * kRingConsumers, -1.f);
   for (size_t i = 0; i < in.size(); ++i) in[i] = float((i * 37) % 101) - 50.f;
   const size_t smem = 2 * kRingWidth * sizeof(float);
-  if (form == kRingRight) ::sim::launch(barrier_ring<kRingRight>, dim3(ctas), kRingThreads, smem, nullptr, in.data(), out.data(), steps);
-  else if (form == kRingEarlyFree) ::sim::launch(barrier_ring<kRingEarlyFree>, dim3(ctas), kRingThreads, smem, nullptr, in.data(), out.data(), steps);
-  else ::sim::launch(barrier_ring<kRingNoFill>, dim3(ctas), kRingThreads, smem, nullptr, in.data(), out.data(), steps);
+  auto go = [&](auto kernel) { ::sim::launch(kernel, dim3(ctas), kRingThreads, smem, nullptr, in.data(), out.data(), steps); };
+  if (form == kRingRight) go(barrier_ring<kRingRight>);
+  else if (form == kRingEarlyFree) go(barrier_ring<kRingEarlyFree>);
+  else go(barrier_ring<kRingNoFill>);
   int differ = 0;
   unsigned long long hash = 1469598103934665603ull;
   for (int cta = 0; cta < ctas; ++cta)
