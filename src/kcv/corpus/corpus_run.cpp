@@ -824,9 +824,9 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
   };
   const auto stop_asked = [&] { return o.stop ? o.stop->load() : 0; };
   Admission admission(o.jobs);
-  // How many pairs may run at once now: --jobs, and no more than a running retry allows.
+  // How many pairs may run at once now: --jobs, the admission limit, and no more than a running retry allows.
   const auto room = [&] {
-    std::size_t n = static_cast<std::size_t>(o.jobs);
+    std::size_t n = static_cast<std::size_t>(std::min(o.jobs, admission.limit()));
     for (const Child& r : running)
       if (r.beside_at_most >= 0) n = std::min(n, static_cast<std::size_t>(r.beside_at_most) + 1);
     return n;
@@ -841,8 +841,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
     // Retries after all the others, each once the pairs running are few enough for it.
     // They obey the admission limit as first runs do: a retry started beside a pair that holds the
     // memory it lacks runs out again within seconds (session 41: 32 retries in 40 s beside one).
-    while (stop_asked() == 0 && todo.empty() && !retries.empty() &&
-           running.size() < std::min(room(), static_cast<std::size_t>(admission.limit())) &&
+    while (stop_asked() == 0 && todo.empty() && !retries.empty() && running.size() < room() &&
            running.size() <= static_cast<std::size_t>(retry[retries.front().key].beside_at_most)) {
       Child c;
       c.pair = retries.front();
@@ -850,8 +849,7 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       retries.erase(retries.begin());
       start(std::move(c));
     }
-    while (stop_asked() == 0 && running.size() < std::min(room(), static_cast<std::size_t>(admission.limit())) &&
-           !todo.empty()) {
+    while (stop_asked() == 0 && running.size() < room() && !todo.empty()) {
       for (const Child& r : running) {
         ProblemLoad& l = load[r.pair.problem];
         l.longest_s = std::max(l.longest_s, std::chrono::duration<double>(Clock::now() - r.start).count());
