@@ -52,6 +52,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "glr/cuda.hpp"
 #include "glr/cuda/sm90/common.cuh"
@@ -121,6 +122,21 @@ __host__ __device__ constexpr int64_t k_tiles(int64_t K) { return K <= 32 ? 1 : 
 /// Every form gives the same outputs, bit for bit (bench/glr/split_sim). dqk_form(K) is the default.
 inline constexpr int kDqkPipe = 2, kDqkRemap = 4, kDqkVec = 8;
 __host__ __device__ constexpr int dqk_form(int64_t K) { return k_tiles(K) > 1 ? kDqkPipe | kDqkRemap | kDqkVec : kDqkVec; }
+/// Under GLR_DQK_WGMMA (switches.cuh, `dqkwg`) kernel 4 forms its V products (DV, do·S_cᵀ, v·G_cᵀ) on
+/// warpgroup MMAs where the K tile is 64 and the pass is sm_90a's (wgmma exists nowhere else), in V
+/// tiles of 64 held 128B-swizzled in two buffers of its plan; its shared memory then starts on a
+/// 1024-byte boundary (the swizzle atom), so it asks kSw128Atom bytes more.
+#ifdef GLR_DQK_WGMMA
+inline constexpr bool kDqkWgmma = true;
+#else
+inline constexpr bool kDqkWgmma = false;
+#endif
+__host__ __device__ constexpr bool dqk_on_wgmma(int KT) { return kDqkWgmma && KT == 64; }
+#if defined(GLR_SM90A_DEVICE)
+inline constexpr bool kSm90aPass = true;
+#else
+inline constexpr bool kSm90aPass = false;
+#endif
 
 /// Workspace layout (byte offsets): the forward split's own workspace (A, S, q⊙2^b, k⊙2^(b_last−b),
 /// 2^(b_last): fwd_split::layout, at `fwd`), then dS, the final states, the dg seeds (sized for the
@@ -239,7 +255,7 @@ struct DstatePlan {
 /// then v·G_cᵀ and dk.
 struct DqkPlan {
   size_t qs = 0, ks = 0, bs = 0, dvd = 0, dvb = 0, r1 = 0, dos = 0, vs = 0, hs = 0, gs = 0, kr = 0, qr = 0, P = 0,
-         Q = 0, red = 0, total = 0, vbuf = 0, vtiles = 0;
+         Q = 0, red = 0, total = 0, vbuf = 0, vtiles = 0, wg0 = 0, wg1 = 0;
   __host__ __device__ constexpr size_t take(size_t bytes) {
     const size_t here = total;
     total += align128(bytes);
@@ -265,6 +281,9 @@ struct DqkPlan {
     red = take(size_t(KT) * 4);                // scalar gate: the seed's column sums
     vbuf = P - r1;                             // the odd V tiles: at dos + vbuf (P), vs + vbuf, ...
     vtiles = 2 * tile + 2 * state;             // bytes of one V tile's four operands
+    wg0 = dvb;                                 // dqk_on_wgmma: V tile t in wg0 (dvb, R1) or wg1 (P, Q) by t's parity,
+    wg1 = P;                                   //   each G_c, do, v, S_c [64, 64] K-major 128B-swizzled (E), 32 KB
+    total += dqk_on_wgmma(KT) ? kSw128Atom : 0;  // the slack to the first 1024-byte boundary
   }
 };
 
@@ -560,17 +579,24 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   static_assert(size_t(C) * LB * 4 <= plan.Q - plan.P, "dq fits in P");
   static_assert(plan.r1 + plan.vtiles <= plan.P && plan.P + plan.vtiles <= plan.red, "the two V-tile buffers fit");
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  E* qs = reinterpret_cast<E*>(smem_raw + plan.qs);
-  E* ks = reinterpret_cast<E*>(smem_raw + plan.ks);
-  float* bs = reinterpret_cast<float*>(smem_raw + plan.bs);
-  float* dvd = reinterpret_cast<float*>(smem_raw + plan.dvd);
-  E* dvb = reinterpret_cast<E*>(smem_raw + plan.dvb);
-  E* kr = reinterpret_cast<E*>(smem_raw + plan.kr);
-  E* qr = reinterpret_cast<E*>(smem_raw + plan.qr);
-  float* stk = reinterpret_cast<float*>(smem_raw + plan.kr);  // [48, LB]: dk's off-diagonal product
-  float* dvf = reinterpret_cast<float*>(smem_raw + plan.P);   // [C, LAF]: DV staging
-  float* dqs = reinterpret_cast<float*>(smem_raw + plan.P);   // [C, LB]: dq, after DV is consumed
-  float* xq = reinterpret_cast<float*>(smem_raw + plan.Q);    // [C, LB]: do·S_cᵀ
+  // On wgmma (dqk_on_wgmma) the plan starts on the first 1024-byte boundary: the V tiles' swizzle atoms.
+  constexpr bool kWg = dqk_on_wgmma(KT), kWgHere = kWg && kSm90aPass;
+  unsigned char* const sm =
+      kWg ? smem_raw + (kSw128Atom - wgmma::smem_addr(smem_raw) % kSw128Atom) % kSw128Atom : smem_raw;
+  static_assert(!kWg || (plan.wg0 % kSw128Atom == 0 && plan.wg1 % kSw128Atom == 0 &&
+                         plan.wg0 + 4 * C * 64 * 2 <= plan.P && plan.wg1 + 4 * C * 64 * 2 <= plan.red),
+                "the wgmma V tiles: two 32 KB buffers on 1024-byte boundaries, clear of red");
+  E* qs = reinterpret_cast<E*>(sm + plan.qs);
+  E* ks = reinterpret_cast<E*>(sm + plan.ks);
+  float* bs = reinterpret_cast<float*>(sm + plan.bs);
+  float* dvd = reinterpret_cast<float*>(sm + plan.dvd);
+  E* dvb = reinterpret_cast<E*>(sm + plan.dvb);
+  E* kr = reinterpret_cast<E*>(sm + plan.kr);
+  E* qr = reinterpret_cast<E*>(sm + plan.qr);
+  float* stk = reinterpret_cast<float*>(sm + plan.kr);  // [48, LB]: dk's off-diagonal product
+  float* dvf = reinterpret_cast<float*>(sm + plan.P);   // [C, LAF]: DV staging
+  float* dqs = reinterpret_cast<float*>(sm + plan.P);   // [C, LB]: dq, after DV is consumed
+  float* xq = reinterpret_cast<float*>(sm + plan.Q);    // [C, LB]: do·S_cᵀ
   float* stq = xq;                                            // [48, LB]: dq's off-diagonal product
   float* dks = xq;                                            // [C, LB]: v·G_cᵀ, then dk
 
@@ -590,10 +616,10 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   const E* Gc = dSws + ((slot * H + h) * K + k0) * V;  // rows [k0, k0 + kw) of G_c [K, V]
   auto load_v_tile = [&](int64_t v0, size_t off) {  // V tile [v0, v0 + BV) into the buffer at byte offset off
     const int vw = int(V - v0 < BV ? V - v0 : BV);
-    async_tile<BV>(reinterpret_cast<E*>(smem_raw + plan.dos + off), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-    async_tile<BV>(reinterpret_cast<E*>(smem_raw + plan.vs + off), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-    async_tile<BV>(reinterpret_cast<E*>(smem_raw + plan.hs + off), LV, Sc + v0, V, KT, kw, vw);
-    async_tile<BV>(reinterpret_cast<E*>(smem_raw + plan.gs + off), LV, Gc + v0, V, KT, kw, vw);
+    async_tile<BV>(reinterpret_cast<E*>(sm + plan.dos + off), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+    async_tile<BV>(reinterpret_cast<E*>(sm + plan.vs + off), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+    async_tile<BV>(reinterpret_cast<E*>(sm + plan.hs + off), LV, Sc + v0, V, KT, kw, vw);
+    async_tile<BV>(reinterpret_cast<E*>(sm + plan.gs + off), LV, Gc + v0, V, KT, kw, vw);
   };
 
   // The dg seeds of this tile's columns, summed over kernel 3's V tiles in order, started now (read
@@ -608,12 +634,67 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   if constexpr (kPipe) seed = seed_sum();
   async_tile<KT>(qs, LQ, q + (c0 * H + h) * K + k0, H * K, C, nc, kw);
   async_tile<KT>(ks, LQ, k + (c0 * H + h) * K + k0, H * K, C, nc, kw);
-  if constexpr (kPipe) load_v_tile(0, 0);  // V tile 0 with them (P and Q, the odd tiles' buffer, are free until the loop ends)
+  // On wgmma: V tile t of 64 columns in buffer t & 1, its four [64, 64] operands 128B-swizzled, K-major (the
+  // V columns are the MMAs' K) in the order G_c, do, v, S_c, so [v; S_c] and [G_c; do] are 128-row operands.
+  constexpr uint32_t kWgTile = uint32_t(C) * 64 * 2;
+  auto wg_buf = [&](int b) { return sm + (b ? plan.wg1 : plan.wg0); };
+  auto load_wg_tile = [&](int64_t v0, int b) {
+    const int vw = int(V - v0 < 64 ? V - v0 : 64);
+    unsigned char* t = wg_buf(b);
+    fwd_split::async_tile_sw128<64>(t, Gc + v0, V, KT, kw, vw);
+    fwd_split::async_tile_sw128<64>(t + kWgTile, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+    fwd_split::async_tile_sw128<64>(t + 2 * kWgTile, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+    fwd_split::async_tile_sw128<64>(t + 3 * kWgTile, Sc + v0, V, KT, kw, vw);
+  };
+  if constexpr (kWgHere) load_wg_tile(0, 0);
+  else if constexpr (kPipe) load_v_tile(0, 0);  // V tile 0 with them (P and Q, the odd tiles' buffer, are free until the loop ends)
   cp_async_commit();
   chunk_b<KT, kScalarGate>(bs, LB, g, c0, nc, h, H, K, k0, kw);  // q, k and V tile 0 have landed too
 
+  // ---- on wgmma: the V loop in tiles of 64, warpgroup 0 D = do·[v; S_c]ᵀ = [DV | Xq], warpgroup 1
+  // D = v·[G_c; do]ᵀ = [Xk | v·doᵀ] (its second half unused): one wgmma sequence in both, the operands
+  // chosen by address arithmetic (a branch per warpgroup serializes the wgmma: glr_fwd_out_wgmma.cuh).
+  // Tile t + 1 loads into the other buffer while tile t is multiplied. DV's upper blocks are formed too
+  // and never read (the selection below keeps j <= i); every operand row or column past the chunk, K or V
+  // is zero-filled, as in the WMMA loop. ----
+  const int wg = tid / 128, tw = tid % 128;
+  float wd[kWgHere ? 64 : 1];
+  if constexpr (kWgHere) {
+    constexpr auto ab = std::is_same_v<E, __nv_bfloat16> ? wgmma::Ab::bf16 : wgmma::Ab::f16;
+    const int nvt = int(cdiv(V, 64));
+    for (int t = 0; t < nvt; ++t) {  // uniform per CTA
+      if (t + 1 < nvt) {  // into the buffer tile t − 1 was read from (its MMAs ended before the barrier below)
+        load_wg_tile(int64_t(t + 1) * 64, (t + 1) & 1);
+        cp_async_commit();
+        cp_async_wait<1>();  // tile t has landed (this thread's copies)
+      } else {
+        cp_async_wait<0>();
+      }
+      wgmma::fence_proxy_async();  // the tensor cores read what cp.async and the element copies wrote
+      __syncthreads();
+      const uint32_t base = wgmma::smem_addr(wg_buf(t & 1));
+      const uint32_t a = base + kWgTile + uint32_t(wg) * kWgTile, b = base + 2 * kWgTile - uint32_t(wg) * 2 * kWgTile;
+      wgmma::fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        wgmma::mma_ss<128, ab>(wd, sw128_desc(a, kk, C), sw128_desc(b, kk, 2 * C), t > 0 || kk > 0);
+      wgmma::commit_group();
+      wgmma::wait_group<0>();
+      wgmma::fence_operands(wd);
+      __syncthreads();  // both warpgroups' MMAs have read buffer t & 1
+    }
+    if (wg == 0) {  // DV (fp32) -> P, Xq -> Q; warpgroup 1 keeps Xk (wd[0, 32)) until dks is free
+#pragma unroll
+      for (int i = 0; i < 64; i += 2) {
+        const int r = acc_row(tw, i), cc = acc_col(tw, i);
+        float* dst = i < 32 ? dvf + r * LAF + cc : xq + r * LB + cc - 64;
+        *reinterpret_cast<float2*>(dst) = make_float2(wd[i], wd[i + 1]);
+      }
+    }
+  }
   // ---- V loop: DV += do·vᵀ (lower blocks), Xq += do·S_cᵀ, Xk += v·G_cᵀ ----
   FragC accD[2], accQ[kPer], accK[kPer];
+  if constexpr (!kWgHere) {
 #pragma unroll
   for (int u = 0; u < 2; ++u) wmma::fill_fragment(accD[u], 0.f);
 #pragma unroll
@@ -635,10 +716,10 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     }
     __syncthreads();  // everyone's copies of tile t have
     const size_t off = kPipe && (t & 1) ? plan.vbuf : 0;
-    const E* dos = reinterpret_cast<const E*>(smem_raw + plan.dos + off);
-    const E* vs = reinterpret_cast<const E*>(smem_raw + plan.vs + off);
-    const E* hs = reinterpret_cast<const E*>(smem_raw + plan.hs + off);
-    const E* gs = reinterpret_cast<const E*>(smem_raw + plan.gs + off);
+    const E* dos = reinterpret_cast<const E*>(sm + plan.dos + off);
+    const E* vs = reinterpret_cast<const E*>(sm + plan.vs + off);
+    const E* hs = reinterpret_cast<const E*>(sm + plan.hs + off);
+    const E* gs = reinterpret_cast<const E*>(sm + plan.gs + off);
 #pragma unroll
     for (int u = 0; u < 2; ++u) {
       const int p = warp + kWarps * u;
@@ -687,6 +768,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     const int t = warp + kWarps * u, rt = t / kKT, ct = t % kKT;
     wmma_smem::store(xq + (16 * rt) * LB + 16 * ct, accQ[u], LB);
   }
+  }  // !kWgHere
   if constexpr (kVec) {
     for (int e = tid; e < 96 * (KT / 8); e += kThreads) {  // 8 columns [kk, kk + 8) of one row of Kr and of Qr
       const int row = e / (KT / 8), kk = (e % (KT / 8)) * 8;
@@ -842,10 +924,18 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   __syncthreads();
 
   // ---- Xk = v·G_cᵀ into dks (stq is consumed) ----
+  if constexpr (kWgHere) {
+    if (wg == 1) {
 #pragma unroll
-  for (int u = 0; u < kPer; ++u) {
-    const int t = warp + kWarps * u, rt = t / kKT, ct = t % kKT;
-    wmma_smem::store(dks + (16 * rt) * LB + 16 * ct, accK[u], LB);
+      for (int i = 0; i < 32; i += 2)
+        *reinterpret_cast<float2*>(dks + acc_row(tw, i) * LB + acc_col(tw, i)) = make_float2(wd[i], wd[i + 1]);
+    }
+  } else {
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      const int t = warp + kWarps * u, rt = t / kKT, ct = t % kKT;
+      wmma_smem::store(dks + (16 * rt) * LB + 16 * ct, accK[u], LB);
+    }
   }
   __syncthreads();
 
@@ -945,7 +1035,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       }
     }
   } else {
-    float* red = reinterpret_cast<float*>(smem_raw + plan.red);   // [KT]: the seed's column sums
+    float* red = reinterpret_cast<float*>(sm + plan.red);   // [KT]: the seed's column sums
     float* part = dgp + ((kt * slots + slot) * H + h) * (C + 1);  // [C + 1]: row sums, then the seed sum
     if (tid < kw) red[tid] = kPipe ? seed : seed_sum();  // the seed's column sums over the V tiles, in order
     for (int i = tid; i < nc; i += kThreads) {  // row sums over the tile's columns, x in order
