@@ -64,7 +64,7 @@ template <Ab T> inline float at(uint32_t addr) {
 }
 }  // namespace emu
 
-template <int N, Ab T, bool TransB = false>
+template <int N, Ab T, bool TransB = false, bool TransA = false>
 inline void mma_ss(float (&d)[N / 2], uint64_t a_desc, uint64_t b_desc, bool accumulate) {
   static_assert(N == 64 || N == 128, "glr sm90 wgmma: N = 64 or 128");
   const emu::Desc a = emu::decode(a_desc), b = emu::decode(b_desc);
@@ -73,7 +73,8 @@ inline void mma_ss(float (&d)[N / 2], uint64_t a_desc, uint64_t b_desc, bool acc
     const int m = acc_row(t, i), n = acc_col(t, i);
     float s = accumulate ? d[i] : 0.f;
     for (int k = 0; k < 16; ++k)
-      s += emu::at<T>(emu::hw_addr(a, m, k)) * emu::at<T>(TransB ? emu::hw_addr_mn(b, k, n) : emu::hw_addr(b, n, k));
+      s += emu::at<T>(TransA ? emu::hw_addr_mn(a, k, m) : emu::hw_addr(a, m, k)) *
+           emu::at<T>(TransB ? emu::hw_addr_mn(b, k, n) : emu::hw_addr(b, n, k));
     d[i] = s;
   }
 }

@@ -1,6 +1,6 @@
 // The sm90 wgmma building block (include/glr/cuda/sm90/wgmma.cuh, wgmma_desc.hpp) on one tile: one
 // warpgroup stores a 64×64 A and an N×64 B (16-bit, row-major in device memory) into shared memory
-// in the layout under test (B K-major or N-major), issues 4 K16 steps of wgmma.mma_async.m64nNk16
+// in the layout under test (B K-major or N-major, A K-major or M-major), issues 4 K16 steps of wgmma.mma_async.m64nNk16
 // (SS or RS), and writes the fp32 accumulators back through the fragment map. Compiled for every
 // target of the build; the instructions exist only in the sm_90a pass (elsewhere the kernel traps,
 // and the test skips on any device but compute capability 9.0).
@@ -24,19 +24,22 @@ __host__ __device__ constexpr bool is_rs(WgmmaMode m) {
   return m == WgmmaMode::rs_sw128 || m == WgmmaMode::rs_core || m == WgmmaMode::rs_nmajor;
 }
 __host__ __device__ constexpr bool is_nmajor(WgmmaMode m) {
-  return m == WgmmaMode::ss_nmajor || m == WgmmaMode::rs_nmajor;
+  return m == WgmmaMode::ss_nmajor || m == WgmmaMode::rs_nmajor || m == WgmmaMode::ss_mmajor;
 }
+__host__ __device__ constexpr bool is_mmajor(WgmmaMode m) { return m == WgmmaMode::ss_mmajor; }
 __host__ __device__ constexpr bool is_core(WgmmaMode m) { return m == WgmmaMode::ss_core || m == WgmmaMode::rs_core; }
 
 /// Where element (r, k) of a K-major operand with `rows` rows goes.
 template <WgmmaMode M>
 __device__ uint32_t offset(int r, int k, int rows) {
   if constexpr (is_core(M)) return sm90::core_offset(r, k, rows);
+  if constexpr (is_mmajor(M)) return sm90::mn_sw128_offset(k, r, kK);  // A M-major: stored [kK][kM], m contiguous
   return sm90::sw128_offset(r, k, rows);
 }
 template <WgmmaMode M>
 __device__ uint64_t desc(uint32_t base, int kk, int rows) {
   if constexpr (is_core(M)) return sm90::core_desc(base, kk, rows);
+  if constexpr (is_mmajor(M)) return sm90::mn_sw128_desc(base, kk, kK);
   if constexpr (M == WgmmaMode::ss_sw128_wrong_sbo)
     return sm90::wgmma_desc(sm90::sw128_k16(base, kk, rows), sm90::sw128_lbo(), 512, sm90::Swizzle::b128);
   return sm90::sw128_desc(base, kk, rows);
@@ -95,7 +98,7 @@ __global__ void __launch_bounds__(128) sm90_wgmma_tile_kernel(const uint16_t* __
     if constexpr (is_rs(M))
       wg::mma_rs<N, T, is_nmajor(M)>(d, a[kk], b_desc<M>(base_b, kk, N), kk > 0);
     else
-      wg::mma_ss<N, T, is_nmajor(M)>(d, desc<M>(base_a, kk, kM), b_desc<M>(base_b, kk, N), kk > 0);
+      wg::mma_ss<N, T, is_nmajor(M), is_mmajor(M)>(d, desc<M>(base_a, kk, kM), b_desc<M>(base_b, kk, N), kk > 0);
   }
   wg::commit_group();
   wg::wait_group<0>();
@@ -121,6 +124,7 @@ cudaError_t launch_mode(WgmmaMode mode, const uint16_t* A, const uint16_t* B, fl
     case WgmmaMode::ss_nmajor: return launch<N, T, WgmmaMode::ss_nmajor>(A, B, D, stream);
     case WgmmaMode::rs_nmajor: return launch<N, T, WgmmaMode::rs_nmajor>(A, B, D, stream);
     case WgmmaMode::ss_sw128_wrong_sbo: return launch<N, T, WgmmaMode::ss_sw128_wrong_sbo>(A, B, D, stream);
+    case WgmmaMode::ss_mmajor: return launch<N, T, WgmmaMode::ss_mmajor>(A, B, D, stream);
   }
   return cudaErrorInvalidValue;
 }

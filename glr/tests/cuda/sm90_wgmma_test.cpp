@@ -66,6 +66,7 @@ const char* name(WgmmaMode m) {
     case WgmmaMode::ss_nmajor: return "SS, B N-major 128B (trans-b)";
     case WgmmaMode::rs_nmajor: return "RS, B N-major 128B (trans-b)";
     case WgmmaMode::ss_sw128_wrong_sbo: return "SS 128B-swizzle, SBO 512 (negative control)";
+    case WgmmaMode::ss_mmajor: return "SS, A M-major 128B (trans-a), B N-major 128B (trans-b)";
   }
   return "?";
 }
@@ -163,6 +164,13 @@ TEST(GlrCudaSm90Wgmma, NMajorB) {
   for (bool bf16 : {true, false})
     for (int N : {64, 128})
       for (WgmmaMode m : {WgmmaMode::ss_nmajor, WgmmaMode::rs_nmajor}) expect_exact(N, bf16, m);
+}
+
+// A transposed in shared memory (imm-trans-a: the backward dqk's DVᵀ operand under GLR_DQK_WGMMA).
+TEST(GlrCudaSm90Wgmma, MMajorA) {
+  SKIP_WITHOUT_SM90A();
+  for (bool bf16 : {true, false})
+    for (int N : {64, 128}) expect_exact(N, bf16, WgmmaMode::ss_mmajor);
 }
 
 // The check can fail: SBO 512 (half an atom) reads rows 8.. from the wrong place.

@@ -1,8 +1,9 @@
 // ctest wgmma.bwd_dqk_sm90a_ptx (check_ptx.cmake, DEFS -DGLR_DQK_WGMMA): the split backward's dqk kernel
 // with its V products on wgmma (include/glr/cuda/sm90/glr_bwd_split.cuh, dqk_on_wgmma) in every form its
 // launcher instantiates at K tiles of 64: bf16 and f16, vector and scalar gate, one K tile and several
-// (dqk_form's two forms). Each kernel's V loop issues four m64n128k16 a tile (32 in all); none in the
-// sm_100a PTX (the WMMA loop there), and ptxas without a warning or a serialized wgmma.
+// (dqk_form's two forms). Each kernel issues 16: its V loop four m64n128k16 a tile, dq's off-diagonal
+// products 1 + 2 + 3 m64n64k16 and dk's 3 + 2 + 1 (128 in all); none in the sm_100a PTX (the WMMA path
+// there), and ptxas without a warning or a serialized wgmma.
 #include "glr/cuda/sm90/glr_bwd_split.cuh"
 
 #if !defined(GLR_DQK_WGMMA)

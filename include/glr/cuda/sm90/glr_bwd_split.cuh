@@ -122,10 +122,11 @@ __host__ __device__ constexpr int64_t k_tiles(int64_t K) { return K <= 32 ? 1 : 
 /// Every form gives the same outputs, bit for bit (bench/glr/split_sim). dqk_form(K) is the default.
 inline constexpr int kDqkPipe = 2, kDqkRemap = 4, kDqkVec = 8;
 __host__ __device__ constexpr int dqk_form(int64_t K) { return k_tiles(K) > 1 ? kDqkPipe | kDqkRemap | kDqkVec : kDqkVec; }
-/// Under GLR_DQK_WGMMA (switches.cuh, `dqkwg`) kernel 4 forms its V products (DV, do·S_cᵀ, v·G_cᵀ) on
-/// warpgroup MMAs where the K tile is 64 and the pass is sm_90a's (wgmma exists nowhere else), in V
-/// tiles of 64 held 128B-swizzled in two buffers of its plan; its shared memory then starts on a
-/// 1024-byte boundary (the swizzle atom), so it asks kSw128Atom bytes more.
+/// Under GLR_DQK_WGMMA (switches.cuh, `dqkwg`) kernel 4 forms its products on warpgroup MMAs where the
+/// K tile is 64 and the pass is sm_90a's (wgmma exists nowhere else): the V products (DV, do·S_cᵀ,
+/// v·G_cᵀ) in V tiles of 64 held 128B-swizzled in two buffers of its plan, and the off-diagonal blocks'
+/// products with DV, Kr and Qr 128B-swizzled (DV's one tile read K-major for dq, M-major for dk). Its
+/// shared memory then starts on a 1024-byte boundary (the swizzle atom), so it asks kSw128Atom bytes more.
 #ifdef GLR_DQK_WGMMA
 inline constexpr bool kDqkWgmma = true;
 #else
@@ -261,7 +262,8 @@ struct DqkPlan {
     total += align128(bytes);
     return here;
   }
-  __host__ __device__ constexpr DqkPlan(int KT) {
+  /// wg: Kr and Qr laid out for the wgmma (dqk_on_wgmma in an sm_90a pass); the size is the same either way.
+  __host__ __device__ constexpr DqkPlan(int KT, bool wg = false) {
     qs = take(size_t(C) * ld_half(KT) * 2);    // q            (E)    [C, KT]
     ks = take(size_t(C) * ld_half(KT) * 2);    // k            (E)    [C, KT]
     bs = take(size_t(C) * ld_float(KT) * 4);   // g, then b    (fp32) [C, KT]
@@ -275,7 +277,7 @@ struct DqkPlan {
     hs = r1 + 2 * tile;                        // S_c tile     (E)    [KT, kDqkBV]
     gs = r1 + 2 * tile + state;                // G_c tile     (E)    [KT, kDqkBV]
     kr = r1;                                   // Kr_1..3      (E)    [96, KT]
-    qr = r1 + ops;                             // Qr_1..3      (E)    [96, KT]
+    qr = r1 + (wg ? 96 * 128 : ops);           // Qr_1..3      (E)    [96, KT] (wg: 128B-swizzled, 1024-aligned)
     P = take(size_t(C) * ld_float(C) * 4);     // DV (fp32) [C, C], then dq (fp32) [C, KT]
     Q = take(size_t(C) * ld_float(KT) * 4);    // do·S_cᵀ; dq's off-diagonal product; v·G_cᵀ, then dk (fp32) [C, KT]
     red = take(size_t(KT) * 4);                // scalar gate: the seed's column sums
@@ -574,18 +576,22 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
                 LAB = ld_half(C), LD = ld_float(16);
   constexpr int kKT = KT / 16;            // column tiles of a [C, KT] matrix
   constexpr int kPer = 4 * kKT / kWarps;  // [C, KT] tiles per warp (1 or 2)
-  constexpr DqkPlan plan(KT);
-  static_assert(size_t(48) * LB * 4 <= plan.qr - plan.kr, "stk fits in Kr's space");
+  // On wgmma (dqk_on_wgmma) the plan starts on the first 1024-byte boundary: the V tiles' swizzle atoms.
+  constexpr bool kWg = dqk_on_wgmma(KT), kWgHere = kWg && kSm90aPass;
+  constexpr DqkPlan plan(KT, kWgHere);
+  constexpr int LSK = kWgHere ? KT : LB;  // stk's row stride: unpadded on wgmma, so it ends where Qr begins
+  static_assert(size_t(48) * LSK * 4 <= plan.qr - plan.kr, "stk fits in Kr's space");
   static_assert(size_t(C) * LB * 4 <= plan.Q - plan.P, "dq fits in P");
   static_assert(plan.r1 + plan.vtiles <= plan.P && plan.P + plan.vtiles <= plan.red, "the two V-tile buffers fit");
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  // On wgmma (dqk_on_wgmma) the plan starts on the first 1024-byte boundary: the V tiles' swizzle atoms.
-  constexpr bool kWg = dqk_on_wgmma(KT), kWgHere = kWg && kSm90aPass;
   unsigned char* const sm =
       kWg ? smem_raw + (kSw128Atom - wgmma::smem_addr(smem_raw) % kSw128Atom) % kSw128Atom : smem_raw;
   static_assert(!kWg || (plan.wg0 % kSw128Atom == 0 && plan.wg1 % kSw128Atom == 0 &&
                          plan.wg0 + 4 * C * 64 * 2 <= plan.P && plan.wg1 + 4 * C * 64 * 2 <= plan.red),
                 "the wgmma V tiles: two 32 KB buffers on 1024-byte boundaries, clear of red");
+  static_assert(!kWgHere || (plan.dvb % kSw128Atom == 0 && plan.kr % kSw128Atom == 0 && plan.qr % kSw128Atom == 0 &&
+                             plan.dvb + C * 128 <= plan.r1 && plan.qr + 96 * 128 <= plan.P),
+                "the wgmma operands DV, Kr, Qr: 128B-swizzled tiles on 1024-byte boundaries, inside their spans");
   E* qs = reinterpret_cast<E*>(sm + plan.qs);
   E* ks = reinterpret_cast<E*>(sm + plan.ks);
   float* bs = reinterpret_cast<float*>(sm + plan.bs);
@@ -599,6 +605,17 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   float* xq = reinterpret_cast<float*>(sm + plan.Q);    // [C, LB]: do·S_cᵀ
   float* stq = xq;                                            // [48, LB]: dq's off-diagonal product
   float* dks = xq;                                            // [C, LB]: v·G_cᵀ, then dk
+  // Element (row, x) of Kr or Qr and (i, j) of the selected DV: row-major with padded rows for the WMMAs,
+  // 128B-swizzled (96 or 64 rows of 128 bytes) for the wgmma (dqk_on_wgmma): Kr_m and Qr_m start on
+  // 1024-byte boundaries (rows 0, 16, 48 and 0, 48, 80), and DV's one tile is both K-major DV and M-major DVᵀ.
+  auto op_at = [&](E* base, int row, int x) {
+    if constexpr (kWgHere) return reinterpret_cast<E*>(reinterpret_cast<unsigned char*>(base) + sw128_offset(row, x, 96));
+    else return base + row * LQ + x;
+  };
+  auto dvb_at = [&](int i, int j) {
+    if constexpr (kWgHere) return reinterpret_cast<E*>(reinterpret_cast<unsigned char*>(dvb) + sw128_offset(i, j, C));
+    else return dvb + i * LAB + j;
+  };
 
   int64_t bos, eos;
   constexpr bool kPipe = kVar & kDqkPipe, kRemap = kVar & kDqkRemap, kVec = kVar & kDqkVec;
@@ -789,7 +806,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
 #pragma unroll
           for (int u = 0; u < 8; ++u) o[u] = from_f<E>(0.f);
         }
-        *reinterpret_cast<uint4*>(kr + row * LQ + kk) = *reinterpret_cast<const uint4*>(o);
+        *reinterpret_cast<uint4*>(op_at(kr, row, kk)) = *reinterpret_cast<const uint4*>(o);
       }
       {  // Qr_m[i] = q_i 2^(b_i − b_r), i > r = 16m − 1
         const int m = row < 48 ? 1 : row < 80 ? 2 : 3, i = row - qr_row(m) + 16 * m, r = 16 * m - 1;
@@ -807,7 +824,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
 #pragma unroll
           for (int u = 0; u < 8; ++u) o[u] = from_f<E>(0.f);
         }
-        *reinterpret_cast<uint4*>(qr + row * LQ + kk) = *reinterpret_cast<const uint4*>(o);
+        *reinterpret_cast<uint4*>(op_at(qr, row, kk)) = *reinterpret_cast<const uint4*>(o);
       }
     }
   } else
@@ -815,12 +832,12 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     const int row = e / KT, kk = e % KT;
     {  // Kr_m[j] = k_j 2^(b_r − b_j), j <= r = 16m − 1
       const int m = row < 16 ? 1 : row < 48 ? 2 : 3, j = row - kr_row(m), r = 16 * m - 1;
-      kr[row * LQ + kk] = j < nc ? from_f<E>(to_f(ks[j * LQ + kk]) * exp2f(bs[r * LB + kk] - bs[j * LB + kk]))
+      *op_at(kr, row, kk) = j < nc ? from_f<E>(to_f(ks[j * LQ + kk]) * exp2f(bs[r * LB + kk] - bs[j * LB + kk]))
                                  : from_f<E>(0.f);
     }
     {  // Qr_m[i] = q_i 2^(b_i − b_r), i > r = 16m − 1
       const int m = row < 48 ? 1 : row < 80 ? 2 : 3, i = row - qr_row(m) + 16 * m, r = 16 * m - 1;
-      qr[row * LQ + kk] =
+      *op_at(qr, row, kk) =
           i < nc ? from_f<E>(to_f(qs[i * LQ + kk]) * fwd_split::decay_past_ref(bs[i * LB + kk], bs[r * LB + kk]))
                  : from_f<E>(0.f);
     }
@@ -842,15 +859,16 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       const bool live = i < nc && (i >> 4) > (j >> 4);
 #pragma unroll
       for (int u = 0; u < 8; ++u) o[u] = live ? from_f<E>(d[u]) : from_f<E>(0.f);
-      *reinterpret_cast<uint4*>(dvb + i * LAB + j) = *reinterpret_cast<const uint4*>(o);
+      *reinterpret_cast<uint4*>(dvb_at(i, j)) = *reinterpret_cast<const uint4*>(o);
     }
   } else {
     for (int e = tid; e < C * C; e += kThreads) {
       const int i = e / C, j = e % C;
       if ((i >> 4) == (j >> 4)) dvd[i * LD + (j & 15)] = dvf[i * LAF + j];
-      dvb[i * LAB + j] = (i < nc && (i >> 4) > (j >> 4)) ? from_f<E>(dvf[i * LAF + j]) : from_f<E>(0.f);
+      *dvb_at(i, j) = (i < nc && (i >> 4) > (j >> 4)) ? from_f<E>(dvf[i * LAF + j]) : from_f<E>(0.f);
     }
   }
+  if constexpr (kWgHere) wgmma::fence_proxy_async();  // Kr, Qr and DV as the tensor cores read them (below)
   __syncthreads();
 
   // ---- dq's inter term -> dqs (P: DV is consumed) ----
@@ -869,75 +887,121 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   }
   __syncthreads();
 
-  // ---- dq's off-diagonal blocks: rows of block m, Σ_{j < 16m} DV_ij Kr_m[j] -> stq (Xq is consumed) ----
-  for (int t = warp; t < 3 * kKT; t += kWarps) {
-    const int m = 1 + t / kKT, ct = t % kKT;
-    FragC acc;
-    wmma::fill_fragment(acc, 0.f);
-    for (int jb = 0; jb < m; ++jb) {
-      FragA fa;
-      FragB fb;
-      wmma_smem::load(fa, dvb + (16 * m) * LAB + 16 * jb, LAB);
-      wmma_smem::load(fb, kr + (kr_row(m) + 16 * jb) * LQ + 16 * ct, LQ);
-      wmma::mma_sync(acc, fa, fb, acc);
-    }
-    wmma_smem::store(stq + (16 * (m - 1)) * LB + 16 * ct, acc, LB);
-  }
-  __syncthreads();
-
-  // ---- dq += 2^(b_i − b_r) ⊙ stq; dk's off-diagonal blocks: rows of block m − 1, Σ_{i >= 16m} DV_ijᵀ Qr_m[i] -> stk ----
-  if constexpr (kVec) {
-    for (int e = tid; e < 48 * KT / 4; e += kThreads) {
-      const int i = 16 + e / (KT / 4), x = (e % (KT / 4)) * 4;
-      if (i >= nc) continue;
-      const int r = (i & ~15) - 1;
-      const float4 bi = *reinterpret_cast<const float4*>(bs + i * LB + x),
-                   br = *reinterpret_cast<const float4*>(bs + r * LB + x),
-                   st = *reinterpret_cast<const float4*>(stq + (i - 16) * LB + x);
-      float4 a = *reinterpret_cast<const float4*>(dqs + i * LB + x);
-      a.x += exp2f(bi.x - br.x) * st.x;
-      a.y += exp2f(bi.y - br.y) * st.y;
-      a.z += exp2f(bi.z - br.z) * st.z;
-      a.w += exp2f(bi.w - br.w) * st.w;
-      *reinterpret_cast<float4*>(dqs + i * LB + x) = a;
-    }
-  } else
-  for (int e = tid; e < 48 * KT; e += kThreads) {
-    const int i = 16 + e / KT, x = e % KT;
-    if (i >= nc) continue;
-    const int r = (i & ~15) - 1;
-    dqs[i * LB + x] += exp2f(bs[i * LB + x] - bs[r * LB + x]) * stq[(i - 16) * LB + x];
-  }
-  for (int t = warp; t < 3 * kKT; t += kWarps) {  // stk overwrites Kr: its last reads were before the barrier
-    const int m = 1 + t / kKT, ct = t % kKT;
-    FragC acc;
-    wmma::fill_fragment(acc, 0.f);
-    for (int ib = m; ib < 4; ++ib) {
-      FragAT fa;
-      FragB fb;
-      wmma_smem::load(fa, dvb + (16 * ib) * LAB + 16 * (m - 1), LAB);
-      wmma_smem::load(fb, qr + (qr_row(m) + 16 * (ib - m)) * LQ + 16 * ct, LQ);
-      wmma::mma_sync(acc, fa, fb, acc);
-    }
-    wmma_smem::store(stk + (16 * (m - 1)) * LB + 16 * ct, acc, LB);
-  }
-  __syncthreads();
-
-  // ---- Xk = v·G_cᵀ into dks (stq is consumed) ----
   if constexpr (kWgHere) {
+    // ---- on wgmma: Xk -> dks (Q is free: Xq is consumed and stq not needed); then both warpgroups run
+    // one sequence (a branch per warpgroup around a wgmma serializes it): for m = 1..3 the dq product
+    // Σ_{j < 16m} DV_ij Kr_m[j] (A = DV K-major, B = Kr_m N-major; rows of block m: warpgroup 0's warp m
+    // adds 2^(b_i − b_r) ⊙ it to dq from its registers), a barrier, then for m = 1..3 the dk product
+    // Σ_{i >= 16m} DV_ijᵀ Qr_m[i] (A = DVᵀ, the same tile M-major; rows of block m − 1: warpgroup 1's
+    // warp m − 1 stores them to stk, Kr's space, unpadded so it ends where Qr begins). The products'
+    // other rows are formed and never read. ----
+    constexpr auto ab = std::is_same_v<E, __nv_bfloat16> ? wgmma::Ab::bf16 : wgmma::Ab::f16;
+    const int ww = warp % 4;  // the warp's rows of every product: block ww
     if (wg == 1) {
 #pragma unroll
       for (int i = 0; i < 32; i += 2)
         *reinterpret_cast<float2*>(dks + acc_row(tw, i) * LB + acc_col(tw, i)) = make_float2(wd[i], wd[i + 1]);
     }
+    const uint32_t dva = wgmma::smem_addr(dvb), kra = wgmma::smem_addr(kr), qra = wgmma::smem_addr(qr);
+    float acc[32];
+#pragma unroll
+    for (int m = 1; m < 4; ++m) {
+      wgmma::fence();
+#pragma unroll
+      for (int jb = 0; jb < m; ++jb)
+        wgmma::mma_ss<64, ab, true>(acc, sw128_desc(dva, jb, C), mn_sw128_desc(kra + kr_row(m) * 128, jb, 64), jb > 0);
+      wgmma::commit_group();
+      wgmma::wait_group<0>();
+      wgmma::fence_operands(acc);
+      if (wg == 0 && ww == m) {  // dq_i += 2^(b_i − b_r) ⊙ (the product), r = 16m − 1, as the WMMA form adds stq
+#pragma unroll
+        for (int u = 0; u < 32; ++u) {
+          const int i = acc_row(tw, u), x = acc_col(tw, u), r = 16 * m - 1;
+          if (i < nc) dqs[i * LB + x] += exp2f(bs[i * LB + x] - bs[r * LB + x]) * acc[u];
+        }
+      }
+    }
+    __syncthreads();  // every read of Kr has ended: stk takes its place
+#pragma unroll
+    for (int m = 1; m < 4; ++m) {
+      wgmma::fence();
+#pragma unroll
+      for (int ib = m; ib < 4; ++ib)
+        wgmma::mma_ss<64, ab, true, true>(acc, mn_sw128_desc(dva, ib, C), mn_sw128_desc(qra + qr_row(m) * 128, ib - m, 64),
+                                          ib > m);
+      wgmma::commit_group();
+      wgmma::wait_group<0>();
+      wgmma::fence_operands(acc);
+      if (wg == 1 && ww == m - 1) {
+#pragma unroll
+        for (int u = 0; u < 32; u += 2)
+          *reinterpret_cast<float2*>(stk + acc_row(tw, u) * LSK + acc_col(tw, u)) = make_float2(acc[u], acc[u + 1]);
+      }
+    }
+    __syncthreads();
   } else {
+    // ---- dq's off-diagonal blocks: rows of block m, Σ_{j < 16m} DV_ij Kr_m[j] -> stq (Xq is consumed) ----
+    for (int t = warp; t < 3 * kKT; t += kWarps) {
+      const int m = 1 + t / kKT, ct = t % kKT;
+      FragC acc;
+      wmma::fill_fragment(acc, 0.f);
+      for (int jb = 0; jb < m; ++jb) {
+        FragA fa;
+        FragB fb;
+        wmma_smem::load(fa, dvb + (16 * m) * LAB + 16 * jb, LAB);
+        wmma_smem::load(fb, kr + (kr_row(m) + 16 * jb) * LQ + 16 * ct, LQ);
+        wmma::mma_sync(acc, fa, fb, acc);
+      }
+      wmma_smem::store(stq + (16 * (m - 1)) * LB + 16 * ct, acc, LB);
+    }
+    __syncthreads();
+
+    // ---- dq += 2^(b_i − b_r) ⊙ stq; dk's off-diagonal blocks: rows of block m − 1, Σ_{i >= 16m} DV_ijᵀ Qr_m[i] -> stk ----
+    if constexpr (kVec) {
+      for (int e = tid; e < 48 * KT / 4; e += kThreads) {
+        const int i = 16 + e / (KT / 4), x = (e % (KT / 4)) * 4;
+        if (i >= nc) continue;
+        const int r = (i & ~15) - 1;
+        const float4 bi = *reinterpret_cast<const float4*>(bs + i * LB + x),
+                     br = *reinterpret_cast<const float4*>(bs + r * LB + x),
+                     st = *reinterpret_cast<const float4*>(stq + (i - 16) * LB + x);
+        float4 a = *reinterpret_cast<const float4*>(dqs + i * LB + x);
+        a.x += exp2f(bi.x - br.x) * st.x;
+        a.y += exp2f(bi.y - br.y) * st.y;
+        a.z += exp2f(bi.z - br.z) * st.z;
+        a.w += exp2f(bi.w - br.w) * st.w;
+        *reinterpret_cast<float4*>(dqs + i * LB + x) = a;
+      }
+    } else
+    for (int e = tid; e < 48 * KT; e += kThreads) {
+      const int i = 16 + e / KT, x = e % KT;
+      if (i >= nc) continue;
+      const int r = (i & ~15) - 1;
+      dqs[i * LB + x] += exp2f(bs[i * LB + x] - bs[r * LB + x]) * stq[(i - 16) * LB + x];
+    }
+    for (int t = warp; t < 3 * kKT; t += kWarps) {  // stk overwrites Kr: its last reads were before the barrier
+      const int m = 1 + t / kKT, ct = t % kKT;
+      FragC acc;
+      wmma::fill_fragment(acc, 0.f);
+      for (int ib = m; ib < 4; ++ib) {
+        FragAT fa;
+        FragB fb;
+        wmma_smem::load(fa, dvb + (16 * ib) * LAB + 16 * (m - 1), LAB);
+        wmma_smem::load(fb, qr + (qr_row(m) + 16 * (ib - m)) * LQ + 16 * ct, LQ);
+        wmma::mma_sync(acc, fa, fb, acc);
+      }
+      wmma_smem::store(stk + (16 * (m - 1)) * LSK + 16 * ct, acc, LSK);
+    }
+    __syncthreads();
+
+    // ---- Xk = v·G_cᵀ into dks (stq is consumed) ----
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
       const int t = warp + kWarps * u, rt = t / kKT, ct = t % kKT;
       wmma_smem::store(dks + (16 * rt) * LB + 16 * ct, accK[u], LB);
     }
-  }
-  __syncthreads();
+    __syncthreads();
+  }  // !kWgHere
 
   // ---- the diagonal blocks of dq and dk on FFMA: a thread owns block ib of column x;
   // dq ← scale·(dq + Σ_{j in ib, j <= i} DV_ij k_j 2^(b_i − b_j)), dk = 2^(b_last − b_j) ⊙ Xk +
@@ -986,7 +1050,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
         const int j = s0 + jj;
         if (j < nc) {
           const float bj = bs[j * LB + x], f = exp2f(bref - bj);
-          const float off = j < 48 ? er * stk[j * LB + x] : 0.f;
+          const float off = j < 48 ? er * stk[j * LSK + x] : 0.f;
           dks[j * LB + x] = scale * (f * (off + t[jj])) + exp2f(bs[(C - 1) * LB + x] - bj) * dks[j * LB + x];
         }
       }
@@ -996,7 +1060,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
 #pragma unroll
     for (int jj = 0; jj < 16; ++jj) {  // dk's off-diagonal term (blocks 0-2), scaled below
       const int j = s0 + jj;
-      dka[jj] = j < 48 ? exp2f(bs[(s0 + 15) * LB + x] - bs[j * LB + x]) * stk[j * LB + x] : 0.f;
+      dka[jj] = j < 48 ? exp2f(bs[(s0 + 15) * LB + x] - bs[j * LB + x]) * stk[j * LSK + x] : 0.f;
     }
 #pragma unroll
     for (int ii = 0; ii < 16; ++ii) {

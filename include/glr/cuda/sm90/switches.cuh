@@ -22,10 +22,11 @@
 ///   GLR_NOHOIST            the two-CTA dstate's prefetch offsets computed at each chunk, not hoisted
 ///                          into registers that spill (glr_bwd_split.cuh, kDstateNoHoist; `nohoist`;
 ///                          the walk has always done so since it runs three CTAs an SM)
-///   GLR_DQK_WGMMA          the backward's dqk forms its V products (DV = do·vᵀ, do·S_cᵀ, v·G_cᵀ) on
-///                          warpgroup MMAs at K tiles of 64 on sm_90a, V tiles of 64 double-buffered
-///                          (glr_bwd_split.cuh, dqk_on_wgmma; `dqkwg`; not bit-identical: the fp32
-///                          sums' order inside the MMAs differs, so it needs the gates, not only the A/B)
+///   GLR_DQK_WGMMA          the backward's dqk forms its products on warpgroup MMAs at K tiles of 64 on
+///                          sm_90a: the V products (DV = do·vᵀ, do·S_cᵀ, v·G_cᵀ; V tiles of 64 double-
+///                          buffered) and the off-diagonal blocks' (DV·Kr_m, DVᵀ·Qr_m) (glr_bwd_split.cuh,
+///                          dqk_on_wgmma; `dqkwg`; not bit-identical: the fp32 sums' order inside the
+///                          MMAs differs, so it needs the gates, not only the A/B)
 /// Removed after its A/B (session 35: within ±3% of the default, bench/results/glr-bwd-split.md):
 /// GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a thread (`tstride`).
 /// Gone into the default after their gate run (bench/results/glr-gates.md): the register walk,

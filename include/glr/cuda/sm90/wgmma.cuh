@@ -2,7 +2,7 @@
 /// Matrix Multiply-Accumulate Instructions") as inline PTX: the fences, commit/wait, and
 /// m64nNk16 with fp32 accumulators for f16 and bf16 operands, N = 64 and 128, in the SS form (A and B
 /// in shared memory, through descriptors) and the RS form (A in registers, B in shared memory); A
-/// K-major, B K-major or N-major (imm-trans-b).
+/// K-major or M-major (imm-trans-a, SS form), B K-major or N-major (imm-trans-b).
 /// The operand layouts, descriptors and register fragment maps (which thread holds which element):
 /// wgmma_desc.hpp, checked without a GPU by glr_wgmma_tests; the instructions themselves by
 /// glr_cuda_tests' GlrCudaSm90Wgmma.* on an H200 (not yet run: bench/results/glr-fwd-split.md, Session 26).
@@ -101,35 +101,36 @@ __device__ __forceinline__ void fence_operands(float (&d)[R]) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/// D[64 × N] (+)= A[64 × 16] · B[16 × N], fp32 accumulators, A K-major in shared memory, B K-major
-/// (TransB false) or N-major (TransB true, imm-trans-b = 1) in shared memory (descriptors of
-/// wgmma_desc.hpp: sw128_desc, core_desc; mn_sw128_desc for N-major B). d: N/2 registers a thread.
-template <int N, Ab T, bool TransB = false>
+/// D[64 × N] (+)= A[64 × 16] · B[16 × N], fp32 accumulators, A K-major (TransA false) or M-major (TransA
+/// true, imm-trans-a = 1) in shared memory, B K-major (TransB false) or N-major (TransB true, imm-trans-b = 1)
+/// in shared memory (descriptors of wgmma_desc.hpp: sw128_desc, core_desc; mn_sw128_desc for an M-major A
+/// or N-major B). d: N/2 registers a thread.
+template <int N, Ab T, bool TransB = false, bool TransA = false>
 __device__ __forceinline__ void mma_ss(float (&d)[N / 2], uint64_t a_desc, uint64_t b_desc, bool accumulate) {
   static_assert(N == 64 || N == 128, "glr sm90 wgmma: N = 64 or 128");
   const int scale_d = accumulate ? 1 : 0;
 #if defined(GLR_SM90A_DEVICE)
-  // scale-d as a predicate; imm-scale-a = imm-scale-b = 1; imm-trans-a = 0 (K-major A); imm-trans-b.
+  // scale-d as a predicate; imm-scale-a = imm-scale-b = 1; imm-trans-a; imm-trans-b.
   if constexpr (N == 64 && T == Ab::bf16)
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " GLR_WGMMA_D64 ", %32, %33, p, 1, 1, 0, %35;\n}\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " GLR_WGMMA_D64 ", %32, %33, p, 1, 1, %36, %35;\n}\n"
                  : GLR_WGMMA_D64_OPS(d)
-                 : "l"(a_desc), "l"(b_desc), "r"(scale_d), "n"(int(TransB)));
+                 : "l"(a_desc), "l"(b_desc), "r"(scale_d), "n"(int(TransB)), "n"(int(TransA)));
   else if constexpr (N == 64 && T == Ab::f16)
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " GLR_WGMMA_D64 ", %32, %33, p, 1, 1, 0, %35;\n}\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " GLR_WGMMA_D64 ", %32, %33, p, 1, 1, %36, %35;\n}\n"
                  : GLR_WGMMA_D64_OPS(d)
-                 : "l"(a_desc), "l"(b_desc), "r"(scale_d), "n"(int(TransB)));
+                 : "l"(a_desc), "l"(b_desc), "r"(scale_d), "n"(int(TransB)), "n"(int(TransA)));
   else if constexpr (N == 128 && T == Ab::bf16)
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " GLR_WGMMA_D128 ", %64, %65, p, 1, 1, 0, %67;\n}\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " GLR_WGMMA_D128 ", %64, %65, p, 1, 1, %68, %67;\n}\n"
                  : GLR_WGMMA_D128_OPS(d)
-                 : "l"(a_desc), "l"(b_desc), "r"(scale_d), "n"(int(TransB)));
+                 : "l"(a_desc), "l"(b_desc), "r"(scale_d), "n"(int(TransB)), "n"(int(TransA)));
   else
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " GLR_WGMMA_D128 ", %64, %65, p, 1, 1, 0, %67;\n}\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " GLR_WGMMA_D128 ", %64, %65, p, 1, 1, %68, %67;\n}\n"
                  : GLR_WGMMA_D128_OPS(d)
-                 : "l"(a_desc), "l"(b_desc), "r"(scale_d), "n"(int(TransB)));
+                 : "l"(a_desc), "l"(b_desc), "r"(scale_d), "n"(int(TransB)), "n"(int(TransA)));
 #else
   (void)d, (void)a_desc, (void)b_desc, (void)scale_d;
   GLR_WGMMA_OR_TRAP();
