@@ -59,6 +59,9 @@
 #include "glr/cuda/sm90/wmma_smem.cuh"
 #include "glr/cuda/sm90/glr_fwd_split.cuh"
 #include "glr/cuda/sm90/glr_fwd_tc.cuh"
+#include "glr/cuda/sm90/tile_sw128.cuh"
+#include "glr/cuda/sm90/wgmma.cuh"
+#include "glr/cuda/sm90/wgmma_desc.hpp"
 
 namespace glr::cuda::sm90 {
 
