@@ -602,7 +602,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   E* dvb = reinterpret_cast<E*>(sm + plan.dvb);
   E* kr = reinterpret_cast<E*>(sm + plan.kr);
   E* qr = reinterpret_cast<E*>(sm + plan.qr);
-  float* stk = reinterpret_cast<float*>(sm + plan.kr);  // [48, LB]: dk's off-diagonal product
+  float* stk = reinterpret_cast<float*>(sm + plan.kr);  // [48, LSK]: dk's off-diagonal product
   float* dvf = reinterpret_cast<float*>(sm + plan.P);   // [C, LAF]: DV staging
   float* dqs = reinterpret_cast<float*>(sm + plan.P);   // [C, LB]: dq, after DV is consumed
   float* xq = reinterpret_cast<float*>(sm + plan.Q);    // [C, LB]: do·S_cᵀ
