@@ -1,5 +1,5 @@
 // ctest wgmma.bwd_dqk_sm90a_ptx (check_ptx.cmake, DEFS -DGLR_DQK_WGMMA): the split backward's dqk kernel
-// with its V products on wgmma (include/glr/cuda/sm90/glr_bwd_split.cuh, dqk_on_wgmma) in every form its
+// with its products on wgmma (include/glr/cuda/sm90/glr_bwd_split.cuh, dqk_on_wgmma) in every form its
 // launcher instantiates at K tiles of 64: bf16 and f16, vector and scalar gate, one K tile and several
 // (dqk_form's two forms). Each kernel issues 16: its V loop four m64n128k16 a tile, dq's off-diagonal
 // products 1 + 2 + 3 m64n64k16 and dk's 3 + 2 + 1 (128 in all); none in the sm_100a PTX (the WMMA path

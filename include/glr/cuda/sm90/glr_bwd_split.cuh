@@ -583,6 +583,8 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   constexpr bool kWg = dqk_on_wgmma(KT), kWgHere = kWg && kSm90aPass;
   constexpr DqkPlan plan(KT, kWgHere);
   constexpr int LSK = kWgHere ? KT : LB;  // stk's row stride: unpadded on wgmma, so it ends where Qr begins
+  constexpr uint32_t kWgTile = uint32_t(C) * 64 * 2;  // on wgmma: one [64, 64] E operand of a V tile
+  constexpr auto ab = std::is_same_v<E, __nv_bfloat16> ? wgmma::Ab::bf16 : wgmma::Ab::f16;
   static_assert(size_t(48) * LSK * 4 <= plan.qr - plan.kr, "stk fits in Kr's space");
   static_assert(size_t(C) * LB * 4 <= plan.Q - plan.P, "dq fits in P");
   static_assert(plan.r1 + plan.vtiles <= plan.P && plan.P + plan.vtiles <= plan.red, "the two V-tile buffers fit");
@@ -590,7 +592,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   unsigned char* const sm =
       kWg ? smem_raw + (kSw128Atom - wgmma::smem_addr(smem_raw) % kSw128Atom) % kSw128Atom : smem_raw;
   static_assert(!kWg || (plan.wg0 % kSw128Atom == 0 && plan.wg1 % kSw128Atom == 0 &&
-                         plan.wg0 + 4 * C * 64 * 2 <= plan.P && plan.wg1 + 4 * C * 64 * 2 <= plan.red),
+                         plan.wg0 + 4 * kWgTile <= plan.P && plan.wg1 + 4 * kWgTile <= plan.red),
                 "the wgmma V tiles: two 32 KB buffers on 1024-byte boundaries, clear of red");
   static_assert(!kWgHere || (plan.dvb % kSw128Atom == 0 && plan.kr % kSw128Atom == 0 && plan.qr % kSw128Atom == 0 &&
                              plan.dvb + C * 128 <= plan.r1 && plan.qr + 96 * 128 <= plan.P),
@@ -656,7 +658,6 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   async_tile<KT>(ks, LQ, k + (c0 * H + h) * K + k0, H * K, C, nc, kw);
   // On wgmma: V tile t of 64 columns in buffer t & 1, its four [64, 64] operands 128B-swizzled, K-major (the
   // V columns are the MMAs' K) in the order G_c, do, v, S_c, so [v; S_c] and [G_c; do] are 128-row operands.
-  constexpr uint32_t kWgTile = uint32_t(C) * 64 * 2;
   auto wg_buf = [&](int b) { return sm + (b ? plan.wg1 : plan.wg0); };
   auto load_wg_tile = [&](int64_t v0, int b) {
     const int vw = int(V - v0 < 64 ? V - v0 : 64);
@@ -680,7 +681,6 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   const int wg = tid / 128, tw = tid % 128;
   float wd[kWgHere ? 64 : 1];
   if constexpr (kWgHere) {
-    constexpr auto ab = std::is_same_v<E, __nv_bfloat16> ? wgmma::Ab::bf16 : wgmma::Ab::f16;
     const int nvt = int(cdiv(V, 64));
     for (int t = 0; t < nvt; ++t) {  // uniform per CTA
       if (t + 1 < nvt) {  // into the buffer tile t − 1 was read from (its MMAs ended before the barrier below)
@@ -898,7 +898,6 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     // Σ_{i >= 16m} DV_ijᵀ Qr_m[i] (A = DVᵀ, the same tile M-major; rows of block m − 1: warpgroup 1's
     // warp m − 1 stores them to stk, Kr's space, unpadded so it ends where Qr begins). The products'
     // other rows are formed and never read. ----
-    constexpr auto ab = std::is_same_v<E, __nv_bfloat16> ? wgmma::Ab::bf16 : wgmma::Ab::f16;
     const int ww = warp % 4;  // the warp's rows of every product: block ww
     if (wg == 1) {
 #pragma unroll
