@@ -3,11 +3,13 @@
 // launcher instantiates at K tiles of 64: bf16 and f16, vector and scalar gate, one K tile and several
 // (dqk_form's two forms). Each kernel issues 16: its V loop four m64n128k16 a tile, dq's off-diagonal
 // products 1 + 2 + 3 m64n64k16 and dk's 3 + 2 + 1 (128 in all); none in the sm_100a PTX (the WMMA path
-// there), and ptxas without a warning or a serialized wgmma.
+// there), and ptxas without a warning or a serialized wgmma. With -DGLR_DQK_DIAG_WGMMA (wgmma.bwd_dqkdiag_sm90a_ptx)
+// each bf16 kernel issues 8 more: dq's diagonal K16 step in blocks 1-3's products and block 0's product, and
+// dk's four one-step diagonal products (160 in all).
 #include "glr/cuda/sm90/glr_bwd_split.cuh"
 
-#if !defined(GLR_DQK_WGMMA)
-#error "compile with -DGLR_DQK_WGMMA"
+#if !defined(GLR_DQK_WGMMA) && !defined(GLR_DQK_DIAG_WGMMA)
+#error "compile with -DGLR_DQK_WGMMA or -DGLR_DQK_DIAG_WGMMA"
 #endif
 
 namespace bs = glr::cuda::sm90::bwd_split;

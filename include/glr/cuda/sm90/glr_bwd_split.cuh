@@ -130,12 +130,33 @@ __host__ __device__ constexpr int dqk_form(int64_t K) { return k_tiles(K) > 1 ? 
 /// v·G_cᵀ) in V tiles of 64 held 128B-swizzled in two buffers of its plan, and the off-diagonal blocks'
 /// products with DV, Kr and Qr 128B-swizzled (DV's one tile read K-major for dq, M-major for dk). Its
 /// shared memory then starts on a 1024-byte boundary (the swizzle atom), so it asks kSw128Atom bytes more.
-#ifdef GLR_DQK_WGMMA
+/// Under GLR_DQK_DIAG_WGMMA (switches.cuh, `dqkdiag`; it implies GLR_DQK_WGMMA) a bf16 dqk forms its
+/// diagonal blocks on wgmma too: the FFMA path's factored form with its two factors rounded to bf16
+/// as MMA operands. dq_i of block m adds 2^(b_i − b_ρ)·Σ_j DV_ij y_j, y_j = k_j 2^(b_ρ − b_j), as one
+/// more K16 step of the block's off-diagonal product (ρ = 16m − 1 is Kr_m's reference row; b_ρ = 0 for
+/// block 0); dk_j adds 2^(b_ρ − b_j)·Σ_i DV_ij x_i, x_i = q_i 2^(b_i − b_ρ) — for m ≥ 1 Qr_m's first 16
+/// rows — one K16 step a block. DV's diagonal blocks (selected to j <= i < nc) then sit in the selected
+/// DV tile, which the off-diagonal products never read there. Rounded operands on a term's path: DV
+/// and y (or x), 2, the contracts' ρ of dq and dk (docs/glr.md). A (block, column) takes this form where
+/// every |b − b_ρ| of the block is within diag_decay::kSpan and every q and k of the block is 0 or
+/// within [2^-94, 2^94]: x and y are then normal bf16 numbers (no underflow meets a factor up to 2^32,
+/// nothing overflows, nothing is NaN or infinite, so a masked 0 never meets Inf in the MMA); any other
+/// takes the per-pair FFMA form, as before. f16 keeps the FFMA diagonal (y up to 2^32·|k| overflows f16).
+#ifdef GLR_DQK_DIAG_WGMMA
+inline constexpr bool kDqkDiagWgmma = true;
+#else
+inline constexpr bool kDqkDiagWgmma = false;
+#endif
+#if defined(GLR_DQK_WGMMA) || defined(GLR_DQK_DIAG_WGMMA)
 inline constexpr bool kDqkWgmma = true;
 #else
 inline constexpr bool kDqkWgmma = false;
 #endif
 __host__ __device__ constexpr bool dqk_on_wgmma(int KT) { return kDqkWgmma && KT == 64; }
+template <class E>
+__host__ __device__ constexpr bool dqk_diag_on_wgmma(int KT) {
+  return kDqkDiagWgmma && dqk_on_wgmma(KT) && std::is_same_v<E, __nv_bfloat16>;
+}
 #if defined(GLR_SM90A_DEVICE)
 inline constexpr bool kSm90aPass = true;
 #else
@@ -259,22 +280,29 @@ struct DstatePlan {
 /// then v·G_cᵀ and dk.
 struct DqkPlan {
   size_t qs = 0, ks = 0, bs = 0, dvd = 0, dvb = 0, r1 = 0, dos = 0, vs = 0, hs = 0, gs = 0, kr = 0, qr = 0, P = 0,
-         Q = 0, red = 0, total = 0, vbuf = 0, vtiles = 0, wg0 = 0, wg1 = 0;
+         Q = 0, red = 0, total = 0, vbuf = 0, vtiles = 0, wg0 = 0, wg1 = 0, ys = 0, x0s = 0, facs = 0, end = 0;
   __host__ __device__ constexpr size_t take(size_t bytes) {
     const size_t here = total;
     total += align128(bytes);
     return here;
   }
   /// wg: Kr and Qr laid out for the wgmma (dqk_on_wgmma in an sm_90a pass); the size is the same either way.
-  __host__ __device__ constexpr DqkPlan(int KT, bool wg = false) {
+  /// diag: the diagonal blocks on wgmma too (kDqkDiagWgmma; wg, KT = 64): no dvd (DV's diagonal blocks are in
+  /// dvb), Y and X_0 in R1 after Qr, the forms' bits after dvb's tile, red in R1 (Kr's space, dead by then).
+  __host__ __device__ constexpr DqkPlan(int KT, bool wg = false, bool diag = false) {
     qs = take(size_t(C) * ld_half(KT) * 2);    // q            (E)    [C, KT]
     ks = take(size_t(C) * ld_half(KT) * 2);    // k            (E)    [C, KT]
     bs = take(size_t(C) * ld_float(KT) * 4);   // g, then b    (fp32) [C, KT]
-    dvd = take(size_t(C) * ld_float(16) * 4);  // DV's diagonal blocks (fp32) [C, 16]: row i, column j & 15
+    if (!diag) dvd = take(size_t(C) * ld_float(16) * 4);  // DV's diagonal blocks (fp32) [C, 16]: row i, column j & 15
     dvb = take(size_t(C) * ld_half(C) * 2);    // DV selected to the off-diagonal blocks, rounded (E) [C, C]
+    facs = dvb + size_t(C) * 128;              // diag: bit x % 32 of word 2m + x / 32: block m's column x factored
     const size_t tile = align128(size_t(C) * ld_half(kDqkBV) * 2),
                  state = align128(size_t(KT) * ld_half(kDqkBV) * 2), ops = align128(size_t(96) * ld_half(KT) * 2);
-    r1 = take(2 * tile + 2 * state > 2 * ops ? 2 * tile + 2 * state : 2 * ops);
+    const size_t diag_ops = size_t(2 * 96 + 64 + 16) * 128;  // diag: Kr, Qr, Y [64, 64], X_0 [16, 64] (E, swizzled)
+    const size_t r1_bytes = 2 * tile + 2 * state > 2 * ops ? 2 * tile + 2 * state : 2 * ops;
+    r1 = take(diag && diag_ops > r1_bytes ? diag_ops : r1_bytes);
+    ys = r1 + 2 * 96 * 128;                    // diag: Y      (E)    [64, 64]: y of block m in rows [16m, 16m + 16)
+    x0s = ys + 64 * 128;                       // diag: X_0    (E)    [16, 64]
     dos = r1;                                  // do tile      (E)    [C, kDqkBV]
     vs = r1 + tile;                            // v tile       (E)    [C, kDqkBV]
     hs = r1 + 2 * tile;                        // S_c tile     (E)    [KT, kDqkBV]
@@ -283,7 +311,8 @@ struct DqkPlan {
     qr = r1 + (wg ? 96 * 128 : ops);           // Qr_1..3      (E)    [96, KT] (wg: 128B-swizzled, 1024-aligned)
     P = take(size_t(C) * ld_float(C) * 4);     // DV (fp32) [C, C], then dq (fp32) [C, KT]
     Q = take(size_t(C) * ld_float(KT) * 4);    // do·S_cᵀ; dq's off-diagonal product; v·G_cᵀ, then dk (fp32) [C, KT]
-    red = take(size_t(KT) * 4);                // scalar gate: the seed's column sums
+    end = total;
+    red = diag ? r1 : take(size_t(KT) * 4);    // scalar gate: the seed's column sums
     vbuf = P - r1;                             // the odd V tiles: at dos + vbuf (P), vs + vbuf, ...
     vtiles = 2 * tile + 2 * state;             // bytes of one V tile's four operands
     wg0 = dvb;                                 // dqk_on_wgmma: V tile t in wg0 (dvb, R1) or wg1 (P, Q) by t's parity,
@@ -581,18 +610,24 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   constexpr int kPer = 4 * kKT / kWarps;  // [C, KT] tiles per warp (1 or 2)
   // On wgmma (dqk_on_wgmma) the plan starts on the first 1024-byte boundary: the V tiles' swizzle atoms.
   constexpr bool kWg = dqk_on_wgmma(KT), kWgHere = kWg && kSm90aPass;
-  constexpr DqkPlan plan(KT, kWgHere);
+  // The diagonal blocks on wgmma too (kDqkDiagWgmma, bf16): Y [64, 64] (y of block m in rows [16m, 16m + 16))
+  // and X_0 [16, 64], N-major 128B-swizzled, and each (block, column)'s form, a bit (DqkPlan's diag).
+  constexpr bool kDiagWg = kWgHere && dqk_diag_on_wgmma<E>(KT);
+  constexpr DqkPlan plan(KT, kWgHere, kDiagWg);
   constexpr int LSK = kWgHere ? KT : LB;  // stk's row stride: unpadded on wgmma, so it ends where Qr begins
   constexpr uint32_t kWgTile = uint32_t(C) * 64 * 2;  // on wgmma: one [64, 64] E operand of a V tile
   constexpr auto ab = std::is_same_v<E, __nv_bfloat16> ? wgmma::Ab::bf16 : wgmma::Ab::f16;
+  static_assert(!kDiagWg || (plan.ys % kSw128Atom == 0 && plan.x0s % kSw128Atom == 0 && plan.x0s + 16 * 128 <= plan.P &&
+                             plan.facs + 32 <= plan.r1 && plan.qr + 96 * 128 <= plan.ys && 4 * KT == kThreads),
+                "Y, X_0 in R1 after Qr, the forms' bits after DV's tile, a thread per (block, column)");
   static_assert(size_t(48) * LSK * 4 <= plan.qr - plan.kr, "stk fits in Kr's space");
   static_assert(size_t(C) * LB * 4 <= plan.Q - plan.P, "dq fits in P");
-  static_assert(plan.r1 + plan.vtiles <= plan.P && plan.P + plan.vtiles <= plan.red, "the two V-tile buffers fit");
+  static_assert(plan.r1 + plan.vtiles <= plan.P && plan.P + plan.vtiles <= plan.end, "the two V-tile buffers fit");
   extern __shared__ __align__(128) unsigned char smem_raw[];
   unsigned char* const sm =
       kWg ? smem_raw + (kSw128Atom - wgmma::smem_addr(smem_raw) % kSw128Atom) % kSw128Atom : smem_raw;
   static_assert(!kWg || (plan.wg0 % kSw128Atom == 0 && plan.wg1 % kSw128Atom == 0 &&
-                         plan.wg0 + 4 * kWgTile <= plan.P && plan.wg1 + 4 * kWgTile <= plan.red),
+                         plan.wg0 + 4 * kWgTile <= plan.P && plan.wg1 + 4 * kWgTile <= plan.end),
                 "the wgmma V tiles: two 32 KB buffers on 1024-byte boundaries, clear of red");
   static_assert(!kWgHere || (plan.dvb % kSw128Atom == 0 && plan.kr % kSw128Atom == 0 && plan.qr % kSw128Atom == 0 &&
                              plan.dvb + C * 128 <= plan.r1 && plan.qr + 96 * 128 <= plan.P),
@@ -620,6 +655,12 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   auto dvb_at = [&](int i, int j) {
     if constexpr (kWgHere) return reinterpret_cast<E*>(reinterpret_cast<unsigned char*>(dvb) + sw128_offset(i, j, C));
     else return dvb + i * LAB + j;
+  };
+  // Element (i, i & ~15 | jj) of DV's diagonal blocks for the FFMA forms: fp32 in dvd; on kDiagWg (no dvd) the
+  // rounded one in dvb, whose diagonal blocks are selected there.
+  auto dv_diag = [&](int i, int jj) {
+    if constexpr (kDiagWg) return to_f(*dvb_at(i, (i & ~15) | jj));
+    else return dvd[i * LD + jj];
   };
 
   int64_t bos, eos;
@@ -855,24 +896,57 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       alignas(16) E o[8];
       *reinterpret_cast<float4*>(d) = *reinterpret_cast<const float4*>(dvf + i * LAF + j);
       *reinterpret_cast<float4*>(d + 4) = *reinterpret_cast<const float4*>(dvf + i * LAF + j + 4);
-      if ((i >> 4) == (j >> 4)) {
+      if (!kDiagWg && (i >> 4) == (j >> 4)) {
         *reinterpret_cast<float4*>(dvd + i * LD + (j & 15)) = *reinterpret_cast<const float4*>(d);
         *reinterpret_cast<float4*>(dvd + i * LD + (j & 15) + 4) = *reinterpret_cast<const float4*>(d + 4);
       }
-      const bool live = i < nc && (i >> 4) > (j >> 4);
+      const bool live = i < nc && (i >> 4) > (j >> 4), diag = kDiagWg && i < nc && (i >> 4) == (j >> 4);
 #pragma unroll
-      for (int u = 0; u < 8; ++u) o[u] = live ? from_f<E>(d[u]) : from_f<E>(0.f);
+      for (int u = 0; u < 8; ++u) o[u] = live || (diag && j + u <= i) ? from_f<E>(d[u]) : from_f<E>(0.f);
       *reinterpret_cast<uint4*>(dvb_at(i, j)) = *reinterpret_cast<const uint4*>(o);
     }
   } else {
     for (int e = tid; e < C * C; e += kThreads) {
       const int i = e / C, j = e % C;
-      if ((i >> 4) == (j >> 4)) dvd[i * LD + (j & 15)] = dvf[i * LAF + j];
-      *dvb_at(i, j) = (i < nc && (i >> 4) > (j >> 4)) ? from_f<E>(dvf[i * LAF + j]) : from_f<E>(0.f);
+      if (!kDiagWg && (i >> 4) == (j >> 4)) dvd[i * LD + (j & 15)] = dvf[i * LAF + j];
+      const bool live = i < nc && ((i >> 4) > (j >> 4) || (kDiagWg && (i >> 4) == (j >> 4) && j <= i));
+      *dvb_at(i, j) = live ? from_f<E>(dvf[i * LAF + j]) : from_f<E>(0.f);
     }
   }
-  if constexpr (kWgHere) wgmma::fence_proxy_async();  // Kr, Qr and DV as the tensor cores read them (below)
-  __syncthreads();
+  // ---- on wgmma with the diagonal blocks (kDiagWg): thread (m, x) decides block m's form in column x and
+  // writes its y rows (and, block 0, its x rows X_0): 0 where the column is not factored or the row is past
+  // the chunk, so the products there add nothing and the per-pair FFMA form below adds the block. ----
+  bool per_pair_blocks = !kDiagWg;  // on kDiagWg: whether any (block, column) takes the per-pair form
+  uint32_t* const facs = reinterpret_cast<uint32_t*>(sm + plan.facs);  // on kDiagWg: the forms, a bit each
+  auto factored_here = [&](int m, int x) { return (facs[2 * m + x / 32] >> (x % 32)) & 1u; };
+  if constexpr (kDiagWg) {
+    const int m = tid / KT, x = tid % KT, s0 = 16 * m;  // warp 2m + x / 32, lane x % 32
+    const float bref = m ? bs[(s0 - 1) * LB + x] : 0.f;
+    bool fac = true;
+#pragma unroll
+    for (int r = 0; r < 16; ++r)
+      fac = fac & diag_decay::within_span(bs[(s0 + r) * LB + x], bref) &
+            diag_decay::operand_in_range(to_f(qs[(s0 + r) * LQ + x])) &
+            diag_decay::operand_in_range(to_f(ks[(s0 + r) * LQ + x]));
+#pragma unroll
+    for (int r = 0; r < 16; ++r) {
+      const int j = s0 + r;
+      *reinterpret_cast<E*>(sm + plan.ys + sw128_offset(j, x, 64)) =
+          from_f<E>(fac && j < nc ? to_f(ks[j * LQ + x]) * exp2f(bref - bs[j * LB + x]) : 0.f);
+    }
+    if (m == 0) {  // x_i = q_i 2^(b_i − 0): Qr has no block 0
+#pragma unroll
+      for (int i = 0; i < 16; ++i)
+        *reinterpret_cast<E*>(sm + plan.x0s + sw128_offset(i, x, 16)) =
+            from_f<E>(fac && i < nc ? to_f(qs[i * LQ + x]) * exp2f(bs[i * LB + x]) : 0.f);
+    }
+    const uint32_t word = __ballot_sync(0xffffffffu, fac);
+    if (tid % 32 == 0) facs[warp] = word;
+    per_pair_blocks = !fac;
+  }
+  if constexpr (kWgHere) wgmma::fence_proxy_async();  // Kr, Qr and DV (Y, X_0) as the tensor cores read them (below)
+  if constexpr (kDiagWg) per_pair_blocks = __syncthreads_or(per_pair_blocks);
+  else __syncthreads();
 
   // ---- dq's inter term -> dqs (P: DV is consumed) ----
   if constexpr (kVec) {
@@ -906,20 +980,43 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     }
     const uint32_t dva = wgmma::smem_addr(dvb), kra = wgmma::smem_addr(kr), qra = wgmma::smem_addr(qr);
     float acc[32];
+    // Which registers of a product a warp applies: all in warpgroup 0 (dq) or 1 (dk); on kDiagWg both
+    // warpgroups' warp ww, the columns [32·wg, 32·wg + 32) (registers [16·wg, 16·wg + 16)), so each thread
+    // later reads back the stk it stored itself. Register uu of the thread's kRegs is acc[reg(uu)], chosen
+    // by a select (an index that depends on wg would put acc in local memory).
+    const bool dq_here = kDiagWg || wg == 0, dk_here = kDiagWg || wg == 1;
+    constexpr int kRegs = kDiagWg ? 16 : 32;
+    auto reg = [&](int uu) { return kDiagWg ? uu + 16 * wg : uu; };
+    auto acc_at = [&](const float (&a)[32], int uu) {
+      if constexpr (kDiagWg) return wg ? a[uu + 16] : a[uu];
+      else return a[uu];
+    };
+    const uint32_t ya = wgmma::smem_addr(sm + plan.ys), x0a = wgmma::smem_addr(sm + plan.x0s);
 #pragma unroll
-    for (int m = 1; m < 4; ++m) {
+    for (int m = kDiagWg ? 0 : 1; m < 4; ++m) {
       wgmma::fence();
 #pragma unroll
       for (int jb = 0; jb < m; ++jb)
         wgmma::mma_ss<64, ab, true>(acc, sw128_desc(dva, jb, C), mn_sw128_desc(kra + kr_row(m) * 128, jb, 64), jb > 0);
+      if constexpr (kDiagWg)  // the diagonal block: Σ_{j in block m} DV_ij y_j, against the same b_r
+        wgmma::mma_ss<64, ab, true>(acc, sw128_desc(dva, m, C), mn_sw128_desc(ya, m, 64), m > 0);
       wgmma::commit_group();
       wgmma::wait_group<0>();
       wgmma::fence_operands(acc);
-      if (wg == 0 && ww == m) {  // dq_i += 2^(b_i − b_r) ⊙ (the product), r = 16m − 1, as the WMMA form adds stq
+      if (dq_here && ww == m) {  // dq_i += 2^(b_i − b_r) ⊙ (the product), r = 16m − 1, as the WMMA form adds stq
 #pragma unroll
-        for (int u = 0; u < 32; ++u) {
-          const int i = acc_row(tw, u), x = acc_col(tw, u), r = 16 * m - 1;
-          if (i < nc) dqs[i * LB + x] += exp2f(bs[i * LB + x] - bs[r * LB + x]) * acc[u];
+        for (int uu = 0; uu < kRegs; ++uu) {
+          const int i = acc_row(tw, reg(uu)), x = acc_col(tw, reg(uu)), r = 16 * m - 1;
+          if (i >= nc) continue;
+          const float a = acc_at(acc, uu);
+          if constexpr (kDiagWg) {  // factored: dq_i complete but for its scale (block 0: b_r = 0, no off-diagonal)
+            const bool fac = factored_here(m, x);
+            const float v =
+                m || fac ? dqs[i * LB + x] + exp2f(bs[i * LB + x] - (m ? bs[r * LB + x] : 0.f)) * a : dqs[i * LB + x];
+            dqs[i * LB + x] = fac ? scale * v : v;
+          } else {
+            dqs[i * LB + x] += exp2f(bs[i * LB + x] - bs[r * LB + x]) * a;
+          }
         }
       }
     }
@@ -934,10 +1031,37 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       wgmma::commit_group();
       wgmma::wait_group<0>();
       wgmma::fence_operands(acc);
-      if (wg == 1 && ww == m - 1) {
+      if (dk_here && ww == m - 1) {
 #pragma unroll
-        for (int u = 0; u < 32; u += 2)
-          *reinterpret_cast<float2*>(stk + acc_row(tw, u) * LSK + acc_col(tw, u)) = make_float2(acc[u], acc[u + 1]);
+        for (int uu = 0; uu < kRegs; uu += 2)
+          *reinterpret_cast<float2*>(stk + acc_row(tw, reg(uu)) * LSK + acc_col(tw, reg(uu))) =
+              make_float2(acc_at(acc, uu), acc_at(acc, uu + 1));
+      }
+    }
+    if constexpr (kDiagWg) {
+      // ---- the diagonal blocks of dk: for block m, Σ_{i in block m} DV_ij x_i (A = DVᵀ's K16 step m, B = X_0
+      // or Qr_m's first 16 rows, x against b_ρ, ρ = 16m − 1); warp m applies the factored columns, as the FFMA
+      // path: dk_j = scale·2^(b_ρ − b_j)·(2^(b_r − b_ρ)·stk_j + t_j) + 2^(b_last − b_j)·Xk_j, r = 16m + 15.
+      // ----
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        wgmma::fence();
+        wgmma::mma_ss<64, ab, true, true>(acc, mn_sw128_desc(dva, m, C),
+                                          mn_sw128_desc(m ? qra + qr_row(m) * 128 : x0a, 0, 64), false);
+        wgmma::commit_group();
+        wgmma::wait_group<0>();
+        wgmma::fence_operands(acc);
+        if (ww == m) {
+#pragma unroll
+          for (int uu = 0; uu < kRegs; ++uu) {
+            const int j = acc_row(tw, reg(uu)), x = acc_col(tw, reg(uu)), s0 = 16 * m;
+            if (j >= nc || !factored_here(m, x)) continue;
+            const float bref = m ? bs[(s0 - 1) * LB + x] : 0.f, bj = bs[j * LB + x];
+            const float off = j < 48 ? exp2f(bs[(s0 + 15) * LB + x] - bref) * stk[j * LSK + x] : 0.f;
+            dks[j * LB + x] = scale * (exp2f(bref - bj) * (off + acc_at(acc, uu))) +
+                              exp2f(bs[(C - 1) * LB + x] - bj) * dks[j * LB + x];
+          }
+        }
       }
     }
     __syncthreads();
@@ -1014,79 +1138,85 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   // adds 2^(b_ρ − b_j)·Σ_i DV_ij x_i (y_j = k_j 2^(b_ρ − b_j), x_i = q_i 2^(b_i − b_ρ)), and dk's
   // off-diagonal factor 2^(b_r − b_j) is 2^(b_r − b_ρ)·2^(b_ρ − b_j): 65 exp2f a thread instead of 168,
   // two FFMAs a pair. Other columns (a wider span, a nonfinite b) per pair (i ascending, j ascending),
-  // as the prep's: one 2^(b_i − b_j) for both dq_i and dk_j. ----
-  for (int task = tid; task < 4 * KT; task += kThreads) {
-    const int s0 = 16 * (task / KT), x = task % KT;  // block rows [s0, s0 + 16)
-    if (s0 >= nc) continue;
-    const float bref = s0 ? bs[(s0 - 1) * LB + x] : 0.f;
-    bool factored = true;
+  // as the prep's: one 2^(b_i − b_j) for both dq_i and dk_j. On kDiagWg the factored columns are done
+  // (on wgmma, above) and the rest take the per-pair form here, where there are any (uniform per CTA). ----
+  if (!kDiagWg || per_pair_blocks) {
+    for (int task = tid; task < 4 * KT; task += kThreads) {
+      const int s0 = 16 * (task / KT), x = task % KT;  // block rows [s0, s0 + 16)
+      if (s0 >= nc) continue;
+      if (kDiagWg && factored_here(task / KT, x)) continue;
+      const float bref = s0 ? bs[(s0 - 1) * LB + x] : 0.f;
+      bool factored = !kDiagWg;
 #pragma unroll
-    for (int r = 0; r < 16; ++r) factored = factored & diag_decay::within_span(bs[(s0 + r) * LB + x], bref);
-    if (factored) {  // per thread (the span is a column's): a warp runs both forms only where its columns differ
-      float y[16], t[16];  // y_j = k_j 2^(b_ρ − b_j); t_j = Σ_{i >= j} DV_ij x_i
+      for (int r = 0; r < 16; ++r) factored = factored & diag_decay::within_span(bs[(s0 + r) * LB + x], bref);
+      if (factored) {  // per thread (the span is a column's): a warp runs both forms only where its columns differ
+        float y[16], t[16];  // y_j = k_j 2^(b_ρ − b_j); t_j = Σ_{i >= j} DV_ij x_i
 #pragma unroll
-      for (int jj = 0; jj < 16; ++jj) {
+        for (int jj = 0; jj < 16; ++jj) {
+          const int j = s0 + jj;
+          y[jj] = diag_decay::y_of(to_f(ks[j * LQ + x]), bs[j * LB + x], bref, true);
+          t[jj] = 0.f;
+        }
+#pragma unroll
+        for (int ii = 0; ii < 16; ++ii) {
+          const int i = s0 + ii;
+          if (i < nc) {
+            // xi = x_of(q_i, b_i, b_ρ, true)
+            const float f = exp2f(bs[i * LB + x] - bref), xi = to_f(qs[i * LQ + x]) * f;
+            float s = 0.f;
+#pragma unroll
+            for (int jj = 0; jj <= ii; ++jj) {  // the live triangle only: j <= i < nc
+              const float d = dv_diag(i, jj);
+              s += d * y[jj];
+              t[jj] += d * xi;
+            }
+            dqs[i * LB + x] = scale * (dqs[i * LB + x] + f * s);
+          }
+        }
+        // dk's off-diagonal term 2^(b_r − b_j) ⊙ stk (r = s0 + 15, the block's last row) as
+        // 2^(b_r − b_ρ)·2^(b_ρ − b_j)
+        const float er = exp2f(bs[(s0 + 15) * LB + x] - bref);
+#pragma unroll
+        for (int jj = 0; jj < 16; ++jj) {
+          const int j = s0 + jj;
+          if (j < nc) {
+            const float bj = bs[j * LB + x], f = exp2f(bref - bj);
+            const float off = j < 48 ? er * stk[j * LSK + x] : 0.f;
+            dks[j * LB + x] = scale * (f * (off + t[jj])) + exp2f(bs[(C - 1) * LB + x] - bj) * dks[j * LB + x];
+          }
+        }
+        continue;
+      }
+      float dka[16];
+#pragma unroll
+      for (int jj = 0; jj < 16; ++jj) {  // dk's off-diagonal term (blocks 0-2), scaled below
         const int j = s0 + jj;
-        y[jj] = diag_decay::y_of(to_f(ks[j * LQ + x]), bs[j * LB + x], bref, true);
-        t[jj] = 0.f;
+        dka[jj] = j < 48 ? exp2f(bs[(s0 + 15) * LB + x] - bs[j * LB + x]) * stk[j * LSK + x] : 0.f;
       }
 #pragma unroll
       for (int ii = 0; ii < 16; ++ii) {
         const int i = s0 + ii;
         if (i < nc) {
-          const float f = exp2f(bs[i * LB + x] - bref), xi = to_f(qs[i * LQ + x]) * f;  // xi = x_of(q_i, b_i, b_ρ, true)
-          float s = 0.f;
+          const float bi = bs[i * LB + x], qi = to_f(qs[i * LQ + x]);
+          float a = dqs[i * LB + x];
 #pragma unroll
           for (int jj = 0; jj <= ii; ++jj) {  // the live triangle only: j <= i < nc
-            const float d = dvd[i * LD + jj];
-            s += d * y[jj];
-            t[jj] += d * xi;
+            const int j = s0 + jj;
+            const float d = dv_diag(i, jj), e = exp2f(bi - bs[j * LB + x]);
+            a += d * (to_f(ks[j * LQ + x]) * e);
+            dka[jj] += d * (qi * e);
           }
-          dqs[i * LB + x] = scale * (dqs[i * LB + x] + f * s);
+          dqs[i * LB + x] = scale * a;
         }
       }
-      // dk's off-diagonal term 2^(b_r − b_j) ⊙ stk (r = s0 + 15, the block's last row) as 2^(b_r − b_ρ)·2^(b_ρ − b_j)
-      const float er = exp2f(bs[(s0 + 15) * LB + x] - bref);
 #pragma unroll
       for (int jj = 0; jj < 16; ++jj) {
         const int j = s0 + jj;
-        if (j < nc) {
-          const float bj = bs[j * LB + x], f = exp2f(bref - bj);
-          const float off = j < 48 ? er * stk[j * LSK + x] : 0.f;
-          dks[j * LB + x] = scale * (f * (off + t[jj])) + exp2f(bs[(C - 1) * LB + x] - bj) * dks[j * LB + x];
-        }
-      }
-      continue;
-    }
-    float dka[16];
-#pragma unroll
-    for (int jj = 0; jj < 16; ++jj) {  // dk's off-diagonal term (blocks 0-2), scaled below
-      const int j = s0 + jj;
-      dka[jj] = j < 48 ? exp2f(bs[(s0 + 15) * LB + x] - bs[j * LB + x]) * stk[j * LSK + x] : 0.f;
-    }
-#pragma unroll
-    for (int ii = 0; ii < 16; ++ii) {
-      const int i = s0 + ii;
-      if (i < nc) {
-        const float bi = bs[i * LB + x], qi = to_f(qs[i * LQ + x]);
-        float a = dqs[i * LB + x];
-#pragma unroll
-        for (int jj = 0; jj <= ii; ++jj) {  // the live triangle only: j <= i < nc
-          const int j = s0 + jj;
-          const float d = dvd[i * LD + jj], e = exp2f(bi - bs[j * LB + x]);
-          a += d * (to_f(ks[j * LQ + x]) * e);
-          dka[jj] += d * (qi * e);
-        }
-        dqs[i * LB + x] = scale * a;
+        if (j < nc) dks[j * LB + x] = scale * dka[jj] + exp2f(bs[(C - 1) * LB + x] - bs[j * LB + x]) * dks[j * LB + x];
       }
     }
-#pragma unroll
-    for (int jj = 0; jj < 16; ++jj) {
-      const int j = s0 + jj;
-      if (j < nc) dks[j * LB + x] = scale * dka[jj] + exp2f(bs[(C - 1) * LB + x] - bs[j * LB + x]) * dks[j * LB + x];
-    }
+    __syncthreads();
   }
-  __syncthreads();
 
   // ---- stores: dq, dk (rounded once), dg ----
   fwd_split::store_rows<KT>(dq + (c0 * H + h) * K + k0, H * K, nc, kw, [&](int i, int x) { return dqs[i * LB + x]; });
@@ -1308,7 +1438,8 @@ Status launch_dqk(const BwdParams& p, const Layout& l, cudaStream_t stream, int6
   auto* ws = static_cast<unsigned char*>(p.workspace);
   *nkt = cdiv(s.K, KT);
   if (*nkt > l.nkt) return {"glr::cuda::backward (split): K tiles beyond the workspace's"};
-  constexpr size_t bytes = DqkPlan(KT).total;
+  // the larger of the device passes' plans (sm_90a's, with the diagonal on wgmma where it is)
+  constexpr size_t bytes = DqkPlan(KT, false, dqk_diag_on_wgmma<E>(KT)).total;
   static_assert(bytes <= 113 * 1024, "sm90_glr_bwd_dqk: two CTAs per SM");
   auto* dqk = &sm90_glr_bwd_dqk<E, kScalarGate, KT, kVar>;
   if (Status st = allow_smem(dqk, bytes); !st.ok()) return st;

@@ -27,6 +27,10 @@
 ///                          buffered) and the off-diagonal blocks' (DV·Kr_m, DVᵀ·Qr_m) (glr_bwd_split.cuh,
 ///                          dqk_on_wgmma; `dqkwg`; not bit-identical: the fp32 sums' order inside the
 ///                          MMAs differs, so it needs the gates, not only the A/B)
+///   GLR_DQK_DIAG_WGMMA     GLR_DQK_WGMMA, and a bf16 dqk's diagonal blocks on the same wgmma products: the
+///                          factored form's y and x rounded to bf16 as operands, the per-pair FFMA form where
+///                          a block's column is not factored (glr_bwd_split.cuh, kDqkDiagWgmma; `dqkdiag`;
+///                          not bit-identical to the default nor to dqkwg)
 /// Removed after its A/B (session 35: within ±3% of the default, bench/results/glr-bwd-split.md):
 /// GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a thread (`tstride`).
 /// Gone into the default after their gate run (bench/results/glr-gates.md): the register walk,
