@@ -31,6 +31,9 @@
 ///                          factored form's y and x rounded to bf16 as operands, the per-pair FFMA form where
 ///                          a block's column is not factored (glr_bwd_split.cuh, kDqkDiagWgmma; `dqkdiag`;
 ///                          not bit-identical to the default nor to dqkwg)
+///                          Both timed in session 43 (an H100): slower than the default, dqkwg 1.00-1.11x,
+///                          dqkdiag 1.30-1.75x (bench/results/glr-bwd-split.md); correct on the GPU
+///                          (GlrCudaBwdSplit.*): kept as the record of the wgmma route for dqk.
 /// Removed after its A/B (session 35: within ±3% of the default, bench/results/glr-bwd-split.md):
 /// GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a thread (`tstride`).
 /// Gone into the default after their gate run (bench/results/glr-gates.md): the register walk,
