@@ -932,13 +932,13 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     for (int r = 0; r < 16; ++r) {
       const int j = s0 + r;
       *reinterpret_cast<E*>(sm + plan.ys + sw128_offset(j, x, 64)) =
-          from_f<E>(fac && j < nc ? to_f(ks[j * LQ + x]) * exp2f(bref - bs[j * LB + x]) : 0.f);
+          from_f<E>(fac && j < nc ? diag_decay::y_of(to_f(ks[j * LQ + x]), bs[j * LB + x], bref, true) : 0.f);
     }
     if (m == 0) {  // x_i = q_i 2^(b_i − 0): Qr has no block 0
 #pragma unroll
       for (int i = 0; i < 16; ++i)
         *reinterpret_cast<E*>(sm + plan.x0s + sw128_offset(i, x, 16)) =
-            from_f<E>(fac && i < nc ? to_f(qs[i * LQ + x]) * exp2f(bs[i * LB + x]) : 0.f);
+            from_f<E>(fac && i < nc ? diag_decay::x_of(to_f(qs[i * LQ + x]), bs[i * LB + x], 0.f, true) : 0.f);
     }
     const uint32_t word = __ballot_sync(0xffffffffu, fac);
     if (tid % 32 == 0) facs[warp] = word;
