@@ -11,7 +11,7 @@ using glr::cuda::Gate;
 
 struct Case { int64_t B = 1, T = 64, H = 1, K = 32, V = 32; Gate gate = Gate::vector; bool f16 = false; std::vector<int64_t> cu; bool h0 = true, dhT = true; int sms = 132; unsigned seed = 1; int gv = 0;
               int64_t neginf = -1;  // neginf >= 0: g = −Inf at that step (B = 1); rows before it judged against the cut problem
-              bool far = false; };  // far: q of every 7th row and k of every 11th times 2^-100 (below 2^-94)
+              bool far = false; };  // far: q of every 7th row and k of every 11th times 2^-100
 
 template <class E> E rnd(float x) { if constexpr (std::is_same_v<E, __nv_bfloat16>) return __float2bfloat16_rn(x); else return __float2half_rn(x); }
 template <class E> double wide(E x) { if constexpr (std::is_same_v<E, __nv_bfloat16>) return __bfloat162float(x); else return __half2float(x); }
@@ -24,7 +24,7 @@ template <class E> double run(const Case& c) {
   std::vector<E> q(BT * H * K), k(BT * H * K), v(BT * H * V), dO(BT * H * V);
   for (auto* x : {&q, &k}) for (auto& e : *x) e = rnd<E>(nd(rng));
   for (auto* x : {&v, &dO}) for (auto& e : *x) e = rnd<E>(nd(rng));
-  if (c.far)  // the rows whose diagonal blocks leave dqkdiag's factored form (diag_decay::operand_in_range) for the per-pair one
+  if (c.far)  // tiny q and k rows: the factored diagonal's x = q·2^(b_i − b_ρ) reaches fp32's subnormals
     for (int64_t t = 0; t < BT; ++t)
       for (int64_t e = 0; e < H * K; ++e) {
         if (t % 7 == 3) q[t * H * K + e] = rnd<E>(wide(q[t * H * K + e]) * 0x1p-100f);
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
     { Case c; c.cu = {0, 17, 17, 50, 178, 179, 243}; c.T = 243; c.H = 2; c.K = 80; c.V = 45; c.gate = Gate::scalar; c.f16 = true; c.seed = 500; cases.push_back(c); }
     for (Gate gate : {Gate::vector, Gate::scalar})  // a −Inf gate mid-block (step 37 of 64): rows before it finite and right
       for (int64_t K : {64, 100}) { Case c; c.T = 64; c.H = 2; c.K = K; c.V = 48; c.gate = gate; c.f16 = K == 100; c.neginf = 37; c.seed = 600 + int(K) + int(gate); cases.push_back(c); }
-    for (Gate gate : {Gate::vector, Gate::scalar}) {  // q and k beyond the range of dqkdiag's factored form (bf16)
+    for (Gate gate : {Gate::vector, Gate::scalar}) {  // q and k rows times 2^-100 (tiny factored operands)
       Case c; c.B = 1; c.T = 100; c.H = 2; c.K = 64; c.V = 40; c.gate = gate; c.far = true; c.seed = 800 + int(gate); cases.push_back(c);
     }
     for (Gate gate : {Gate::vector, Gate::scalar}) {  // steep decays: 16-row blocks around the factored span's edge

@@ -166,7 +166,7 @@ TEST(GlrCudaSm90Wgmma, NMajorB) {
       for (WgmmaMode m : {WgmmaMode::ss_nmajor, WgmmaMode::rs_nmajor}) expect_exact(N, bf16, m);
 }
 
-// A transposed in shared memory (imm-trans-a: the backward dqk's DVᵀ operand under GLR_DQK_WGMMA).
+// A transposed in shared memory (imm-trans-a: the backward dqk's DVᵀ operand under the removed GLR_DQK_WGMMA).
 TEST(GlrCudaSm90Wgmma, MMajorA) {
   SKIP_WITHOUT_SM90A();
   for (bool bf16 : {true, false})

@@ -38,17 +38,6 @@ GLR_DIAG_HD float x_of(float q, float b, float bref, bool factored) { return fac
 /// The k side of a diagonal pair: k_j 2^(b_ρ − b_j) when factored, else k_j.
 GLR_DIAG_HD float y_of(float k, float b, float bref, bool factored) { return factored ? k * exp2f(bref - b) : k; }
 
-/// Whether a q or k of the block also allows the factored form with x and y rounded to bf16 as MMA
-/// operands (the backward's dqk under GLR_DQK_DIAG_WGMMA, glr_bwd_split.cuh): 0, or |v| within
-/// [2^-94, 2^94], so v·2^s for |s| <= kSpan is a normal number of bf16 (and fp32): an underflowed x
-/// would meet a co-factor up to 2^kSpan, which the contracts' underflow term does not cover. False for
-/// NaN and ±Inf: an Inf operand meets the MMA's masked zeros as NaN, where the per-pair form skips them.
-GLR_DIAG_HD bool operand_in_range(float v) {
-  static_assert(kSpan == 32.f, "2^32 to fp32's and bf16's normal range on each side of [2^-94, 2^94]");
-  const float a = fabsf(v);
-  return a == 0.f || (a >= 0x1p-94f && a <= 0x1p94f);
-}
-
 /// acc + the pair's term: x_i·y_j when factored, else the per-pair x_i·(y_j·2^(b_i − b_j)).
 GLR_DIAG_HD float add_term(float acc, float x, float y, float bi, float bj, bool factored) {
   return factored ? acc + x * y : acc + x * (y * exp2f(bi - bj));

@@ -52,16 +52,12 @@
 
 #include <cstdint>
 #include <string>
-#include <type_traits>
 
 #include "glr/cuda.hpp"
 #include "glr/cuda/sm90/common.cuh"
 #include "glr/cuda/sm90/wmma_smem.cuh"
 #include "glr/cuda/sm90/glr_fwd_split.cuh"
 #include "glr/cuda/sm90/glr_fwd_tc.cuh"
-#include "glr/cuda/sm90/tile_sw128.cuh"
-#include "glr/cuda/sm90/wgmma.cuh"
-#include "glr/cuda/sm90/wgmma_desc.hpp"
 
 namespace glr::cuda::sm90 {
 
@@ -125,43 +121,6 @@ __host__ __device__ constexpr int64_t k_tiles(int64_t K) { return K <= 32 ? 1 : 
 /// Every form gives the same outputs, bit for bit (bench/glr/split_sim). dqk_form(K) is the default.
 inline constexpr int kDqkPipe = 2, kDqkRemap = 4, kDqkVec = 8;
 __host__ __device__ constexpr int dqk_form(int64_t K) { return k_tiles(K) > 1 ? kDqkPipe | kDqkRemap | kDqkVec : kDqkVec; }
-/// Under GLR_DQK_WGMMA (switches.cuh, `dqkwg`) kernel 4 forms its products on warpgroup MMAs where the
-/// K tile is 64 and the pass is sm_90a's (wgmma exists nowhere else): the V products (DV, do·S_cᵀ,
-/// v·G_cᵀ) in V tiles of 64 held 128B-swizzled in two buffers of its plan, and the off-diagonal blocks'
-/// products with DV, Kr and Qr 128B-swizzled (DV's one tile read K-major for dq, M-major for dk). Its
-/// shared memory then starts on a 1024-byte boundary (the swizzle atom), so it asks kSw128Atom bytes more.
-/// Under GLR_DQK_DIAG_WGMMA (switches.cuh, `dqkdiag`; it implies GLR_DQK_WGMMA) a bf16 dqk forms its
-/// diagonal blocks on wgmma too: the FFMA path's factored form with its two factors rounded to bf16
-/// as MMA operands. dq_i of block m adds 2^(b_i − b_ρ)·Σ_j DV_ij y_j, y_j = k_j 2^(b_ρ − b_j), as one
-/// more K16 step of the block's off-diagonal product (ρ = 16m − 1 is Kr_m's reference row; b_ρ = 0 for
-/// block 0); dk_j adds 2^(b_ρ − b_j)·Σ_i DV_ij x_i, x_i = q_i 2^(b_i − b_ρ) — for m ≥ 1 Qr_m's first 16
-/// rows — one K16 step a block. DV's diagonal blocks (selected to j <= i < nc) then sit in the selected
-/// DV tile, which the off-diagonal products never read there. Rounded operands on a term's path: DV
-/// and y (or x), 2, the contracts' ρ of dq and dk (docs/glr.md). A (block, column) takes this form where
-/// every |b − b_ρ| of the block is within diag_decay::kSpan and every q and k of the block is 0 or
-/// within [2^-94, 2^94]: x and y are then normal bf16 numbers (no underflow meets a factor up to 2^32,
-/// nothing overflows, nothing is NaN or infinite, so a masked 0 never meets Inf in the MMA); any other
-/// takes the per-pair FFMA form, as before. f16 keeps the FFMA diagonal (y up to 2^32·|k| overflows f16).
-#ifdef GLR_DQK_DIAG_WGMMA
-inline constexpr bool kDqkDiagWgmma = true;
-#else
-inline constexpr bool kDqkDiagWgmma = false;
-#endif
-#if defined(GLR_DQK_WGMMA) || defined(GLR_DQK_DIAG_WGMMA)
-inline constexpr bool kDqkWgmma = true;
-#else
-inline constexpr bool kDqkWgmma = false;
-#endif
-__host__ __device__ constexpr bool dqk_on_wgmma(int KT) { return kDqkWgmma && KT == 64; }
-template <class E>
-__host__ __device__ constexpr bool dqk_diag_on_wgmma(int KT) {
-  return kDqkDiagWgmma && dqk_on_wgmma(KT) && std::is_same_v<E, __nv_bfloat16>;
-}
-#if defined(GLR_SM90A_DEVICE)
-inline constexpr bool kSm90aPass = true;
-#else
-inline constexpr bool kSm90aPass = false;
-#endif
 
 /// Workspace layout (byte offsets): the forward split's own workspace (A, S, q⊙2^b, k⊙2^(b_last−b),
 /// 2^(b_last): fwd_split::layout, at `fwd`), then dS, the final states, the dg seeds (sized for the
@@ -280,44 +239,32 @@ struct DstatePlan {
 /// then v·G_cᵀ and dk.
 struct DqkPlan {
   size_t qs = 0, ks = 0, bs = 0, dvd = 0, dvb = 0, r1 = 0, dos = 0, vs = 0, hs = 0, gs = 0, kr = 0, qr = 0, P = 0,
-         Q = 0, red = 0, total = 0, vbuf = 0, vtiles = 0, wg0 = 0, wg1 = 0, ys = 0, x0s = 0, facs = 0, end = 0;
+         Q = 0, red = 0, total = 0, vbuf = 0, vtiles = 0;
   __host__ __device__ constexpr size_t take(size_t bytes) {
     const size_t here = total;
     total += align128(bytes);
     return here;
   }
-  /// wg: Kr and Qr laid out for the wgmma (dqk_on_wgmma in an sm_90a pass); the size is the same either way.
-  /// diag: the diagonal blocks on wgmma too (kDqkDiagWgmma; wg, KT = 64): no dvd (DV's diagonal blocks are in
-  /// dvb), Y and X_0 in R1 after Qr, the forms' bits after dvb's tile, red in R1 (Kr's space, dead by then).
-  __host__ __device__ constexpr DqkPlan(int KT, bool wg = false, bool diag = false) {
+  __host__ __device__ constexpr DqkPlan(int KT) {
     qs = take(size_t(C) * ld_half(KT) * 2);    // q            (E)    [C, KT]
     ks = take(size_t(C) * ld_half(KT) * 2);    // k            (E)    [C, KT]
     bs = take(size_t(C) * ld_float(KT) * 4);   // g, then b    (fp32) [C, KT]
-    if (!diag) dvd = take(size_t(C) * ld_float(16) * 4);  // DV's diagonal blocks (fp32) [C, 16]: row i, column j & 15
+    dvd = take(size_t(C) * ld_float(16) * 4);  // DV's diagonal blocks (fp32) [C, 16]: row i, column j & 15
     dvb = take(size_t(C) * ld_half(C) * 2);    // DV selected to the off-diagonal blocks, rounded (E) [C, C]
-    facs = dvb + size_t(C) * 128;              // diag: bit x % 32 of word 2m + x / 32: block m's column x factored
     const size_t tile = align128(size_t(C) * ld_half(kDqkBV) * 2),
                  state = align128(size_t(KT) * ld_half(kDqkBV) * 2), ops = align128(size_t(96) * ld_half(KT) * 2);
-    const size_t diag_ops = size_t(2 * 96 + 64 + 16) * 128;  // diag: Kr, Qr, Y [64, 64], X_0 [16, 64] (E, swizzled)
-    const size_t r1_bytes = 2 * tile + 2 * state > 2 * ops ? 2 * tile + 2 * state : 2 * ops;
-    r1 = take(diag && diag_ops > r1_bytes ? diag_ops : r1_bytes);
-    ys = r1 + 2 * 96 * 128;                    // diag: Y      (E)    [64, 64]: y of block m in rows [16m, 16m + 16)
-    x0s = ys + 64 * 128;                       // diag: X_0    (E)    [16, 64]
+    r1 = take(2 * tile + 2 * state > 2 * ops ? 2 * tile + 2 * state : 2 * ops);
     dos = r1;                                  // do tile      (E)    [C, kDqkBV]
     vs = r1 + tile;                            // v tile       (E)    [C, kDqkBV]
     hs = r1 + 2 * tile;                        // S_c tile     (E)    [KT, kDqkBV]
     gs = r1 + 2 * tile + state;                // G_c tile     (E)    [KT, kDqkBV]
     kr = r1;                                   // Kr_1..3      (E)    [96, KT]
-    qr = r1 + (wg ? 96 * 128 : ops);           // Qr_1..3      (E)    [96, KT] (wg: 128B-swizzled, 1024-aligned)
+    qr = r1 + ops;                             // Qr_1..3      (E)    [96, KT]
     P = take(size_t(C) * ld_float(C) * 4);     // DV (fp32) [C, C], then dq (fp32) [C, KT]
     Q = take(size_t(C) * ld_float(KT) * 4);    // do·S_cᵀ; dq's off-diagonal product; v·G_cᵀ, then dk (fp32) [C, KT]
-    end = total;
-    red = diag ? r1 : take(size_t(KT) * 4);    // scalar gate: the seed's column sums
+    red = take(size_t(KT) * 4);                // scalar gate: the seed's column sums
     vbuf = P - r1;                             // the odd V tiles: at dos + vbuf (P), vs + vbuf, ...
     vtiles = 2 * tile + 2 * state;             // bytes of one V tile's four operands
-    wg0 = dvb;                                 // dqk_on_wgmma: V tile t in wg0 (dvb, R1) or wg1 (P, Q) by t's parity,
-    wg1 = P;                                   //   each G_c, do, v, S_c [64, 64] K-major 128B-swizzled (E), 32 KB
-    total += dqk_on_wgmma(KT) ? kSw128Atom : 0;  // the slack to the first 1024-byte boundary
   }
 };
 
@@ -608,60 +555,24 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
                 LAB = ld_half(C), LD = ld_float(16);
   constexpr int kKT = KT / 16;            // column tiles of a [C, KT] matrix
   constexpr int kPer = 4 * kKT / kWarps;  // [C, KT] tiles per warp (1 or 2)
-  // On wgmma (dqk_on_wgmma) the plan starts on the first 1024-byte boundary: the V tiles' swizzle atoms.
-  constexpr bool kWg = dqk_on_wgmma(KT), kWgHere = kWg && kSm90aPass;
-  // The diagonal blocks on wgmma too (kDqkDiagWgmma, bf16): Y [64, 64] (y of block m in rows [16m, 16m + 16))
-  // and X_0 [16, 64], N-major 128B-swizzled, and each (block, column)'s form, a bit (DqkPlan's diag).
-  constexpr bool kDiagWg = kWgHere && dqk_diag_on_wgmma<E>(KT);
-  constexpr DqkPlan plan(KT, kWgHere, kDiagWg);
-  constexpr int LSK = kWgHere ? KT : LB;  // stk's row stride: unpadded on wgmma, so it ends where Qr begins
-  constexpr uint32_t kWgTile = uint32_t(C) * 64 * 2;  // on wgmma: one [64, 64] E operand of a V tile
-  constexpr auto ab = std::is_same_v<E, __nv_bfloat16> ? wgmma::Ab::bf16 : wgmma::Ab::f16;
-  static_assert(!kDiagWg || (plan.ys % kSw128Atom == 0 && plan.x0s % kSw128Atom == 0 && plan.x0s + 16 * 128 <= plan.P &&
-                             plan.facs + 32 <= plan.r1 && plan.qr + 96 * 128 <= plan.ys && 4 * KT == kThreads),
-                "Y, X_0 in R1 after Qr, the forms' bits after DV's tile, a thread per (block, column)");
-  static_assert(size_t(48) * LSK * 4 <= plan.qr - plan.kr, "stk fits in Kr's space");
+  constexpr DqkPlan plan(KT);
+  static_assert(size_t(48) * LB * 4 <= plan.qr - plan.kr, "stk fits in Kr's space");
   static_assert(size_t(C) * LB * 4 <= plan.Q - plan.P, "dq fits in P");
-  static_assert(plan.r1 + plan.vtiles <= plan.P && plan.P + plan.vtiles <= plan.end, "the two V-tile buffers fit");
+  static_assert(plan.r1 + plan.vtiles <= plan.P && plan.P + plan.vtiles <= plan.red, "the two V-tile buffers fit");
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  unsigned char* const sm =
-      kWg ? smem_raw + (kSw128Atom - wgmma::smem_addr(smem_raw) % kSw128Atom) % kSw128Atom : smem_raw;
-  static_assert(!kWg || (plan.wg0 % kSw128Atom == 0 && plan.wg1 % kSw128Atom == 0 &&
-                         plan.wg0 + 4 * kWgTile <= plan.P && plan.wg1 + 4 * kWgTile <= plan.end),
-                "the wgmma V tiles: two 32 KB buffers on 1024-byte boundaries, clear of red");
-  static_assert(!kWgHere || (plan.dvb % kSw128Atom == 0 && plan.kr % kSw128Atom == 0 && plan.qr % kSw128Atom == 0 &&
-                             plan.dvb + C * 128 <= plan.r1 && plan.qr + 96 * 128 <= plan.P),
-                "the wgmma operands DV, Kr, Qr: 128B-swizzled tiles on 1024-byte boundaries, inside their spans");
-  E* qs = reinterpret_cast<E*>(sm + plan.qs);
-  E* ks = reinterpret_cast<E*>(sm + plan.ks);
-  float* bs = reinterpret_cast<float*>(sm + plan.bs);
-  float* dvd = reinterpret_cast<float*>(sm + plan.dvd);
-  E* dvb = reinterpret_cast<E*>(sm + plan.dvb);
-  E* kr = reinterpret_cast<E*>(sm + plan.kr);
-  E* qr = reinterpret_cast<E*>(sm + plan.qr);
-  float* stk = reinterpret_cast<float*>(sm + plan.kr);  // [48, LSK]: dk's off-diagonal product
-  float* dvf = reinterpret_cast<float*>(sm + plan.P);   // [C, LAF]: DV staging
-  float* dqs = reinterpret_cast<float*>(sm + plan.P);   // [C, LB]: dq, after DV is consumed
-  float* xq = reinterpret_cast<float*>(sm + plan.Q);    // [C, LB]: do·S_cᵀ
+  E* qs = reinterpret_cast<E*>(smem_raw + plan.qs);
+  E* ks = reinterpret_cast<E*>(smem_raw + plan.ks);
+  float* bs = reinterpret_cast<float*>(smem_raw + plan.bs);
+  float* dvd = reinterpret_cast<float*>(smem_raw + plan.dvd);
+  E* dvb = reinterpret_cast<E*>(smem_raw + plan.dvb);
+  E* kr = reinterpret_cast<E*>(smem_raw + plan.kr);
+  E* qr = reinterpret_cast<E*>(smem_raw + plan.qr);
+  float* stk = reinterpret_cast<float*>(smem_raw + plan.kr);  // [48, LB]: dk's off-diagonal product
+  float* dvf = reinterpret_cast<float*>(smem_raw + plan.P);   // [C, LAF]: DV staging
+  float* dqs = reinterpret_cast<float*>(smem_raw + plan.P);   // [C, LB]: dq, after DV is consumed
+  float* xq = reinterpret_cast<float*>(smem_raw + plan.Q);    // [C, LB]: do·S_cᵀ
   float* stq = xq;                                            // [48, LB]: dq's off-diagonal product
   float* dks = xq;                                            // [C, LB]: v·G_cᵀ, then dk
-  // Element (row, x) of Kr or Qr and (i, j) of the selected DV: row-major with padded rows for the WMMAs,
-  // 128B-swizzled (96 or 64 rows of 128 bytes) for the wgmma (dqk_on_wgmma): Kr_m and Qr_m start on
-  // 1024-byte boundaries (rows 0, 16, 48 and 0, 48, 80), and DV's one tile is both K-major DV and M-major DVᵀ.
-  auto op_at = [&](E* base, int row, int x) {
-    if constexpr (kWgHere) return reinterpret_cast<E*>(reinterpret_cast<unsigned char*>(base) + sw128_offset(row, x, 96));
-    else return base + row * LQ + x;
-  };
-  auto dvb_at = [&](int i, int j) {
-    if constexpr (kWgHere) return reinterpret_cast<E*>(reinterpret_cast<unsigned char*>(dvb) + sw128_offset(i, j, C));
-    else return dvb + i * LAB + j;
-  };
-  // Element (i, i & ~15 | jj) of DV's diagonal blocks for the FFMA forms: fp32 in dvd; on kDiagWg (no dvd) the
-  // rounded one in dvb, whose diagonal blocks are selected there.
-  auto dv_diag = [&](int i, int jj) {
-    if constexpr (kDiagWg) return to_f(*dvb_at(i, (i & ~15) | jj));
-    else return dvd[i * LD + jj];
-  };
 
   int64_t bos, eos;
   constexpr bool kPipe = kVar & kDqkPipe, kRemap = kVar & kDqkRemap, kVec = kVar & kDqkVec;
@@ -679,10 +590,10 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   const E* Gc = dSws + ((slot * H + h) * K + k0) * V;  // rows [k0, k0 + kw) of G_c [K, V]
   auto load_v_tile = [&](int64_t v0, size_t off) {  // V tile [v0, v0 + BV) into the buffer at byte offset off
     const int vw = int(V - v0 < BV ? V - v0 : BV);
-    async_tile<BV>(reinterpret_cast<E*>(sm + plan.dos + off), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-    async_tile<BV>(reinterpret_cast<E*>(sm + plan.vs + off), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-    async_tile<BV>(reinterpret_cast<E*>(sm + plan.hs + off), LV, Sc + v0, V, KT, kw, vw);
-    async_tile<BV>(reinterpret_cast<E*>(sm + plan.gs + off), LV, Gc + v0, V, KT, kw, vw);
+    async_tile<BV>(reinterpret_cast<E*>(smem_raw + plan.dos + off), LV, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+    async_tile<BV>(reinterpret_cast<E*>(smem_raw + plan.vs + off), LV, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
+    async_tile<BV>(reinterpret_cast<E*>(smem_raw + plan.hs + off), LV, Sc + v0, V, KT, kw, vw);
+    async_tile<BV>(reinterpret_cast<E*>(smem_raw + plan.gs + off), LV, Gc + v0, V, KT, kw, vw);
   };
 
   // The dg seeds of this tile's columns, summed over kernel 3's V tiles in order, started now (read
@@ -697,65 +608,12 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   if constexpr (kPipe) seed = seed_sum();
   async_tile<KT>(qs, LQ, q + (c0 * H + h) * K + k0, H * K, C, nc, kw);
   async_tile<KT>(ks, LQ, k + (c0 * H + h) * K + k0, H * K, C, nc, kw);
-  // On wgmma: V tile t of 64 columns in buffer t & 1, its four [64, 64] operands 128B-swizzled, K-major (the
-  // V columns are the MMAs' K) in the order G_c, do, v, S_c, so [v; S_c] and [G_c; do] are 128-row operands.
-  auto wg_buf = [&](int b) { return sm + (b ? plan.wg1 : plan.wg0); };
-  auto load_wg_tile = [&](int64_t v0, int b) {
-    const int vw = int(V - v0 < 64 ? V - v0 : 64);
-    unsigned char* t = wg_buf(b);
-    fwd_split::async_tile_sw128<64>(t, Gc + v0, V, KT, kw, vw);
-    fwd_split::async_tile_sw128<64>(t + kWgTile, dO + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-    fwd_split::async_tile_sw128<64>(t + 2 * kWgTile, v + (c0 * H + h) * V + v0, H * V, C, nc, vw);
-    fwd_split::async_tile_sw128<64>(t + 3 * kWgTile, Sc + v0, V, KT, kw, vw);
-  };
-  if constexpr (kWgHere) load_wg_tile(0, 0);
-  else if constexpr (kPipe) load_v_tile(0, 0);  // V tile 0 with them (P and Q, the odd tiles' buffer, are free until the loop ends)
+  if constexpr (kPipe) load_v_tile(0, 0);  // V tile 0 with them (P and Q, the odd tiles' buffer, are free until the loop ends)
   cp_async_commit();
   chunk_b<KT, kScalarGate>(bs, LB, g, c0, nc, h, H, K, k0, kw);  // q, k and V tile 0 have landed too
 
-  // ---- on wgmma: the V loop in tiles of 64, warpgroup 0 D = do·[v; S_c]ᵀ = [DV | Xq], warpgroup 1
-  // D = v·[G_c; do]ᵀ = [Xk | v·doᵀ] (its second half unused): one wgmma sequence in both, the operands
-  // chosen by address arithmetic (a branch per warpgroup serializes the wgmma: glr_fwd_out_wgmma.cuh).
-  // Tile t + 1 loads into the other buffer while tile t is multiplied. DV's upper blocks are formed too
-  // and never read (the selection below keeps j <= i); every operand row or column past the chunk, K or V
-  // is zero-filled, as in the WMMA loop. ----
-  const int wg = tid / 128, tw = tid % 128;
-  float wd[kWgHere ? 64 : 1];
-  if constexpr (kWgHere) {
-    const int nvt = int(cdiv(V, 64));
-    for (int t = 0; t < nvt; ++t) {  // uniform per CTA
-      if (t + 1 < nvt) {  // into the buffer tile t − 1 was read from (its MMAs ended before the barrier below)
-        load_wg_tile(int64_t(t + 1) * 64, (t + 1) & 1);
-        cp_async_commit();
-        cp_async_wait<1>();  // tile t has landed (this thread's copies)
-      } else {
-        cp_async_wait<0>();
-      }
-      wgmma::fence_proxy_async();  // the tensor cores read what cp.async and the element copies wrote
-      __syncthreads();
-      const uint32_t base = wgmma::smem_addr(wg_buf(t & 1));
-      const uint32_t a = base + kWgTile + uint32_t(wg) * kWgTile, b = base + 2 * kWgTile - uint32_t(wg) * 2 * kWgTile;
-      wgmma::fence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        wgmma::mma_ss<128, ab>(wd, sw128_desc(a, kk, C), sw128_desc(b, kk, 2 * C), t > 0 || kk > 0);
-      wgmma::commit_group();
-      wgmma::wait_group<0>();
-      wgmma::fence_operands(wd);
-      __syncthreads();  // both warpgroups' MMAs have read buffer t & 1
-    }
-    if (wg == 0) {  // DV (fp32) -> P, Xq -> Q; warpgroup 1 keeps Xk (wd[0, 32)) until dks is free
-#pragma unroll
-      for (int i = 0; i < 64; i += 2) {
-        const int r = acc_row(tw, i), cc = acc_col(tw, i);
-        float* dst = i < 32 ? dvf + r * LAF + cc : xq + r * LB + cc - 64;
-        *reinterpret_cast<float2*>(dst) = make_float2(wd[i], wd[i + 1]);
-      }
-    }
-  }
   // ---- V loop: DV += do·vᵀ (lower blocks), Xq += do·S_cᵀ, Xk += v·G_cᵀ ----
   FragC accD[2], accQ[kPer], accK[kPer];
-  if constexpr (!kWgHere) {
 #pragma unroll
   for (int u = 0; u < 2; ++u) wmma::fill_fragment(accD[u], 0.f);
 #pragma unroll
@@ -777,10 +635,10 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     }
     __syncthreads();  // everyone's copies of tile t have
     const size_t off = kPipe && (t & 1) ? plan.vbuf : 0;
-    const E* dos = reinterpret_cast<const E*>(sm + plan.dos + off);
-    const E* vs = reinterpret_cast<const E*>(sm + plan.vs + off);
-    const E* hs = reinterpret_cast<const E*>(sm + plan.hs + off);
-    const E* gs = reinterpret_cast<const E*>(sm + plan.gs + off);
+    const E* dos = reinterpret_cast<const E*>(smem_raw + plan.dos + off);
+    const E* vs = reinterpret_cast<const E*>(smem_raw + plan.vs + off);
+    const E* hs = reinterpret_cast<const E*>(smem_raw + plan.hs + off);
+    const E* gs = reinterpret_cast<const E*>(smem_raw + plan.gs + off);
 #pragma unroll
     for (int u = 0; u < 2; ++u) {
       const int p = warp + kWarps * u;
@@ -829,7 +687,6 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     const int t = warp + kWarps * u, rt = t / kKT, ct = t % kKT;
     wmma_smem::store(xq + (16 * rt) * LB + 16 * ct, accQ[u], LB);
   }
-  }  // !kWgHere
   if constexpr (kVec) {
     for (int e = tid; e < 96 * (KT / 8); e += kThreads) {  // 8 columns [kk, kk + 8) of one row of Kr and of Qr
       const int row = e / (KT / 8), kk = (e % (KT / 8)) * 8;
@@ -850,7 +707,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
 #pragma unroll
           for (int u = 0; u < 8; ++u) o[u] = from_f<E>(0.f);
         }
-        *reinterpret_cast<uint4*>(op_at(kr, row, kk)) = *reinterpret_cast<const uint4*>(o);
+        *reinterpret_cast<uint4*>(kr + row * LQ + kk) = *reinterpret_cast<const uint4*>(o);
       }
       {  // Qr_m[i] = q_i 2^(b_i − b_r), i > r = 16m − 1
         const int m = row < 48 ? 1 : row < 80 ? 2 : 3, i = row - qr_row(m) + 16 * m, r = 16 * m - 1;
@@ -868,7 +725,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
 #pragma unroll
           for (int u = 0; u < 8; ++u) o[u] = from_f<E>(0.f);
         }
-        *reinterpret_cast<uint4*>(op_at(qr, row, kk)) = *reinterpret_cast<const uint4*>(o);
+        *reinterpret_cast<uint4*>(qr + row * LQ + kk) = *reinterpret_cast<const uint4*>(o);
       }
     }
   } else
@@ -876,12 +733,12 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
     const int row = e / KT, kk = e % KT;
     {  // Kr_m[j] = k_j 2^(b_r − b_j), j <= r = 16m − 1
       const int m = row < 16 ? 1 : row < 48 ? 2 : 3, j = row - kr_row(m), r = 16 * m - 1;
-      *op_at(kr, row, kk) = j < nc ? from_f<E>(to_f(ks[j * LQ + kk]) * exp2f(bs[r * LB + kk] - bs[j * LB + kk]))
+      kr[row * LQ + kk] = j < nc ? from_f<E>(to_f(ks[j * LQ + kk]) * exp2f(bs[r * LB + kk] - bs[j * LB + kk]))
                                  : from_f<E>(0.f);
     }
     {  // Qr_m[i] = q_i 2^(b_i − b_r), i > r = 16m − 1
       const int m = row < 48 ? 1 : row < 80 ? 2 : 3, i = row - qr_row(m) + 16 * m, r = 16 * m - 1;
-      *op_at(qr, row, kk) =
+      qr[row * LQ + kk] =
           i < nc ? from_f<E>(to_f(qs[i * LQ + kk]) * fwd_split::decay_past_ref(bs[i * LB + kk], bs[r * LB + kk]))
                  : from_f<E>(0.f);
     }
@@ -896,57 +753,23 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       alignas(16) E o[8];
       *reinterpret_cast<float4*>(d) = *reinterpret_cast<const float4*>(dvf + i * LAF + j);
       *reinterpret_cast<float4*>(d + 4) = *reinterpret_cast<const float4*>(dvf + i * LAF + j + 4);
-      if (!kDiagWg && (i >> 4) == (j >> 4)) {
+      if ((i >> 4) == (j >> 4)) {
         *reinterpret_cast<float4*>(dvd + i * LD + (j & 15)) = *reinterpret_cast<const float4*>(d);
         *reinterpret_cast<float4*>(dvd + i * LD + (j & 15) + 4) = *reinterpret_cast<const float4*>(d + 4);
       }
-      const bool live = i < nc && (i >> 4) > (j >> 4), diag = kDiagWg && i < nc && (i >> 4) == (j >> 4);
+      const bool live = i < nc && (i >> 4) > (j >> 4);
 #pragma unroll
-      for (int u = 0; u < 8; ++u) o[u] = live || (diag && j + u <= i) ? from_f<E>(d[u]) : from_f<E>(0.f);
-      *reinterpret_cast<uint4*>(dvb_at(i, j)) = *reinterpret_cast<const uint4*>(o);
+      for (int u = 0; u < 8; ++u) o[u] = live ? from_f<E>(d[u]) : from_f<E>(0.f);
+      *reinterpret_cast<uint4*>(dvb + i * LAB + j) = *reinterpret_cast<const uint4*>(o);
     }
   } else {
     for (int e = tid; e < C * C; e += kThreads) {
       const int i = e / C, j = e % C;
-      if (!kDiagWg && (i >> 4) == (j >> 4)) dvd[i * LD + (j & 15)] = dvf[i * LAF + j];
-      const bool live = i < nc && ((i >> 4) > (j >> 4) || (kDiagWg && (i >> 4) == (j >> 4) && j <= i));
-      *dvb_at(i, j) = live ? from_f<E>(dvf[i * LAF + j]) : from_f<E>(0.f);
+      if ((i >> 4) == (j >> 4)) dvd[i * LD + (j & 15)] = dvf[i * LAF + j];
+      dvb[i * LAB + j] = (i < nc && (i >> 4) > (j >> 4)) ? from_f<E>(dvf[i * LAF + j]) : from_f<E>(0.f);
     }
   }
-  // ---- on wgmma with the diagonal blocks (kDiagWg): thread (m, x) decides block m's form in column x and
-  // writes its y rows (and, block 0, its x rows X_0): 0 where the column is not factored or the row is past
-  // the chunk, so the products there add nothing and the per-pair FFMA form below adds the block. ----
-  bool per_pair_blocks = !kDiagWg;  // on kDiagWg: whether any (block, column) takes the per-pair form
-  uint32_t* const facs = reinterpret_cast<uint32_t*>(sm + plan.facs);  // on kDiagWg: the forms, a bit each
-  auto factored_here = [&](int m, int x) { return (facs[2 * m + x / 32] >> (x % 32)) & 1u; };
-  if constexpr (kDiagWg) {
-    const int m = tid / KT, x = tid % KT, s0 = 16 * m;  // warp 2m + x / 32, lane x % 32
-    const float bref = m ? bs[(s0 - 1) * LB + x] : 0.f;
-    bool fac = true;
-#pragma unroll
-    for (int r = 0; r < 16; ++r)
-      fac = fac & diag_decay::within_span(bs[(s0 + r) * LB + x], bref) &
-            diag_decay::operand_in_range(to_f(qs[(s0 + r) * LQ + x])) &
-            diag_decay::operand_in_range(to_f(ks[(s0 + r) * LQ + x]));
-#pragma unroll
-    for (int r = 0; r < 16; ++r) {
-      const int j = s0 + r;
-      *reinterpret_cast<E*>(sm + plan.ys + sw128_offset(j, x, 64)) =
-          from_f<E>(fac && j < nc ? diag_decay::y_of(to_f(ks[j * LQ + x]), bs[j * LB + x], bref, true) : 0.f);
-    }
-    if (m == 0) {  // x_i = q_i 2^(b_i − 0): Qr has no block 0
-#pragma unroll
-      for (int i = 0; i < 16; ++i)
-        *reinterpret_cast<E*>(sm + plan.x0s + sw128_offset(i, x, 16)) =
-            from_f<E>(fac && i < nc ? diag_decay::x_of(to_f(qs[i * LQ + x]), bs[i * LB + x], 0.f, true) : 0.f);
-    }
-    const uint32_t word = __ballot_sync(0xffffffffu, fac);
-    if (tid % 32 == 0) facs[warp] = word;
-    per_pair_blocks = !fac;
-  }
-  if constexpr (kWgHere) wgmma::fence_proxy_async();  // Kr, Qr and DV (Y, X_0) as the tensor cores read them (below)
-  if constexpr (kDiagWg) per_pair_blocks = __syncthreads_or(per_pair_blocks);
-  else __syncthreads();
+  __syncthreads();
 
   // ---- dq's inter term -> dqs (P: DV is consumed) ----
   if constexpr (kVec) {
@@ -964,170 +787,67 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   }
   __syncthreads();
 
-  if constexpr (kWgHere) {
-    // ---- on wgmma: Xk -> dks (Q is free: Xq is consumed and stq not needed); then both warpgroups run
-    // one sequence (a branch per warpgroup around a wgmma serializes it): for m = 1..3 the dq product
-    // Σ_{j < 16m} DV_ij Kr_m[j] (A = DV K-major, B = Kr_m N-major; rows of block m: warpgroup 0's warp m
-    // adds 2^(b_i − b_r) ⊙ it to dq from its registers), a barrier, then for m = 1..3 the dk product
-    // Σ_{i >= 16m} DV_ijᵀ Qr_m[i] (A = DVᵀ, the same tile M-major; rows of block m − 1: warpgroup 1's
-    // warp m − 1 stores them to stk, Kr's space, unpadded so it ends where Qr begins). The products'
-    // other rows are formed and never read. ----
-    const int ww = warp % 4;  // the warp's rows of every product: block ww
-    if (wg == 1) {
-#pragma unroll
-      for (int i = 0; i < 32; i += 2)
-        *reinterpret_cast<float2*>(dks + acc_row(tw, i) * LB + acc_col(tw, i)) = make_float2(wd[i], wd[i + 1]);
+  // ---- dq's off-diagonal blocks: rows of block m, Σ_{j < 16m} DV_ij Kr_m[j] -> stq (Xq is consumed) ----
+  for (int t = warp; t < 3 * kKT; t += kWarps) {
+    const int m = 1 + t / kKT, ct = t % kKT;
+    FragC acc;
+    wmma::fill_fragment(acc, 0.f);
+    for (int jb = 0; jb < m; ++jb) {
+      FragA fa;
+      FragB fb;
+      wmma_smem::load(fa, dvb + (16 * m) * LAB + 16 * jb, LAB);
+      wmma_smem::load(fb, kr + (kr_row(m) + 16 * jb) * LQ + 16 * ct, LQ);
+      wmma::mma_sync(acc, fa, fb, acc);
     }
-    const uint32_t dva = wgmma::smem_addr(dvb), kra = wgmma::smem_addr(kr), qra = wgmma::smem_addr(qr);
-    float acc[32];
-    // Which registers of a product a warp applies: all in warpgroup 0 (dq) or 1 (dk); on kDiagWg both
-    // warpgroups' warp ww, the columns [32·wg, 32·wg + 32) (registers [16·wg, 16·wg + 16)), so each thread
-    // later reads back the stk it stored itself. Register uu of the thread's kRegs is acc[reg(uu)], chosen
-    // by a select (an index that depends on wg would put acc in local memory).
-    const bool dq_here = kDiagWg || wg == 0, dk_here = kDiagWg || wg == 1;
-    constexpr int kRegs = kDiagWg ? 16 : 32;
-    auto reg = [&](int uu) { return kDiagWg ? uu + 16 * wg : uu; };
-    auto acc_at = [&](const float (&a)[32], int uu) {
-      if constexpr (kDiagWg) return wg ? a[uu + 16] : a[uu];
-      else return a[uu];
-    };
-    const uint32_t ya = wgmma::smem_addr(sm + plan.ys), x0a = wgmma::smem_addr(sm + plan.x0s);
-#pragma unroll
-    for (int m = kDiagWg ? 0 : 1; m < 4; ++m) {
-      wgmma::fence();
-#pragma unroll
-      for (int jb = 0; jb < m; ++jb)
-        wgmma::mma_ss<64, ab, true>(acc, sw128_desc(dva, jb, C), mn_sw128_desc(kra + kr_row(m) * 128, jb, 64), jb > 0);
-      if constexpr (kDiagWg)  // the diagonal block: Σ_{j in block m} DV_ij y_j, against the same b_r
-        wgmma::mma_ss<64, ab, true>(acc, sw128_desc(dva, m, C), mn_sw128_desc(ya, m, 64), m > 0);
-      wgmma::commit_group();
-      wgmma::wait_group<0>();
-      wgmma::fence_operands(acc);
-      if (dq_here && ww == m) {  // dq_i += 2^(b_i − b_r) ⊙ (the product), r = 16m − 1, as the WMMA form adds stq
-#pragma unroll
-        for (int uu = 0; uu < kRegs; ++uu) {
-          const int i = acc_row(tw, reg(uu)), x = acc_col(tw, reg(uu)), r = 16 * m - 1;
-          if (i >= nc) continue;
-          const float a = acc_at(acc, uu);
-          if constexpr (kDiagWg) {  // factored: dq_i complete but for its scale (block 0: b_r = 0, no off-diagonal)
-            const bool fac = factored_here(m, x);
-            const float v =
-                m || fac ? dqs[i * LB + x] + exp2f(bs[i * LB + x] - (m ? bs[r * LB + x] : 0.f)) * a : dqs[i * LB + x];
-            dqs[i * LB + x] = fac ? scale * v : v;
-          } else {
-            dqs[i * LB + x] += exp2f(bs[i * LB + x] - bs[r * LB + x]) * a;
-          }
-        }
-      }
-    }
-    __syncthreads();  // every read of Kr has ended: stk takes its place
-#pragma unroll
-    for (int m = 1; m < 4; ++m) {
-      wgmma::fence();
-#pragma unroll
-      for (int ib = m; ib < 4; ++ib)
-        wgmma::mma_ss<64, ab, true, true>(acc, mn_sw128_desc(dva, ib, C), mn_sw128_desc(qra + qr_row(m) * 128, ib - m, 64),
-                                          ib > m);
-      wgmma::commit_group();
-      wgmma::wait_group<0>();
-      wgmma::fence_operands(acc);
-      if (dk_here && ww == m - 1) {
-#pragma unroll
-        for (int uu = 0; uu < kRegs; uu += 2)
-          *reinterpret_cast<float2*>(stk + acc_row(tw, reg(uu)) * LSK + acc_col(tw, reg(uu))) =
-              make_float2(acc_at(acc, uu), acc_at(acc, uu + 1));
-      }
-    }
-    if constexpr (kDiagWg) {
-      // ---- the diagonal blocks of dk: for block m, Σ_{i in block m} DV_ij x_i (A = DVᵀ's K16 step m, B = X_0
-      // or Qr_m's first 16 rows, x against b_ρ, ρ = 16m − 1); warp m applies the factored columns, as the FFMA
-      // path: dk_j = scale·2^(b_ρ − b_j)·(2^(b_r − b_ρ)·stk_j + t_j) + 2^(b_last − b_j)·Xk_j, r = 16m + 15.
-      // ----
-#pragma unroll
-      for (int m = 0; m < 4; ++m) {
-        wgmma::fence();
-        wgmma::mma_ss<64, ab, true, true>(acc, mn_sw128_desc(dva, m, C),
-                                          mn_sw128_desc(m ? qra + qr_row(m) * 128 : x0a, 0, 64), false);
-        wgmma::commit_group();
-        wgmma::wait_group<0>();
-        wgmma::fence_operands(acc);
-        if (ww == m) {
-#pragma unroll
-          for (int uu = 0; uu < kRegs; ++uu) {
-            const int j = acc_row(tw, reg(uu)), x = acc_col(tw, reg(uu)), s0 = 16 * m;
-            if (j >= nc || !factored_here(m, x)) continue;
-            const float bref = m ? bs[(s0 - 1) * LB + x] : 0.f, bj = bs[j * LB + x];
-            const float off = j < 48 ? exp2f(bs[(s0 + 15) * LB + x] - bref) * stk[j * LSK + x] : 0.f;
-            dks[j * LB + x] = scale * (exp2f(bref - bj) * (off + acc_at(acc, uu))) +
-                              exp2f(bs[(C - 1) * LB + x] - bj) * dks[j * LB + x];
-          }
-        }
-      }
-    }
-    __syncthreads();
-  } else {
-    // ---- dq's off-diagonal blocks: rows of block m, Σ_{j < 16m} DV_ij Kr_m[j] -> stq (Xq is consumed) ----
-    for (int t = warp; t < 3 * kKT; t += kWarps) {
-      const int m = 1 + t / kKT, ct = t % kKT;
-      FragC acc;
-      wmma::fill_fragment(acc, 0.f);
-      for (int jb = 0; jb < m; ++jb) {
-        FragA fa;
-        FragB fb;
-        wmma_smem::load(fa, dvb + (16 * m) * LAB + 16 * jb, LAB);
-        wmma_smem::load(fb, kr + (kr_row(m) + 16 * jb) * LQ + 16 * ct, LQ);
-        wmma::mma_sync(acc, fa, fb, acc);
-      }
-      wmma_smem::store(stq + (16 * (m - 1)) * LB + 16 * ct, acc, LB);
-    }
-    __syncthreads();
+    wmma_smem::store(stq + (16 * (m - 1)) * LB + 16 * ct, acc, LB);
+  }
+  __syncthreads();
 
-    // ---- dq += 2^(b_i − b_r) ⊙ stq; dk's off-diagonal blocks: rows of block m − 1, Σ_{i >= 16m} DV_ijᵀ Qr_m[i] -> stk ----
-    if constexpr (kVec) {
-      for (int e = tid; e < 48 * KT / 4; e += kThreads) {
-        const int i = 16 + e / (KT / 4), x = (e % (KT / 4)) * 4;
-        if (i >= nc) continue;
-        const int r = (i & ~15) - 1;
-        const float4 bi = *reinterpret_cast<const float4*>(bs + i * LB + x),
-                     br = *reinterpret_cast<const float4*>(bs + r * LB + x),
-                     st = *reinterpret_cast<const float4*>(stq + (i - 16) * LB + x);
-        float4 a = *reinterpret_cast<const float4*>(dqs + i * LB + x);
-        a.x += exp2f(bi.x - br.x) * st.x;
-        a.y += exp2f(bi.y - br.y) * st.y;
-        a.z += exp2f(bi.z - br.z) * st.z;
-        a.w += exp2f(bi.w - br.w) * st.w;
-        *reinterpret_cast<float4*>(dqs + i * LB + x) = a;
-      }
-    } else
-    for (int e = tid; e < 48 * KT; e += kThreads) {
-      const int i = 16 + e / KT, x = e % KT;
+  // ---- dq += 2^(b_i − b_r) ⊙ stq; dk's off-diagonal blocks: rows of block m − 1, Σ_{i >= 16m} DV_ijᵀ Qr_m[i] -> stk ----
+  if constexpr (kVec) {
+    for (int e = tid; e < 48 * KT / 4; e += kThreads) {
+      const int i = 16 + e / (KT / 4), x = (e % (KT / 4)) * 4;
       if (i >= nc) continue;
       const int r = (i & ~15) - 1;
-      dqs[i * LB + x] += exp2f(bs[i * LB + x] - bs[r * LB + x]) * stq[(i - 16) * LB + x];
+      const float4 bi = *reinterpret_cast<const float4*>(bs + i * LB + x),
+                   br = *reinterpret_cast<const float4*>(bs + r * LB + x),
+                   st = *reinterpret_cast<const float4*>(stq + (i - 16) * LB + x);
+      float4 a = *reinterpret_cast<const float4*>(dqs + i * LB + x);
+      a.x += exp2f(bi.x - br.x) * st.x;
+      a.y += exp2f(bi.y - br.y) * st.y;
+      a.z += exp2f(bi.z - br.z) * st.z;
+      a.w += exp2f(bi.w - br.w) * st.w;
+      *reinterpret_cast<float4*>(dqs + i * LB + x) = a;
     }
-    for (int t = warp; t < 3 * kKT; t += kWarps) {  // stk overwrites Kr: its last reads were before the barrier
-      const int m = 1 + t / kKT, ct = t % kKT;
-      FragC acc;
-      wmma::fill_fragment(acc, 0.f);
-      for (int ib = m; ib < 4; ++ib) {
-        FragAT fa;
-        FragB fb;
-        wmma_smem::load(fa, dvb + (16 * ib) * LAB + 16 * (m - 1), LAB);
-        wmma_smem::load(fb, qr + (qr_row(m) + 16 * (ib - m)) * LQ + 16 * ct, LQ);
-        wmma::mma_sync(acc, fa, fb, acc);
-      }
-      wmma_smem::store(stk + (16 * (m - 1)) * LSK + 16 * ct, acc, LSK);
+  } else
+  for (int e = tid; e < 48 * KT; e += kThreads) {
+    const int i = 16 + e / KT, x = e % KT;
+    if (i >= nc) continue;
+    const int r = (i & ~15) - 1;
+    dqs[i * LB + x] += exp2f(bs[i * LB + x] - bs[r * LB + x]) * stq[(i - 16) * LB + x];
+  }
+  for (int t = warp; t < 3 * kKT; t += kWarps) {  // stk overwrites Kr: its last reads were before the barrier
+    const int m = 1 + t / kKT, ct = t % kKT;
+    FragC acc;
+    wmma::fill_fragment(acc, 0.f);
+    for (int ib = m; ib < 4; ++ib) {
+      FragAT fa;
+      FragB fb;
+      wmma_smem::load(fa, dvb + (16 * ib) * LAB + 16 * (m - 1), LAB);
+      wmma_smem::load(fb, qr + (qr_row(m) + 16 * (ib - m)) * LQ + 16 * ct, LQ);
+      wmma::mma_sync(acc, fa, fb, acc);
     }
-    __syncthreads();
+    wmma_smem::store(stk + (16 * (m - 1)) * LB + 16 * ct, acc, LB);
+  }
+  __syncthreads();
 
-    // ---- Xk = v·G_cᵀ into dks (stq is consumed) ----
+  // ---- Xk = v·G_cᵀ into dks (stq is consumed) ----
 #pragma unroll
-    for (int u = 0; u < kPer; ++u) {
-      const int t = warp + kWarps * u, rt = t / kKT, ct = t % kKT;
-      wmma_smem::store(dks + (16 * rt) * LB + 16 * ct, accK[u], LB);
-    }
-    __syncthreads();
-  }  // !kWgHere
+  for (int u = 0; u < kPer; ++u) {
+    const int t = warp + kWarps * u, rt = t / kKT, ct = t % kKT;
+    wmma_smem::store(dks + (16 * rt) * LB + 16 * ct, accK[u], LB);
+  }
+  __syncthreads();
 
   // ---- the diagonal blocks of dq and dk on FFMA: a thread owns block ib of column x;
   // dq ← scale·(dq + Σ_{j in ib, j <= i} DV_ij k_j 2^(b_i − b_j)), dk = 2^(b_last − b_j) ⊙ Xk +
@@ -1138,85 +858,79 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   // adds 2^(b_ρ − b_j)·Σ_i DV_ij x_i (y_j = k_j 2^(b_ρ − b_j), x_i = q_i 2^(b_i − b_ρ)), and dk's
   // off-diagonal factor 2^(b_r − b_j) is 2^(b_r − b_ρ)·2^(b_ρ − b_j): 65 exp2f a thread instead of 168,
   // two FFMAs a pair. Other columns (a wider span, a nonfinite b) per pair (i ascending, j ascending),
-  // as the prep's: one 2^(b_i − b_j) for both dq_i and dk_j. On kDiagWg the factored columns are done
-  // (on wgmma, above) and the rest take the per-pair form here, where there are any (uniform per CTA). ----
-  if (!kDiagWg || per_pair_blocks) {
-    for (int task = tid; task < 4 * KT; task += kThreads) {
-      const int s0 = 16 * (task / KT), x = task % KT;  // block rows [s0, s0 + 16)
-      if (s0 >= nc) continue;
-      if (kDiagWg && factored_here(task / KT, x)) continue;
-      const float bref = s0 ? bs[(s0 - 1) * LB + x] : 0.f;
-      bool factored = !kDiagWg;
+  // as the prep's: one 2^(b_i − b_j) for both dq_i and dk_j. ----
+  for (int task = tid; task < 4 * KT; task += kThreads) {
+    const int s0 = 16 * (task / KT), x = task % KT;  // block rows [s0, s0 + 16)
+    if (s0 >= nc) continue;
+    const float bref = s0 ? bs[(s0 - 1) * LB + x] : 0.f;
+    bool factored = true;
 #pragma unroll
-      for (int r = 0; r < 16; ++r) factored = factored & diag_decay::within_span(bs[(s0 + r) * LB + x], bref);
-      if (factored) {  // per thread (the span is a column's): a warp runs both forms only where its columns differ
-        float y[16], t[16];  // y_j = k_j 2^(b_ρ − b_j); t_j = Σ_{i >= j} DV_ij x_i
+    for (int r = 0; r < 16; ++r) factored = factored & diag_decay::within_span(bs[(s0 + r) * LB + x], bref);
+    if (factored) {  // per thread (the span is a column's): a warp runs both forms only where its columns differ
+      float y[16], t[16];  // y_j = k_j 2^(b_ρ − b_j); t_j = Σ_{i >= j} DV_ij x_i
 #pragma unroll
-        for (int jj = 0; jj < 16; ++jj) {
-          const int j = s0 + jj;
-          y[jj] = diag_decay::y_of(to_f(ks[j * LQ + x]), bs[j * LB + x], bref, true);
-          t[jj] = 0.f;
-        }
-#pragma unroll
-        for (int ii = 0; ii < 16; ++ii) {
-          const int i = s0 + ii;
-          if (i < nc) {
-            // xi = x_of(q_i, b_i, b_ρ, true)
-            const float f = exp2f(bs[i * LB + x] - bref), xi = to_f(qs[i * LQ + x]) * f;
-            float s = 0.f;
-#pragma unroll
-            for (int jj = 0; jj <= ii; ++jj) {  // the live triangle only: j <= i < nc
-              const float d = dv_diag(i, jj);
-              s += d * y[jj];
-              t[jj] += d * xi;
-            }
-            dqs[i * LB + x] = scale * (dqs[i * LB + x] + f * s);
-          }
-        }
-        // dk's off-diagonal term 2^(b_r − b_j) ⊙ stk (r = s0 + 15, the block's last row) as
-        // 2^(b_r − b_ρ)·2^(b_ρ − b_j)
-        const float er = exp2f(bs[(s0 + 15) * LB + x] - bref);
-#pragma unroll
-        for (int jj = 0; jj < 16; ++jj) {
-          const int j = s0 + jj;
-          if (j < nc) {
-            const float bj = bs[j * LB + x], f = exp2f(bref - bj);
-            const float off = j < 48 ? er * stk[j * LSK + x] : 0.f;
-            dks[j * LB + x] = scale * (f * (off + t[jj])) + exp2f(bs[(C - 1) * LB + x] - bj) * dks[j * LB + x];
-          }
-        }
-        continue;
-      }
-      float dka[16];
-#pragma unroll
-      for (int jj = 0; jj < 16; ++jj) {  // dk's off-diagonal term (blocks 0-2), scaled below
+      for (int jj = 0; jj < 16; ++jj) {
         const int j = s0 + jj;
-        dka[jj] = j < 48 ? exp2f(bs[(s0 + 15) * LB + x] - bs[j * LB + x]) * stk[j * LSK + x] : 0.f;
+        y[jj] = diag_decay::y_of(to_f(ks[j * LQ + x]), bs[j * LB + x], bref, true);
+        t[jj] = 0.f;
       }
 #pragma unroll
       for (int ii = 0; ii < 16; ++ii) {
         const int i = s0 + ii;
         if (i < nc) {
-          const float bi = bs[i * LB + x], qi = to_f(qs[i * LQ + x]);
-          float a = dqs[i * LB + x];
+          const float f = exp2f(bs[i * LB + x] - bref), xi = to_f(qs[i * LQ + x]) * f;  // xi = x_of(q_i, b_i, b_ρ, true)
+          float s = 0.f;
 #pragma unroll
           for (int jj = 0; jj <= ii; ++jj) {  // the live triangle only: j <= i < nc
-            const int j = s0 + jj;
-            const float d = dv_diag(i, jj), e = exp2f(bi - bs[j * LB + x]);
-            a += d * (to_f(ks[j * LQ + x]) * e);
-            dka[jj] += d * (qi * e);
+            const float d = dvd[i * LD + jj];
+            s += d * y[jj];
+            t[jj] += d * xi;
           }
-          dqs[i * LB + x] = scale * a;
+          dqs[i * LB + x] = scale * (dqs[i * LB + x] + f * s);
         }
       }
+      // dk's off-diagonal term 2^(b_r − b_j) ⊙ stk (r = s0 + 15, the block's last row) as 2^(b_r − b_ρ)·2^(b_ρ − b_j)
+      const float er = exp2f(bs[(s0 + 15) * LB + x] - bref);
 #pragma unroll
       for (int jj = 0; jj < 16; ++jj) {
         const int j = s0 + jj;
-        if (j < nc) dks[j * LB + x] = scale * dka[jj] + exp2f(bs[(C - 1) * LB + x] - bs[j * LB + x]) * dks[j * LB + x];
+        if (j < nc) {
+          const float bj = bs[j * LB + x], f = exp2f(bref - bj);
+          const float off = j < 48 ? er * stk[j * LB + x] : 0.f;
+          dks[j * LB + x] = scale * (f * (off + t[jj])) + exp2f(bs[(C - 1) * LB + x] - bj) * dks[j * LB + x];
+        }
+      }
+      continue;
+    }
+    float dka[16];
+#pragma unroll
+    for (int jj = 0; jj < 16; ++jj) {  // dk's off-diagonal term (blocks 0-2), scaled below
+      const int j = s0 + jj;
+      dka[jj] = j < 48 ? exp2f(bs[(s0 + 15) * LB + x] - bs[j * LB + x]) * stk[j * LB + x] : 0.f;
+    }
+#pragma unroll
+    for (int ii = 0; ii < 16; ++ii) {
+      const int i = s0 + ii;
+      if (i < nc) {
+        const float bi = bs[i * LB + x], qi = to_f(qs[i * LQ + x]);
+        float a = dqs[i * LB + x];
+#pragma unroll
+        for (int jj = 0; jj <= ii; ++jj) {  // the live triangle only: j <= i < nc
+          const int j = s0 + jj;
+          const float d = dvd[i * LD + jj], e = exp2f(bi - bs[j * LB + x]);
+          a += d * (to_f(ks[j * LQ + x]) * e);
+          dka[jj] += d * (qi * e);
+        }
+        dqs[i * LB + x] = scale * a;
       }
     }
-    __syncthreads();
+#pragma unroll
+    for (int jj = 0; jj < 16; ++jj) {
+      const int j = s0 + jj;
+      if (j < nc) dks[j * LB + x] = scale * dka[jj] + exp2f(bs[(C - 1) * LB + x] - bs[j * LB + x]) * dks[j * LB + x];
+    }
   }
+  __syncthreads();
 
   // ---- stores: dq, dk (rounded once), dg ----
   fwd_split::store_rows<KT>(dq + (c0 * H + h) * K + k0, H * K, nc, kw, [&](int i, int x) { return dqs[i * LB + x]; });
@@ -1231,7 +945,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
       }
     }
   } else {
-    float* red = reinterpret_cast<float*>(sm + plan.red);   // [KT]: the seed's column sums
+    float* red = reinterpret_cast<float*>(smem_raw + plan.red);   // [KT]: the seed's column sums
     float* part = dgp + ((kt * slots + slot) * H + h) * (C + 1);  // [C + 1]: row sums, then the seed sum
     if (tid < kw) red[tid] = kPipe ? seed : seed_sum();  // the seed's column sums over the V tiles, in order
     for (int i = tid; i < nc; i += kThreads) {  // row sums over the tile's columns, x in order
@@ -1438,8 +1152,7 @@ Status launch_dqk(const BwdParams& p, const Layout& l, cudaStream_t stream, int6
   auto* ws = static_cast<unsigned char*>(p.workspace);
   *nkt = cdiv(s.K, KT);
   if (*nkt > l.nkt) return {"glr::cuda::backward (split): K tiles beyond the workspace's"};
-  // the larger of the device passes' plans (sm_90a's, with the diagonal on wgmma where it is)
-  constexpr size_t bytes = DqkPlan(KT, false, dqk_diag_on_wgmma<E>(KT)).total;
+  constexpr size_t bytes = DqkPlan(KT).total;
   static_assert(bytes <= 113 * 1024, "sm90_glr_bwd_dqk: two CTAs per SM");
   auto* dqk = &sm90_glr_bwd_dqk<E, kScalarGate, KT, kVar>;
   if (Status st = allow_smem(dqk, bytes); !st.ok()) return st;

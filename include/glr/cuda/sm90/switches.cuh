@@ -22,20 +22,12 @@
 ///   GLR_NOHOIST            the two-CTA dstate's prefetch offsets computed at each chunk, not hoisted
 ///                          into registers that spill (glr_bwd_split.cuh, kDstateNoHoist; `nohoist`;
 ///                          the walk has always done so since it runs three CTAs an SM)
-///   GLR_DQK_WGMMA          the backward's dqk forms its products on warpgroup MMAs at K tiles of 64 on
-///                          sm_90a: the V products (DV = do·vᵀ, do·S_cᵀ, v·G_cᵀ; V tiles of 64 double-
-///                          buffered) and the off-diagonal blocks' (DV·Kr_m, DVᵀ·Qr_m) (glr_bwd_split.cuh,
-///                          dqk_on_wgmma; `dqkwg`; not bit-identical: the fp32 sums' order inside the
-///                          MMAs differs, so it needs the gates, not only the A/B)
-///   GLR_DQK_DIAG_WGMMA     GLR_DQK_WGMMA, and a bf16 dqk's diagonal blocks on the same wgmma products: the
-///                          factored form's y and x rounded to bf16 as operands, the per-pair FFMA form where
-///                          a block's column is not factored (glr_bwd_split.cuh, kDqkDiagWgmma; `dqkdiag`;
-///                          not bit-identical to the default nor to dqkwg)
-///                          Both timed in session 43 (an H100): slower than the default, dqkwg 1.00-1.11x,
-///                          dqkdiag 1.30-1.75x (bench/results/glr-bwd-split.md); correct on the GPU
-///                          (GlrCudaBwdSplit.*): kept as the record of the wgmma route for dqk.
-/// Removed after its A/B (session 35: within ±3% of the default, bench/results/glr-bwd-split.md):
-/// GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a thread (`tstride`).
+/// Removed after their A/B: GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a
+/// thread (`tstride`; session 35: within ±3% of the default); GLR_DQK_WGMMA (`dqkwg`, dqk's V and
+/// off-diagonal products on wgmma: 1.00-1.11x the default backward's time) and GLR_DQK_DIAG_WGMMA
+/// (`dqkdiag`, its bf16 diagonal blocks on wgmma too: 1.30-1.75x), session 43 on an H100, removed in
+/// session 44 (bench/results/glr-bwd-split.md; the code is in git before that commit). wgmma.cuh keeps
+/// the M-major A operand (imm-trans-a) that dqkwg used, tested by GlrCudaSm90Wgmma.MMajorA.
 /// Gone into the default after their gate run (bench/results/glr-gates.md): the register walk,
 /// dstate's four columns a pass, dqk's factored diagonal and dv's diagonal rows (session 34, GLR_NEXT
 /// of sessions 33-34); the split kernels' WMMA shared-memory loads and stores as `.shared`

@@ -1,6 +1,6 @@
 /// glr CUDA family, sm90 — 16-bit tiles loaded into the 128B-swizzled K-major layout the warpgroup MMAs
 /// read (wgmma_desc.hpp's sw128_offset), and the check for non-finite values in one: the split forward's
-/// wgmma out kernel (glr_fwd_out_wgmma.cuh) and the backward's dqk under GLR_DQK_WGMMA (glr_bwd_split.cuh).
+/// wgmma out kernel (glr_fwd_out_wgmma.cuh).
 /// Included after glr_fwd_split.cuh's helpers (kThreads, cp_async16, from_f).
 #pragma once
 
