@@ -11,7 +11,8 @@ using glr::cuda::Gate;
 
 struct Case { int64_t B = 1, T = 64, H = 1, K = 32, V = 32; Gate gate = Gate::vector; bool f16 = false; std::vector<int64_t> cu; bool h0 = true, dhT = true; int sms = 132; unsigned seed = 1; int gv = 0;
               int64_t neginf = -1;  // neginf >= 0: g = −Inf at that step (B = 1); rows before it judged against the cut problem
-              bool far = false; };  // far: q of every 7th row and k of every 11th times 2^-100
+              bool far = false;     // far: q of every 7th row and k of every 11th times 2^-100
+              int huge = 0; };  // huge 1: k of every 9th row times 2^100; 2: q of every 5th row (bf16)
 
 template <class E> E rnd(float x) { if constexpr (std::is_same_v<E, __nv_bfloat16>) return __float2bfloat16_rn(x); else return __float2half_rn(x); }
 template <class E> double wide(E x) { if constexpr (std::is_same_v<E, __nv_bfloat16>) return __bfloat162float(x); else return __half2float(x); }
@@ -30,6 +31,13 @@ template <class E> double run(const Case& c) {
         if (t % 7 == 3) q[t * H * K + e] = rnd<E>(wide(q[t * H * K + e]) * 0x1p-100f);
         if (t % 11 == 5) k[t * H * K + e] = rnd<E>(wide(k[t * H * K + e]) * 0x1p-100f);
       }
+  // huge: large k (or q) rows, every term and output finite in fp32, where a factored diagonal's
+  // y = k·2^(b_ρ − b_j) (or dk's 2^(b_ρ − b_j)·Σ_i DV_ij x_i) with a span near 32 would pass fp32's range
+  for (int64_t t = 0; t < BT && c.huge; ++t)
+    for (int64_t e = 0; e < H * K; ++e) {
+      if (c.huge == 1 && t % 9 == 4) k[t * H * K + e] = rnd<E>(wide(k[t * H * K + e]) * 0x1p100f);
+      if (c.huge == 2 && t % 5 == 2) q[t * H * K + e] = rnd<E>(wide(q[t * H * K + e]) * 0x1p100f);
+    }
   std::vector<float> g(BT * H * GW), h0(N * H * K * V), dhT(N * H * K * V);
   // gv 1: −20 or −0.01 a step (most 16-row blocks far wider than diag_decay::kSpan); gv 2: about −1.3 a
   // step (a block spans 26–33 log2 units: its columns on both sides of the factored form's span)
@@ -131,6 +139,16 @@ int main(int argc, char** argv) {
     for (Gate gate : {Gate::vector, Gate::scalar}) {  // steep decays: 16-row blocks around the factored span's edge
       Case c; c.B = 1; c.T = 150; c.H = 2; c.K = 96; c.V = 40; c.gv = 2; c.gate = gate; c.f16 = gate == Gate::scalar; c.seed = 700 + int(gate); cases.push_back(c);
     }
+  }
+  if (argc > 1 && std::string(argv[1]) == "huge") {  // a known limit, not a test (docs/glr.md, "Range"): k rows
+    // times 2^100 make dq Inf where every term is finite (the factored diagonal's y = k·2^(b_ρ − b_j)
+    // overflows); q rows times 2^100 pass (dk's factors balance before they multiply)
+    cases.clear();
+    for (int huge : {1, 2})
+      for (Gate gate : {Gate::vector, Gate::scalar}) {
+        Case c; c.B = 1; c.T = 100; c.H = 2; c.K = 64; c.V = 40; c.gate = gate; c.huge = huge; c.gv = 2; c.seed = 900 + 10 * huge + int(gate);
+        cases.push_back(c);
+      }
   }
   if (argc > 1 && std::string(argv[1]) == "ktiles")  // the cases with two K tiles only
     std::erase_if(cases, [](const Case& c) { return c.K <= 64; });

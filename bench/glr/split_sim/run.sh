@@ -9,6 +9,7 @@
 # asynchrony (a missing cp.async wait), WMMA fragment layouts or timing. From the repo root:
 #
 #   bench/glr/split_sim/run.sh [quick|ktiles|sweep]   (build/split_sim/; a few minutes on 2 cores)
+#   bench/glr/split_sim/run.sh huge   reproduces a known limit (docs/glr.md, "Range"): it fails
 #   SIM_FLAGS=-DGLR_DSTATE_3CTAS bench/glr/split_sim/run.sh ...   (a build variant)
 #   SIM_OUT=DIR (another output folder), SIM_SAME_AS=DIR0/forward.txt (every hash must equal that run's)
 # ctest runs it: glr.split_sim.* (glr/CMakeLists.txt).
