@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -228,6 +229,24 @@ TEST(GlrDiagDecay, TheSpanKeepsBothFactorsNormal) {
   EXPECT_FALSE(dd::within_span(0.f, NAN));
   EXPECT_EQ(dd::x_of(1.f, -dd::kSpan, 0.f, true), std::ldexp(1.f, -int(dd::kSpan)));
   EXPECT_EQ(dd::y_of(1.f, -dd::kSpan, 0.f, true), std::ldexp(1.f, int(dd::kSpan)));
+}
+
+TEST(GlrDiagDecay, KInRangeKeepsTheFactoredYFinite) {
+  // GLR_DIAG_RANGE: the prep factors a (block, column) only where every |k| <= 2^94, so y = k·2^(b_ρ − b_j)
+  // stays finite at any span within kSpan; beyond it (and for NaN, ±Inf) the per-pair form is taken.
+  const float edge = std::ldexp(1.f, 94);
+  for (float k : {0.f, -0.f, 1.f, -3.5f, edge, -edge, std::numeric_limits<float>::denorm_min()})
+    EXPECT_TRUE(dd::k_in_range(k)) << k;
+  for (float k : {std::nextafter(edge, INFINITY), -std::nextafter(edge, INFINITY), std::ldexp(1.f, 110),
+                  std::numeric_limits<float>::max(), INFINITY, -INFINITY, NAN})
+    EXPECT_FALSE(dd::k_in_range(k)) << k;
+  for (float k : {edge, -edge, 0.987f * edge})
+    for (float b : {-dd::kSpan, -31.3f, -7.25f, 0.f}) {
+      const float y = dd::y_of(k, b, 0.f, true);
+      EXPECT_TRUE(std::isfinite(y)) << k << " * 2^" << -b << " -> " << y;
+    }
+  // what the test keeps out: at 2^110 the factored y overflows where the per-pair k·2^(b_i − b_j) <= k does not
+  EXPECT_FALSE(std::isfinite(dd::y_of(std::ldexp(1.f, 110), -20.f, 0.f, true)));
 }
 
 }  // namespace

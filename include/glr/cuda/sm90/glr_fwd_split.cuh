@@ -61,6 +61,14 @@ using fwd_tc::from_f;
 using fwd_tc::to_f;
 inline constexpr int kThreads = 256;
 inline constexpr int kWarps = kThreads / 32;
+/// GLR_DIAG_RANGE (switches.cuh): the factored diagonal kept within fp32's range — the prep factors a
+/// (block, column) only where every |k| <= 2^94 too, the backward's dqk redoes a row per pair where the
+/// factored sum is not finite (docs/glr.md, "Range").
+#ifdef GLR_DIAG_RANGE
+inline constexpr bool kDiagRange = true;
+#else
+inline constexpr bool kDiagRange = false;
+#endif
 
 __host__ __device__ constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -470,6 +478,10 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
           const float2 b = *reinterpret_cast<const float2*>(bs + (16 * ib + r) * LB + kk0);
           ok0 = ok0 & diag_decay::within_span(b.x, br.x);
           ok1 = ok1 & diag_decay::within_span(b.y, br.y);
+          if constexpr (kDiagRange) {  // y = k·2^(b_ρ − b_j) finite (rows past the chunk hold 0)
+            ok0 = ok0 & diag_decay::k_in_range(to_f(ks[(16 * ib + r) * LQ + kk0]));
+            ok1 = ok1 & diag_decay::k_in_range(to_f(ks[(16 * ib + r) * LQ + kk0 + 1]));
+          }
         }
       }
       // Both warps of block ib: its columns' flags, bit kk (lanes 16-31 repeat lanes 0-15's columns).

@@ -22,6 +22,12 @@
 ///   GLR_NOHOIST            the two-CTA dstate's prefetch offsets computed at each chunk, not hoisted
 ///                          into registers that spill (glr_bwd_split.cuh, kDstateNoHoist; `nohoist`;
 ///                          the walk has always done so since it runs three CTAs an SM)
+///   GLR_DIAG_RANGE         the factored diagonal within fp32's range (a correctness fix, docs/glr.md "Range";
+///                          bench/glr/split_sim/run.sh huge): the forward prep factors a (block, column) only
+///                          where every |k| <= 2^94 too (diag_decay::k_in_range), and the backward's dqk
+///                          forms a row's diagonal dq per pair where the factored sum is not finite
+///                          (glr_fwd_split.cuh, glr_bwd_split.cuh: kDiagRange; `range`; bit-identical but
+///                          there). In GLR_NEXT: its A/B and the gate run wait for the device (session 44).
 /// Removed after their A/B: GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a
 /// thread (`tstride`; session 35: within ±3% of the default); GLR_DQK_WGMMA (`dqkwg`, dqk's V and
 /// off-diagonal products on wgmma: 1.00-1.11x the default backward's time) and GLR_DQK_DIAG_WGMMA
@@ -36,7 +42,10 @@
 /// 36-38: GLR_PREP_PAIRS `prep2` and GLR_WALK_3CTAS `walk3`, glr_fwd_split.cuh).
 #pragma once
 
-// The next default set: the variants that won their A/B and wait for the rest of the gate run
-// (empty: GLR_NEXT builds the default).
+// The next default set: the variants that won their A/B (or fix a defect: GLR_DIAG_RANGE, whose A/B is to
+// show what it costs) and wait for the rest of the gate run (empty: GLR_NEXT builds the default).
 #ifdef GLR_NEXT
+#ifndef GLR_DIAG_RANGE
+#define GLR_DIAG_RANGE
+#endif
 #endif
