@@ -27,7 +27,10 @@
 ///                          where every |k| <= 2^94 too (diag_decay::k_in_range), and the backward's dqk
 ///                          forms a row's diagonal dq per pair where the factored sum is not finite
 ///                          (glr_fwd_split.cuh, glr_bwd_split.cuh: kDiagRange; `range`; bit-identical but
-///                          there). In GLR_NEXT: its A/B and the gate run wait for the device (session 44).
+///                          there). Session 44 on an H100: glr_cuda_tests 48/48 and all 39 glr controls as
+///                          expected with it (then in GLR_NEXT), but 1.0-2.9% slower forward and 0.5-3.8%
+///                          slower backward (bench/results/glr-bwd-split.md): the varlen forward would fall
+///                          under issue 19's 1.2x of FLA, so it left GLR_NEXT until a cheaper form.
 /// Removed after their A/B: GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a
 /// thread (`tstride`; session 35: within ±3% of the default); GLR_DQK_WGMMA (`dqkwg`, dqk's V and
 /// off-diagonal products on wgmma: 1.00-1.11x the default backward's time) and GLR_DQK_DIAG_WGMMA
@@ -42,10 +45,7 @@
 /// 36-38: GLR_PREP_PAIRS `prep2` and GLR_WALK_3CTAS `walk3`, glr_fwd_split.cuh).
 #pragma once
 
-// The next default set: the variants that won their A/B (or fix a defect: GLR_DIAG_RANGE, whose A/B is to
-// show what it costs) and wait for the rest of the gate run (empty: GLR_NEXT builds the default).
+// The next default set: the variants that won their A/B and wait for the rest of the gate run
+// (empty: GLR_NEXT builds the default).
 #ifdef GLR_NEXT
-#ifndef GLR_DIAG_RANGE
-#define GLR_DIAG_RANGE
-#endif
 #endif
