@@ -889,15 +889,15 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
           float a = dqs[i * LB + x] + f * s;
           if constexpr (fwd_split::kDiagRange) {
             // s is up to 2^kSpan times the per-pair partial sums: where it left fp32's range (or an input is
-            // not finite) row i takes the per-pair form below, its operations in its order (dk keeps t:
-            // its factors balance before they multiply; docs/glr.md, "Range")
+            // not finite) row i takes the per-pair form, DV_ij·(k_j·2^(b_i − b_j)) in j's order as the
+            // branch below sums it (dk keeps t: its factors balance before they multiply; docs/glr.md, "Range")
             if (!isfinite(a)) {
               const float bi = bs[i * LB + x];
               a = dqs[i * LB + x];
 #pragma unroll 1
               for (int jj = 0; jj <= ii; ++jj) {
                 const int j = s0 + jj;
-                a += dvd[i * LD + jj] * (to_f(ks[j * LQ + x]) * exp2f(bi - bs[j * LB + x]));
+                a = diag_decay::add_term(a, dvd[i * LD + jj], to_f(ks[j * LQ + x]), bi, bs[j * LB + x], false);
               }
             }
           }
