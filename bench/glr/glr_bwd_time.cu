@@ -76,8 +76,8 @@ int main(int argc, char** argv) {
   const char* ab_env = std::getenv("GLR_BWD_DQK_AB");
   const bool ab = ab_env && *ab_env && *ab_env != '0';
   std::printf("| B,T,H,D | seqs | gate | split bwd ms | ffma bwd ms | ffma/split | rel dq | rel dk | rel dv | rel dg | rel dh0 |"
-              " dqk form 0 ms | dqk form 6 ms | dqk form 8 ms | dqk form 14 ms |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+              " dqk form 0 ms | dqk form 6 ms | dqk form 8 ms | dqk form 14 ms | split hash |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::mt19937 rng(1);
   int row_no = 0;
   for (const glr_bench::ShapeRow& r : glr_bench::kShapes)
@@ -148,6 +148,7 @@ int main(int argc, char** argv) {
       };
       const bool split = gc::sm90::bwd_split::takes(p.shape);
       float t_sp = NAN, t_ff = NAN, t_dqk[4] = {NAN, NAN, NAN, NAN};
+      unsigned long long hash = 0;
       if (split) {
         namespace bs = gc::sm90::bwd_split;
         const size_t wsb = bs::workspace_bytes(p.shape);
@@ -156,6 +157,12 @@ int main(int argc, char** argv) {
         p.workspace = ws;
         p.workspace_bytes = wsb;
         t_sp = glr_bench::median_ms([&] { OK(bs::launch<__nv_bfloat16>(p, 0)); }, flush, flush_bytes);
+        // the split's dq, dk, dv, dg and dh0 bit for bit, before the dqk forms below write over dq and dk
+        hash = glr_bench::device_hash(out[0][0], size_t(NTH * K * 2));
+        hash = glr_bench::device_hash(out[0][1], size_t(NTH * K * 2), hash);
+        hash = glr_bench::device_hash(out[0][2], size_t(NTH * V * 2), hash);
+        hash = glr_bench::device_hash(out[0][3], size_t(NTH * GW * 4), hash);
+        hash = glr_bench::device_hash(out[0][4], size_t(S * r.H * K * V * 4), hash);
         if (ab && K > 32) {
           const bs::Layout l = bs::layout(p.shape);
           const int64_t nvt_seed = gc::sm90::fwd_split::cdiv(V, bs::dstate_bv<bs::k_tile(128)>(p.shape));
@@ -192,10 +199,10 @@ int main(int argc, char** argv) {
         rel[3] = rel_diff<float>(out[0][3], out[1][3], size_t(NTH * GW));
         rel[4] = rel_diff<float>(out[0][4], out[1][4], size_t(S * r.H * K * V));
       }
-      std::printf("| %lld,%lld,%lld,%lld | %lld | %s | %.3f | %.3f | %.2fx | %.2e | %.2e | %.2e | %.2e | %.2e | %.3f | %.3f | %.3f | %.3f |\n",
+      std::printf("| %lld,%lld,%lld,%lld | %lld | %s | %.3f | %.3f | %.2fx | %.2e | %.2e | %.2e | %.2e | %.2e | %.3f | %.3f | %.3f | %.3f | %016llx |\n",
                   (long long)r.B, (long long)r.T, (long long)r.H, (long long)r.D, (long long)r.seqs,
                   gate == gc::Gate::vector ? "vector" : "scalar", t_sp, t_ff, t_ff / t_sp, rel[0], rel[1], rel[2],
-                  rel[3], rel[4], t_dqk[0], t_dqk[1], t_dqk[2], t_dqk[3]);
+                  rel[3], rel[4], t_dqk[0], t_dqk[1], t_dqk[2], t_dqk[3], hash);
       std::fflush(stdout);
       for (auto& o : out)
         for (void* x : o) CK(cudaFree(x));

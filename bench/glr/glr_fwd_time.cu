@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   const size_t flush_bytes = glr_bench::kFlushBytes;
   void* flush = nullptr;
   CK(cudaMalloc(&flush, flush_bytes));
-  std::printf("| B,T,H,D | seqs | split fwd ms | tc fwd ms | ffma fwd ms | tc/split | max|split-ffma|/max|ffma| | max|tc-ffma|/max|ffma| |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf("| B,T,H,D | seqs | split fwd ms | tc fwd ms | ffma fwd ms | tc/split | max|split-ffma|/max|ffma| | max|tc-ffma|/max|ffma| | split o hash |\n|---|---|---|---|---|---|---|---|---|\n");
   std::mt19937 rng(1);
   int row_no = 0;
   for (const glr_bench::ShapeRow& r : glr_bench::kShapes) {
@@ -107,9 +107,10 @@ int main(int argc, char** argv) {
         rmax = std::max(rmax, std::abs(y));
       }
     }
-    std::printf("| %lld,%lld,%lld,%lld | %lld | %.3f | %.3f | %.3f | %.2fx | %.2e | %.2e |\n", (long long)r.B,
+    const unsigned long long o_hash = sp ? glr_bench::device_hash(o3, N * V * 2) : 0;  // the split's o, bit for bit
+    std::printf("| %lld,%lld,%lld,%lld | %lld | %.3f | %.3f | %.3f | %.2fx | %.2e | %.2e | %016llx |\n", (long long)r.B,
                 (long long)r.T, (long long)r.H, (long long)r.D, (long long)r.seqs, t_sp, t_tc, t_ff, t_tc / t_sp,
-                smax / rmax, dmax / rmax);
+                smax / rmax, dmax / rmax, o_hash);
     CK(cudaFree(o3));
     if (ws) CK(cudaFree(ws));
     std::fflush(stdout);

@@ -48,6 +48,15 @@ inline bool row_wanted(int row) {
 
 inline constexpr size_t kFlushBytes = size_t(256) << 20;
 
+/// FNV-1a (64-bit) of `bytes` of device memory, continuing `h`: the timers print it of their outputs, so
+/// that an A/B of a bit-identical variant (bench/glr/device_ab.sh) shows the same bits on the device.
+inline uint64_t device_hash(const void* d, size_t bytes, uint64_t h = 0xcbf29ce484222325ull) {
+  std::vector<unsigned char> x(bytes);
+  if (bytes) CK(cudaMemcpy(x.data(), d, bytes, cudaMemcpyDeviceToHost));
+  for (unsigned char c : x) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
 template <class F> float median_ms(F&& call, void* flush, size_t flush_bytes) {
   cudaEvent_t a, b;
   CK(cudaEventCreate(&a));

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -247,6 +248,34 @@ TEST(GlrDiagDecay, KInRangeKeepsTheFactoredYFinite) {
     }
   // what the test keeps out: at 2^110 the factored y overflows where the per-pair k·2^(b_i − b_j) <= k does not
   EXPECT_FALSE(std::isfinite(dd::y_of(std::ldexp(1.f, 110), -20.f, 0.f, true)));
+}
+
+TEST(GlrDiagDecay, KBitsInRangeIsKInRange) {
+  // The prep's range test on the raw tile (a running per-half max of the bits & 0x7fff7fff over a column
+  // pair's 16 rows) must flag exactly what k_in_range flags on the converted values: every bit pattern of
+  // bf16 and of f16, both signs (the sign bit masked off as the kernel does).
+  auto bf16_value = [](uint32_t bits) {
+    const uint32_t w = bits << 16;
+    float f;
+    std::memcpy(&f, &w, 4);
+    return f;
+  };
+  auto f16_value = [](uint32_t bits) {
+    const int e = int(bits >> 10 & 0x1f), m = int(bits & 0x3ff);
+    const float mag = e == 31 ? (m ? NAN : INFINITY) : e ? std::ldexp(float(1024 + m), e - 25) : std::ldexp(float(m), -24);
+    return bits & 0x8000 ? -mag : mag;
+  };
+  int in_bf16 = 0, in_f16 = 0;
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    ASSERT_EQ(dd::k_bits_in_range(bits & 0x7fff, true), dd::k_in_range(bf16_value(bits))) << std::hex << bits;
+    ASSERT_EQ(dd::k_bits_in_range(bits & 0x7fff, false), dd::k_in_range(f16_value(bits))) << std::hex << bits;
+    in_bf16 += dd::k_bits_in_range(bits & 0x7fff, true);
+    in_f16 += dd::k_bits_in_range(bits & 0x7fff, false);
+  }
+  EXPECT_EQ(in_bf16, 2 * (0x6e80 + 1));  // up to 2^94, both signs
+  EXPECT_EQ(in_f16, 2 * (0x7bff + 1));   // every finite value
+  EXPECT_EQ(f16_value(0x7bff), 65504.f);
+  EXPECT_EQ(bf16_value(0x6e80), std::ldexp(1.f, 94));
 }
 
 }  // namespace

@@ -40,6 +40,28 @@ GLR_DIAG_HD bool k_in_range(float k) {
   return fabsf(k) <= 0x1p94f;
 }
 
+/// k_in_range on a 16-bit float's magnitude bits (its bits & 0x7fff), for the prep's test on the raw tile:
+/// magnitudes order as their bits, so |k| <= 2^94 is bits <= 0x6e80 for bf16 (2^94's bits) and, since f16's
+/// largest finite value 65504 is in range, bits <= 0x7bff for f16 (everything but ±Inf and NaN). Exactly
+/// k_in_range of the value (GlrDiagDecay.KBitsInRangeIsKInRange: all 2^16 patterns of both formats).
+GLR_DIAG_HD bool k_bits_in_range(unsigned magnitude_bits, bool bf16) {
+  return magnitude_bits <= (bf16 ? 0x6e80u : 0x7bffu);
+}
+
+/// 2^x for |x| <= kSpan (the factored form's factors): on the device `ex2.approx.ftz.f32`, which there gives
+/// exactly CUDA's exp2f (the same MUFU.EX2; exp2f's extra instructions serve arguments below −126 and
+/// subnormal results only: GlrCudaSm90DiagDecay.Exp2InSpanIsExp2f checks every float in the span on the
+/// device); on the host exp2f.
+GLR_DIAG_HD float exp2_in_span(float x) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#else
+  return exp2f(x);
+#endif
+}
+
 /// The q side of a diagonal pair: q_i 2^(b_i − b_ρ) when factored, else q_i.
 GLR_DIAG_HD float x_of(float q, float b, float bref, bool factored) { return factored ? q * exp2f(b - bref) : q; }
 

@@ -473,15 +473,23 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
       bool ok0 = true, ok1 = true;  // the block's columns kk0, kk0 + 1 take the factored form (diag_decay.hpp)
       {
         const float2 br = ib ? *reinterpret_cast<const float2*>(bs + ref) : make_float2(0.f, 0.f);
+        // GLR_DIAG_RANGE: y = k·2^(b_ρ − b_j) finite, every |k| of the block's column within
+        // diag_decay::k_in_range (rows past the chunk hold 0). Tested on the raw pair of 16-bit values
+        // (kk0 even, LQ even: one aligned word a row), a running per-half max of their magnitude bits,
+        // compared once after the loop (diag_decay::k_bits_in_range: the same flags as k_in_range).
+        unsigned kbits = 0;
 #pragma unroll
         for (int r = 0; r < 16; ++r) {
           const float2 b = *reinterpret_cast<const float2*>(bs + (16 * ib + r) * LB + kk0);
           ok0 = ok0 & diag_decay::within_span(b.x, br.x);
           ok1 = ok1 & diag_decay::within_span(b.y, br.y);
-          if constexpr (kDiagRange) {  // y = k·2^(b_ρ − b_j) finite (rows past the chunk hold 0)
-            ok0 = ok0 & diag_decay::k_in_range(to_f(ks[(16 * ib + r) * LQ + kk0]));
-            ok1 = ok1 & diag_decay::k_in_range(to_f(ks[(16 * ib + r) * LQ + kk0 + 1]));
-          }
+          if constexpr (kDiagRange)
+            kbits = __vmaxu2(kbits, *reinterpret_cast<const unsigned*>(ks + (16 * ib + r) * LQ + kk0) & 0x7fff7fffu);
+        }
+        if constexpr (kDiagRange) {
+          constexpr bool bf16 = std::is_same_v<E, __nv_bfloat16>;
+          ok0 = ok0 & diag_decay::k_bits_in_range(kbits & 0xffffu, bf16);
+          ok1 = ok1 & diag_decay::k_bits_in_range(kbits >> 16, bf16);
         }
       }
       // Both warps of block ib: its columns' flags, bit kk (lanes 16-31 repeat lanes 0-15's columns).

@@ -30,7 +30,12 @@
 ///                          there). Session 44 on an H100: glr_cuda_tests 48/48 and all 39 glr controls as
 ///                          expected with it (then in GLR_NEXT), but 1.0-2.9% slower forward and 0.5-3.8%
 ///                          slower backward (bench/results/glr-bwd-split.md): the varlen forward would fall
-///                          under issue 19's 1.2x of FLA, so it left GLR_NEXT until a cheaper form.
+///                          under issue 19's 1.2x of FLA, so it left GLR_NEXT until a cheaper form. Session
+///                          45: the prep's test on the raw 16-bit k (a per-half max of the magnitude bits,
+///                          diag_decay::k_bits_in_range: the same flags) instead of converting each k.
+///   GLR_DQK_LEAN           the backward's dqk factored diagonal leaner, bit-identical: its 2^x within the
+///                          span as ex2.approx.ftz (diag_decay::exp2_in_span) and DV's diagonal rows as
+///                          16-byte broadcast loads (glr_bwd_split.cuh, kDqkLean; `dqklean`)
 /// Removed after their A/B: GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a
 /// thread (`tstride`; session 35: within ±3% of the default); GLR_DQK_WGMMA (`dqkwg`, dqk's V and
 /// off-diagonal products on wgmma: 1.00-1.11x the default backward's time) and GLR_DQK_DIAG_WGMMA
