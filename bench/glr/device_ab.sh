@@ -2,8 +2,8 @@
 # One device command (H200, repo root): the default glr timers against build variants, built on the
 # host and carried in BINDIR (glr/CMakeLists.txt's A/B timers: glr_fwd_time_SUFFIX, glr_bwd_time_SUFFIX,
 # noseg = GLR_WALK_SEGMENTS_OFF,
-# dstate3 = GLR_DSTATE_3CTAS, nohoist = GLR_NOHOIST, range = GLR_DIAG_RANGE, dqklean = GLR_DQK_LEAN,
-# rangelean = both (each table's last column hashes the split's outputs: bit-identical variants match);
+# dstate3 = GLR_DSTATE_3CTAS, nohoist = GLR_NOHOIST, range = GLR_DIAG_RANGE (each table's last column
+# hashes the split's outputs: a bit-identical variant shows the default's);
 # include/glr/cuda/sm90/switches.cuh lists the switches), alternated twice: default, each
 # variant, default, each variant. Forward = `glr_fwd_time[_S] 7 split` (prep + walk + out, with its
 # check against the FFMA forward, which must read the same for a bit-identical variant), backward =
@@ -15,7 +15,7 @@
 set -uo pipefail
 bin="${1:?usage: bench/glr/device_ab.sh BINDIR SUFFIX...}"; shift
 out="${OUT:?set OUT to the results folder}"
-[ $# -gt 0 ] || { echo "device_ab.sh: name at least one variant (noseg, dstate3, nohoist, range, dqklean, rangelean)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "device_ab.sh: name at least one variant (noseg, dstate3, nohoist, range)" >&2; exit 2; }
 t0=$SECONDS
 note() { echo "[$((SECONDS - t0))s] $*" >> "$out/env.txt"; }
 # A variant of the backward alone may come without its forward timer (its forward is the default's):

@@ -48,20 +48,6 @@ GLR_DIAG_HD bool k_bits_in_range(unsigned magnitude_bits, bool bf16) {
   return magnitude_bits <= (bf16 ? 0x6e80u : 0x7bffu);
 }
 
-/// 2^x for |x| <= kSpan (the factored form's factors): on the device `ex2.approx.ftz.f32`, which there gives
-/// exactly CUDA's exp2f (the same MUFU.EX2; exp2f's extra instructions serve arguments below −126 and
-/// subnormal results only: GlrCudaSm90DiagDecay.Exp2InSpanIsExp2f checks every float in the span on the
-/// device); on the host exp2f.
-GLR_DIAG_HD float exp2_in_span(float x) {
-#if defined(__CUDA_ARCH__)
-  float r;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
-#else
-  return exp2f(x);
-#endif
-}
-
 /// The q side of a diagonal pair: q_i 2^(b_i − b_ρ) when factored, else q_i.
 GLR_DIAG_HD float x_of(float q, float b, float bref, bool factored) { return factored ? q * exp2f(b - bref) : q; }
 

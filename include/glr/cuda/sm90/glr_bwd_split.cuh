@@ -104,20 +104,6 @@ inline constexpr bool kDstateNoHoist = true;
 #else
 inline constexpr bool kDstateNoHoist = kDstateCtas > 2;
 #endif
-/// Kernel 4's factored diagonal leaner, bit-identical (GLR_DQK_LEAN, A/B `dqklean`; docs/glr-roofline.md,
-/// "Session 44"): its 2^x with |x| <= diag_decay::kSpan as ex2.approx.ftz (diag_decay::exp2_in_span: CUDA's
-/// exp2f bits there, without its subnormal path), and each row of DV's diagonal block read as 16-byte
-/// loads (every lane of a warp reads the same row: broadcasts) instead of one float at a time.
-#ifdef GLR_DQK_LEAN
-inline constexpr bool kDqkLean = true;
-#else
-inline constexpr bool kDqkLean = false;
-#endif
-/// 2^x for an x that the factored form keeps within diag_decay::kSpan (kDqkLean: exp2_in_span, else exp2f).
-__device__ __forceinline__ float exp2_span(float x) {
-  if constexpr (kDqkLean) return diag_decay::exp2_in_span(x);
-  else return exp2f(x);
-}
 
 /// Columns of K per CTA of kernels 3 and 4 (K padded to KP): 64, or KP below that.
 __host__ __device__ constexpr int k_tile(int KP) { return KP < 64 ? KP : 64; }
@@ -885,29 +871,18 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
 #pragma unroll
       for (int jj = 0; jj < 16; ++jj) {
         const int j = s0 + jj;
-        y[jj] = to_f(ks[j * LQ + x]) * exp2_span(bref - bs[j * LB + x]);  // diag_decay::y_of(k_j, b_j, b_ρ, true)
+        y[jj] = diag_decay::y_of(to_f(ks[j * LQ + x]), bs[j * LB + x], bref, true);
         t[jj] = 0.f;
       }
 #pragma unroll
       for (int ii = 0; ii < 16; ++ii) {
         const int i = s0 + ii;
         if (i < nc) {
-          const float f = exp2_span(bs[i * LB + x] - bref), xi = to_f(qs[i * LQ + x]) * f;  // xi = x_of(q_i, b_i, b_ρ, true)
-          float dr[16];  // kDqkLean: row i of DV's diagonal block, jj <= ii, as 16-byte loads
-          if constexpr (kDqkLean) {
-#pragma unroll
-            for (int q4 = 0; q4 <= ii / 4; ++q4) {
-              const float4 w = *reinterpret_cast<const float4*>(dvd + i * LD + 4 * q4);
-              dr[4 * q4] = w.x;
-              dr[4 * q4 + 1] = w.y;
-              dr[4 * q4 + 2] = w.z;
-              dr[4 * q4 + 3] = w.w;
-            }
-          }
+          const float f = exp2f(bs[i * LB + x] - bref), xi = to_f(qs[i * LQ + x]) * f;  // xi = x_of(q_i, b_i, b_ρ, true)
           float s = 0.f;
 #pragma unroll
           for (int jj = 0; jj <= ii; ++jj) {  // the live triangle only: j <= i < nc
-            const float d = kDqkLean ? dr[jj] : dvd[i * LD + jj];
+            const float d = dvd[i * LD + jj];
             s += d * y[jj];
             t[jj] += d * xi;
           }
@@ -930,12 +905,12 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
         }
       }
       // dk's off-diagonal term 2^(b_r − b_j) ⊙ stk (r = s0 + 15, the block's last row) as 2^(b_r − b_ρ)·2^(b_ρ − b_j)
-      const float er = exp2_span(bs[(s0 + 15) * LB + x] - bref);
+      const float er = exp2f(bs[(s0 + 15) * LB + x] - bref);
 #pragma unroll
       for (int jj = 0; jj < 16; ++jj) {
         const int j = s0 + jj;
         if (j < nc) {
-          const float bj = bs[j * LB + x], f = exp2_span(bref - bj);
+          const float bj = bs[j * LB + x], f = exp2f(bref - bj);
           const float off = j < 48 ? er * stk[j * LB + x] : 0.f;
           dks[j * LB + x] = scale * (f * (off + t[jj])) + exp2f(bs[(C - 1) * LB + x] - bj) * dks[j * LB + x];
         }

@@ -32,15 +32,15 @@
 ///                          slower backward (bench/results/glr-bwd-split.md): the varlen forward would fall
 ///                          under issue 19's 1.2x of FLA, so it left GLR_NEXT until a cheaper form. Session
 ///                          45: the prep's test on the raw 16-bit k (a per-half max of the magnitude bits,
-///                          diag_decay::k_bits_in_range: the same flags) instead of converting each k.
-///   GLR_DQK_LEAN           the backward's dqk factored diagonal leaner, bit-identical: its 2^x within the
-///                          span as ex2.approx.ftz (diag_decay::exp2_in_span) and DV's diagonal rows as
-///                          16-byte broadcast loads (glr_bwd_split.cuh, kDqkLean; `dqklean`)
+///                          diag_decay::k_bits_in_range: the same flags) instead of converting each k: on an
+///                          H100 the forward 0.5-2.5% slower (median 1.5%), the backward 0.8-2.7% (its prep).
 /// Removed after their A/B: GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a
 /// thread (`tstride`; session 35: within ±3% of the default); GLR_DQK_WGMMA (`dqkwg`, dqk's V and
 /// off-diagonal products on wgmma: 1.00-1.11x the default backward's time) and GLR_DQK_DIAG_WGMMA
 /// (`dqkdiag`, its bf16 diagonal blocks on wgmma too: 1.30-1.75x), session 43 on an H100, removed in
-/// session 44 (bench/results/glr-bwd-split.md; the code is in git before that commit). wgmma.cuh keeps
+/// session 44 (bench/results/glr-bwd-split.md; the code is in git before that commit); GLR_DQK_LEAN
+/// (`dqklean`, dqk's factored diagonal with ex2.approx.ftz within the span and 16-byte DV rows, bit-identical:
+/// -0.8% to +0.7% on an H100 in session 45), removed the same session (the code is in git at 70f6b0c). wgmma.cuh keeps
 /// the M-major A operand (imm-trans-a) that dqkwg used, tested by GlrCudaSm90Wgmma.MMajorA.
 /// Gone into the default after their gate run (bench/results/glr-gates.md): the register walk,
 /// dstate's four columns a pass, dqk's factored diagonal and dv's diagonal rows (session 34, GLR_NEXT
