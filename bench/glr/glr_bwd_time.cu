@@ -105,13 +105,10 @@ int main(int argc, char** argv) {
       CK(gb::fill(static_cast<float*>(h0), S * r.H * K * V, seed + 6));
       CK(gb::fill(static_cast<float*>(dhT), S * r.H * K * V, seed + 7));
       void* out[2][5];  // [split, ffma][dq, dk, dv, dg, dh0]
-      for (auto& o : out) {
-        o[0] = dmalloc(NTH * K * 2);
-        o[1] = dmalloc(NTH * K * 2);
-        o[2] = dmalloc(NTH * V * 2);
-        o[3] = dmalloc(NTH * GW * 4);
-        o[4] = dmalloc(S * r.H * K * V * 4);
-      }
+      const size_t out_bytes[5] = {size_t(NTH * K * 2), size_t(NTH * K * 2), size_t(NTH * V * 2), size_t(NTH * GW * 4),
+                                   size_t(S * r.H * K * V * 4)};
+      for (auto& o : out)
+        for (int t = 0; t < 5; ++t) o[t] = dmalloc(out_bytes[t]);
       int64_t* cu = nullptr;
       gc::BwdParams p;
       p.shape.B = r.B;
@@ -158,11 +155,8 @@ int main(int argc, char** argv) {
         p.workspace_bytes = wsb;
         t_sp = glr_bench::median_ms([&] { OK(bs::launch<__nv_bfloat16>(p, 0)); }, flush, flush_bytes);
         // the split's dq, dk, dv, dg and dh0 bit for bit, before the dqk forms below write over dq and dk
-        hash = glr_bench::device_hash(out[0][0], size_t(NTH * K * 2));
-        hash = glr_bench::device_hash(out[0][1], size_t(NTH * K * 2), hash);
-        hash = glr_bench::device_hash(out[0][2], size_t(NTH * V * 2), hash);
-        hash = glr_bench::device_hash(out[0][3], size_t(NTH * GW * 4), hash);
-        hash = glr_bench::device_hash(out[0][4], size_t(S * r.H * K * V * 4), hash);
+        hash = glr_bench::device_hash(out[0][0], out_bytes[0]);
+        for (int t = 1; t < 5; ++t) hash = glr_bench::device_hash(out[0][t], out_bytes[t], hash);
         if (ab && K > 32) {
           const bs::Layout l = bs::layout(p.shape);
           const int64_t nvt_seed = gc::sm90::fwd_split::cdiv(V, bs::dstate_bv<bs::k_tile(128)>(p.shape));
