@@ -59,11 +59,8 @@ inline float __shfl_xor_sync(unsigned, float v, int o) {
   ::sim::sync_warp();
   return r;
 }
-/// The per-halfword unsigned max (PTX max.u16x2).
-inline unsigned __vmaxu2(unsigned a, unsigned b) {
-  const unsigned lo = std::max(a & 0xffffu, b & 0xffffu), hi = std::max(a >> 16, b >> 16);
-  return hi << 16 | lo;
-}
+/// The position of the least significant set bit, 1-based; 0 for 0 (CUDA's __ffs).
+inline int __ffs(int x) { return x ? __builtin_ctz(unsigned(x)) + 1 : 0; }
 namespace sim { inline unsigned ballot_buf[256]; }
 /// Every lane's predicate published, a warp barrier, the warp's bits gathered, a warp barrier.
 inline unsigned __ballot_sync(unsigned, int pred) {

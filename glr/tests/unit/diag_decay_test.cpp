@@ -232,50 +232,40 @@ TEST(GlrDiagDecay, TheSpanKeepsBothFactorsNormal) {
   EXPECT_EQ(dd::y_of(1.f, -dd::kSpan, 0.f, true), std::ldexp(1.f, int(dd::kSpan)));
 }
 
-TEST(GlrDiagDecay, KInRangeKeepsTheFactoredYFinite) {
-  // GLR_DIAG_RANGE: the prep factors a (block, column) only where every |k| <= 2^94, so y = k·2^(b_ρ − b_j)
-  // stays finite at any span within kSpan; beyond it (and for NaN, ±Inf) the per-pair form is taken.
-  const float edge = std::ldexp(1.f, 94);
-  for (float k : {0.f, -0.f, 1.f, -3.5f, edge, -edge, std::numeric_limits<float>::denorm_min()})
-    EXPECT_TRUE(dd::k_in_range(k)) << k;
-  for (float k : {std::nextafter(edge, INFINITY), -std::nextafter(edge, INFINITY), std::ldexp(1.f, 110),
-                  std::numeric_limits<float>::max(), INFINITY, -INFINITY, NAN})
-    EXPECT_FALSE(dd::k_in_range(k)) << k;
-  for (float k : {edge, -edge, 0.987f * edge})
-    for (float b : {-dd::kSpan, -31.3f, -7.25f, 0.f}) {
-      const float y = dd::y_of(k, b, 0.f, true);
-      EXPECT_TRUE(std::isfinite(y)) << k << " * 2^" << -b << " -> " << y;
-    }
-  // what the test keeps out: at 2^110 the factored y overflows where the per-pair k·2^(b_i − b_j) <= k does not
-  EXPECT_FALSE(std::isfinite(dd::y_of(std::ldexp(1.f, 110), -20.f, 0.f, true)));
-}
-
-TEST(GlrDiagDecay, KBitsInRangeIsKInRange) {
-  // The prep's range test on the raw tile (a running per-half max of the bits & 0x7fff7fff over a column
-  // pair's 16 rows) must flag exactly what k_in_range flags on the converted values: every bit pattern of
-  // bf16 and of f16, both signs (the sign bit masked off as the kernel does).
-  auto bf16_value = [](uint32_t bits) {
-    const uint32_t w = bits << 16;
-    float f;
-    std::memcpy(&f, &w, 4);
-    return f;
-  };
-  auto f16_value = [](uint32_t bits) {
-    const int e = int(bits >> 10 & 0x1f), m = int(bits & 0x3ff);
-    const float mag = e == 31 ? (m ? NAN : INFINITY) : e ? std::ldexp(float(1024 + m), e - 25) : std::ldexp(float(m), -24);
-    return bits & 0x8000 ? -mag : mag;
-  };
-  int in_bf16 = 0, in_f16 = 0;
-  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
-    ASSERT_EQ(dd::k_bits_in_range(bits & 0x7fff, true), dd::k_in_range(bf16_value(bits))) << std::hex << bits;
-    ASSERT_EQ(dd::k_bits_in_range(bits & 0x7fff, false), dd::k_in_range(f16_value(bits))) << std::hex << bits;
-    in_bf16 += dd::k_bits_in_range(bits & 0x7fff, true);
-    in_f16 += dd::k_bits_in_range(bits & 0x7fff, false);
-  }
-  EXPECT_EQ(in_bf16, 2 * (0x6e80 + 1));  // up to 2^94, both signs
-  EXPECT_EQ(in_f16, 2 * (0x7bff + 1));   // every finite value
-  EXPECT_EQ(f16_value(0x7bff), 65504.f);
-  EXPECT_EQ(bf16_value(0x6e80), std::ldexp(1.f, 94));
+TEST(GlrDiagDecay, AFiniteFactoredTermIsThePerPairTerm) {
+  // GLR_DIAG_RANGE's prep keeps a factored diagonal entry of A where it is finite and recomputes it per pair
+  // where it is not (glr_fwd_split.cuh, redo_diagonal_per_pair). What that rests on, over k up to bf16's
+  // largest, q from subnormal to large, and b_i, b_j, b_ρ within the span of the factored form: where
+  // x_i·y_j is finite it is the per-pair x_i·(y_j·2^(b_i − b_j)) up to rounding (the fp64 product of the same
+  // fp32 inputs), so a finite entry needs nothing; where it is not, only y = k·2^(b_ρ − b_j) left fp32's
+  // range (x <= |q|) while the per-pair term, at most |q·k|, is finite.
+  const float kmax = std::ldexp(255.f / 128.f, 127);  // bf16's largest finite
+  int overflowed = 0, checked = 0;
+  for (float k : {1.f, -3.25f, std::ldexp(1.f, 60), std::ldexp(1.f, 94), std::ldexp(1.5f, 100), -std::ldexp(1.f, 110), kmax})
+    for (float q : {std::ldexp(1.f, -130), 0.75f, -2.f, std::ldexp(1.f, 20)})
+      for (float dref : {0.f, -0.5f, -7.25f, -20.f})  // b_ρ − b_i, b_ρ − b_j in [−kSpan, 0] (g <= 0, rows after ρ)
+        for (float di : {0.f, -0.25f, -13.f, -dd::kSpan})
+          for (float dj : {0.f, -1.f, -19.5f, -dd::kSpan}) {
+            const float bref = dref, bi = dref + di, bj = dref + dj;
+            if (bi > bj) continue;  // j <= i: b_i <= b_j
+            const float x = dd::x_of(q, bi, bref, true), y = dd::y_of(k, bj, bref, true);
+            const float factored = dd::add_term(0.f, x, y, 0.f, 0.f, true);
+            const float per_pair = dd::add_term(0.f, q, k, bi, bj, false);
+            const double exact = double(q) * double(k) * std::exp2(double(bi) - double(bj));
+            if (std::fabs(exact) > std::ldexp(1.0, 126)) continue;  // the term itself out of range: not this test's
+            ++checked;
+            if (std::isfinite(factored)) {
+              ASSERT_TRUE(std::isfinite(per_pair)) << q << " " << k << " " << bi << " " << bj;
+              if (std::fpclassify(x) == FP_NORMAL && std::fpclassify(y) == FP_NORMAL)  // five roundings apart at most
+                ASSERT_NEAR(factored / exact, 1.0, std::ldexp(1.0, -19)) << q << " " << k << " " << bi << " " << bj;
+            } else {
+              ++overflowed;
+              EXPECT_FALSE(std::isfinite(y)) << "x <= |q| cannot overflow: " << q << " " << bi << " " << bref;
+              EXPECT_TRUE(std::isfinite(per_pair)) << q << " " << k << " " << bi << " " << bj;
+            }
+          }
+  EXPECT_GT(overflowed, 0) << "the sweep must reach the overflow the cold path fixes";
+  EXPECT_GT(checked - overflowed, 0);
 }
 
 }  // namespace

@@ -32,22 +32,6 @@ inline constexpr float kSpan = 32.f;
 /// Whether row i's b allows the factored form against b_ρ (false for NaN, ±Inf, a wider span).
 GLR_DIAG_HD bool within_span(float b, float bref) { return fabsf(b - bref) <= kSpan; }
 
-/// Whether a k of the block keeps the factored form's y = k·2^(b_ρ − b_j) finite (b_ρ − b_j <= kSpan,
-/// g <= 0): |k| <= 2^(126 − kSpan) = 2^94; false for NaN and ±Inf, which then take the per-pair form, the
-/// reference's own (GLR_DIAG_RANGE: the forward prep's flags; docs/glr.md, "Range").
-GLR_DIAG_HD bool k_in_range(float k) {
-  static_assert(kSpan == 32.f, "2^94 · 2^32 = 2^126 below fp32's largest finite number");
-  return fabsf(k) <= 0x1p94f;
-}
-
-/// k_in_range on a 16-bit float's magnitude bits (its bits & 0x7fff), for the prep's test on the raw tile:
-/// magnitudes order as their bits, so |k| <= 2^94 is bits <= 0x6e80 for bf16 (2^94's bits) and, since f16's
-/// largest finite value 65504 is in range, bits <= 0x7bff for f16 (everything but ±Inf and NaN). Exactly
-/// k_in_range of the value (GlrDiagDecay.KBitsInRangeIsKInRange: all 2^16 patterns of both formats).
-GLR_DIAG_HD bool k_bits_in_range(unsigned magnitude_bits, bool bf16) {
-  return magnitude_bits <= (bf16 ? 0x6e80u : 0x7bffu);
-}
-
 /// The q side of a diagonal pair: q_i 2^(b_i − b_ρ) when factored, else q_i.
 GLR_DIAG_HD float x_of(float q, float b, float bref, bool factored) { return factored ? q * exp2f(b - bref) : q; }
 

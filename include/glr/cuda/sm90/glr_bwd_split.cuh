@@ -874,6 +874,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
         y[jj] = diag_decay::y_of(to_f(ks[j * LQ + x]), bs[j * LB + x], bref, true);
         t[jj] = 0.f;
       }
+      unsigned per_pair_rows = 0;  // GLR_DIAG_RANGE: rows ii whose factored dq is not finite
 #pragma unroll
       for (int ii = 0; ii < 16; ++ii) {
         const int i = s0 + ii;
@@ -886,20 +887,30 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
             s += d * y[jj];
             t[jj] += d * xi;
           }
-          float a = dqs[i * LB + x] + f * s;
-          if constexpr (fwd_split::kDiagRange) {
-            // s is up to 2^kSpan times the per-pair partial sums: where it left fp32's range (or an input is
-            // not finite) row i takes the per-pair form, DV_ij·(k_j·2^(b_i − b_j)) in j's order as the
-            // branch below sums it (dk keeps t: its factors balance before they multiply; docs/glr.md, "Range")
-            if (!isfinite(a)) {
-              const float bi = bs[i * LB + x];
-              a = dqs[i * LB + x];
+          const float a = dqs[i * LB + x] + f * s;
+          if constexpr (fwd_split::kDiagRange) {  // a row redone below keeps its off-diagonal dq here
+            const bool bad = !isfinite(a);
+            per_pair_rows |= unsigned(bad) << ii;
+            dqs[i * LB + x] = bad ? dqs[i * LB + x] : scale * a;
+          } else {
+            dqs[i * LB + x] = scale * a;
+          }
+        }
+      }
+      if constexpr (fwd_split::kDiagRange) {
+        // s is up to 2^kSpan times the per-pair partial sums: where it left fp32's range (or an input is not
+        // finite) row i takes the per-pair form, DV_ij·(k_j·2^(b_i − b_j)) in j's order as the branch below
+        // sums it (dk keeps t: its factors balance before they multiply; docs/glr.md, "Range"). Out of the
+        // unrolled row loop: where every row is finite this costs a compare, a select and an OR a row.
+        while (per_pair_rows) {
+          const int ii = __ffs(per_pair_rows) - 1, i = s0 + ii;
+          per_pair_rows &= per_pair_rows - 1;
+          const float bi = bs[i * LB + x];
+          float a = dqs[i * LB + x];
 #pragma unroll 1
-              for (int jj = 0; jj <= ii; ++jj) {
-                const int j = s0 + jj;
-                a = diag_decay::add_term(a, dvd[i * LD + jj], to_f(ks[j * LQ + x]), bi, bs[j * LB + x], false);
-              }
-            }
+          for (int jj = 0; jj <= ii; ++jj) {
+            const int j = s0 + jj;
+            a = diag_decay::add_term(a, dvd[i * LD + jj], to_f(ks[j * LQ + x]), bi, bs[j * LB + x], false);
           }
           dqs[i * LB + x] = scale * a;
         }

@@ -61,9 +61,9 @@ using fwd_tc::from_f;
 using fwd_tc::to_f;
 inline constexpr int kThreads = 256;
 inline constexpr int kWarps = kThreads / 32;
-/// GLR_DIAG_RANGE (switches.cuh): the factored diagonal kept within fp32's range — the prep factors a
-/// (block, column) only where every |k| <= 2^94 too, the backward's dqk redoes a row per pair where the
-/// factored sum is not finite (docs/glr.md, "Range").
+/// GLR_DIAG_RANGE (switches.cuh): the factored diagonal kept within fp32's range, tested after the fact —
+/// the prep recomputes a diagonal entry of A per pair where the factored sum is not finite
+/// (redo_diagonal_per_pair), the backward's dqk a row of dq (docs/glr.md, "Range").
 #ifdef GLR_DIAG_RANGE
 inline constexpr bool kDiagRange = true;
 #else
@@ -376,6 +376,77 @@ __device__ __forceinline__ void store_rows(E* dst, int64_t stride, int nc, int K
   }
 }
 
+/// The prep's slice of q, k (E) and g·log2e (fp32) into shared memory, then b = Σ_{i' <= i} g·log2e down
+/// each column, in order (rows past the chunk add 0, columns past the slice's kw hold 0). q, k and g
+/// point at the slice's first element, rows `stride` apart. Every thread of the CTA; ends at a barrier.
+template <int KS, class E>
+__device__ __forceinline__ void load_prep_slice(E* qs, E* ks, float* bs, const E* q, const E* k, const float* g,
+                                                int64_t stride, int nc, int kw) {
+  using L = PrepSmem<KS>;
+  async_tile<KS>(qs, L::LQ, q, stride, C, nc, kw);
+  async_tile<KS>(ks, L::LQ, k, stride, C, nc, kw);
+  async_tile<KS>(bs, L::LB, g, stride, C, nc, kw);
+  cp_async_commit();
+  cp_async_wait<0>();
+  __syncthreads();
+  const int tid = threadIdx.x;
+  if (tid < KS) {  // b, down each column, in order
+    float a = 0.f;
+#pragma unroll 8
+    for (int i = 0; i < C; ++i) {
+      a += bs[i * L::LB + tid] * kLog2e;
+      bs[i * L::LB + tid] = a;
+    }
+  }
+  __syncthreads();
+}
+
+/// GLR_DIAG_RANGE, the prep's cold path: the live entries (j <= i < nc) of A's four diagonal blocks in
+/// `af` (fp32 sums) that are not finite, recomputed in the per-pair form q_i·(k_j·2^(b_i − b_j)) — the
+/// terms and order of the prep's per-pair branch (each half of a slice's columns summed over the slices,
+/// then first + second). The factored form x_i·y_j equals the per-pair term up to rounding and only
+/// y = k_j 2^(b_ρ − b_j) can leave fp32's range (x <= q; kr, qr, Kd carry exponents <= 0), so a finite
+/// entry is kept as it is and a non-finite one is either an overflowed y (per pair: finite where the
+/// reference is) or an input that is not finite (per pair: the reference's class). q, k and g point at the
+/// chunk's first row (its column 0), rows `stride` apart; reloads them slice by slice into qs, ks and bs
+/// (free after the K loop). Every thread of the CTA (the caller's vote is uniform); ends at a barrier.
+template <int KS, class E>
+__device__ __forceinline__ void redo_diagonal_per_pair(E* qs, E* ks, float* bs, float* af, const E* q, const E* k,
+                                                        const float* g, int64_t stride, int64_t K, int nc) {
+  using L = PrepSmem<KS>;
+  constexpr int KH = KS / 2;
+  const int r = threadIdx.x / 16, c = threadIdx.x % 16;  // entry (16·blk + r, 16·blk + c) of each block blk
+  static_assert(kThreads == 256, "a thread per (row, column) of a 16-block");
+  bool live[4];
+  float acc[4][2];
+#pragma unroll
+  for (int blk = 0; blk < 4; ++blk) {
+    const int i = 16 * blk + r, j = 16 * blk + c;
+    live[blk] = j <= i && i < nc && !isfinite(af[i * L::LAF + j]);
+    acc[blk][0] = acc[blk][1] = 0.f;
+  }
+  for (int64_t k0 = 0; k0 < K; k0 += KS) {
+    const int kw = int(K - k0 < KS ? K - k0 : KS);
+    __syncthreads();  // the previous slice's (or the K loop's last) shared tiles are no longer read
+    load_prep_slice<KS>(qs, ks, bs, q + k0, k + k0, g + k0, stride, nc, kw);
+#pragma unroll
+    for (int blk = 0; blk < 4; ++blk) {
+      if (!live[blk]) continue;
+      const int i = 16 * blk + r, j = 16 * blk + c;
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+#pragma unroll 1
+        for (int kk = KH * half; kk < KH * half + KH; ++kk)
+          acc[blk][half] = diag_decay::add_term(acc[blk][half], to_f(qs[i * L::LQ + kk]), to_f(ks[j * L::LQ + kk]),
+                                                bs[i * L::LB + kk], bs[j * L::LB + kk], false);
+    }
+  }
+#pragma unroll
+  for (int blk = 0; blk < 4; ++blk)
+    if (live[blk]) af[(16 * blk + r) * L::LAF + 16 * blk + c] = acc[blk][0] + acc[blk][1];
+  __syncthreads();
+}
+
 }  // namespace fwd_split
 
 /// 1a. Everything of one chunk that the state does not touch, vector gate; grid (NT, H, N). K runs in
@@ -448,21 +519,8 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
   for (int64_t k0 = 0; k0 < K; k0 += KS) {  // uniform per CTA
     const int kw = int(K - k0 < KS ? K - k0 : KS);
     if (k0 > 0) __syncthreads();  // the previous slice's shared tiles are no longer read
-    async_tile<KS>(qs, LQ, q + (c0 * H + h) * K + k0, HK, C, nc, kw);
-    async_tile<KS>(ks, LQ, k + (c0 * H + h) * K + k0, HK, C, nc, kw);
-    async_tile<KS>(bs, LB, g + (c0 * H + h) * K + k0, HK, C, nc, kw);
-    cp_async_commit();
-    cp_async_wait<0>();
-    __syncthreads();
-    if (tid < KS) {  // b, down each column, in order
-      float a = 0.f;
-#pragma unroll 8
-      for (int i = 0; i < C; ++i) {
-        a += bs[i * LB + tid] * kLog2e;
-        bs[i * LB + tid] = a;
-      }
-    }
-    __syncthreads();
+    load_prep_slice<KS>(qs, ks, bs, q + (c0 * H + h) * K + k0, k + (c0 * H + h) * K + k0, g + (c0 * H + h) * K + k0,
+                        HK, nc, kw);
     if (tid < kw) El[(slot * H + h) * K + k0 + tid] = exp2f(bs[(C - 1) * LB + tid]);
     {  // the slice pass: columns kk0, kk0 + 1 (kk0 = 2·(lane % 16)), rows r0 .. r0 + 3 (r0 = i0 + 4·(lane / 16))
       // NOTES: b_ρ and b_last are read from shared memory where they are used, and the k side of the
@@ -473,23 +531,11 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
       bool ok0 = true, ok1 = true;  // the block's columns kk0, kk0 + 1 take the factored form (diag_decay.hpp)
       {
         const float2 br = ib ? *reinterpret_cast<const float2*>(bs + ref) : make_float2(0.f, 0.f);
-        // GLR_DIAG_RANGE: y = k·2^(b_ρ − b_j) finite, every |k| of the block's column within
-        // diag_decay::k_in_range (rows past the chunk hold 0). Tested on the raw pair of 16-bit values
-        // (kk0 even, LQ even: one aligned word a row), a running per-half max of their magnitude bits,
-        // compared once after the loop (diag_decay::k_bits_in_range: the same flags as k_in_range).
-        unsigned kbits = 0;
 #pragma unroll
         for (int r = 0; r < 16; ++r) {
           const float2 b = *reinterpret_cast<const float2*>(bs + (16 * ib + r) * LB + kk0);
           ok0 = ok0 & diag_decay::within_span(b.x, br.x);
           ok1 = ok1 & diag_decay::within_span(b.y, br.y);
-          if constexpr (kDiagRange)
-            kbits = __vmaxu2(kbits, *reinterpret_cast<const unsigned*>(ks + (16 * ib + r) * LQ + kk0) & 0x7fff7fffu);
-        }
-        if constexpr (kDiagRange) {
-          constexpr bool bf16 = std::is_same_v<E, __nv_bfloat16>;
-          ok0 = ok0 & diag_decay::k_bits_in_range(kbits & 0xffffu, bf16);
-          ok1 = ok1 & diag_decay::k_bits_in_range(kbits >> 16, bf16);
         }
       }
       // Both warps of block ib: its columns' flags, bit kk (lanes 16-31 repeat lanes 0-15's columns).
@@ -598,7 +644,9 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
     fwd_tc::pair_of(warp, &pib, &pjb);
     wmma_smem::store(af + (16 * pib) * LAF + 16 * pjb, acc, LAF);
   }
+  bool redo = false;  // GLR_DIAG_RANGE: a live diagonal entry of A is not finite (the CTA's vote)
   for (int part = 0; part < 2; ++part) {  // the diagonal blocks: the two halves' partial sums, in order
+    bool nonfinite = false;
     if (kh == part) {
 #pragma unroll
       for (int a = 0; a < 4; ++a)
@@ -606,10 +654,18 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
         for (int c = 0; c < 2; ++c) {
           float& s = af[(16 * ib + 4 * ti + a) * LAF + 16 * ib + 2 * tj + c];
           s = part ? s + d[a][c] : d[a][c];
+          if constexpr (kDiagRange)
+            nonfinite = nonfinite | (2 * tj + c <= 4 * ti + a && 16 * ib + 4 * ti + a < nc && !isfinite(s));
         }
     }
-    __syncthreads();
+    if (kDiagRange && part == 1)
+      redo = __syncthreads_or(nonfinite);
+    else
+      __syncthreads();
   }
+  if constexpr (kDiagRange)
+    if (redo) redo_diagonal_per_pair<KS>(qs, ks, bs, af, q + (c0 * H + h) * K, k + (c0 * H + h) * K,
+                                         g + (c0 * H + h) * K, HK, K, nc);
   E* Aout = A + (slot * H + h) * C * C;
   for (int e = tid; e < C * C / 8; e += kThreads) {  // select: j > i is never read
     const int i = e / (C / 8), j0 = (e % (C / 8)) * 8;

@@ -23,17 +23,16 @@
 ///                          into registers that spill (glr_bwd_split.cuh, kDstateNoHoist; `nohoist`;
 ///                          the walk has always done so since it runs three CTAs an SM)
 ///   GLR_DIAG_RANGE         the factored diagonal within fp32's range (a correctness fix, docs/glr.md "Range";
-///                          bench/glr/split_sim/run.sh huge): the forward prep factors a (block, column) only
-///                          where every |k| <= 2^94 too (diag_decay::k_in_range), and the backward's dqk
-///                          forms a row's diagonal dq per pair where the factored sum is not finite
+///                          bench/glr/split_sim/run.sh huge), tested after the fact: the forward prep
+///                          recomputes a live diagonal entry of A per pair where its factored sum is not
+///                          finite (fwd_split::redo_diagonal_per_pair: the CTA's vote folded into the barrier
+///                          after A's two halves are added), the backward's dqk a row's diagonal dq
 ///                          (glr_fwd_split.cuh, glr_bwd_split.cuh: kDiagRange; `range`; bit-identical but
-///                          there). Session 44 on an H100: glr_cuda_tests 48/48 and all 39 glr controls as
-///                          expected with it (then in GLR_NEXT), but 1.0-2.9% slower forward and 0.5-3.8%
-///                          slower backward (bench/results/glr-bwd-split.md): the varlen forward would fall
-///                          under issue 19's 1.2x of FLA, so it left GLR_NEXT until a cheaper form. Session
-///                          45: the prep's test on the raw 16-bit k (a per-half max of the magnitude bits,
-///                          diag_decay::k_bits_in_range: the same flags) instead of converting each k: on an
-///                          H100 the forward 0.5-2.5% slower (median 1.5%), the backward 0.8-2.7% (its prep).
+///                          there). Its earlier forms tested k before factoring (session 44: each k converted
+///                          and compared; session 45 at 70f6b0c: a per-half max of the raw bits): the forward
+///                          0.5-2.9% and the backward 0.5-3.8% slower on an H100, so it stayed a switch.
+///                          Session 46: nothing in the forward's slice loop; eight compares a thread and the
+///                          vote on a barrier the default has, once per CTA.
 /// Removed after their A/B: GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a
 /// thread (`tstride`; session 35: within ±3% of the default); GLR_DQK_WGMMA (`dqkwg`, dqk's V and
 /// off-diagonal products on wgmma: 1.00-1.11x the default backward's time) and GLR_DQK_DIAG_WGMMA
