@@ -33,6 +33,12 @@
 ///                          0.5-2.9% and the backward 0.5-3.8% slower on an H100, so it stayed a switch.
 ///                          Session 46: nothing in the forward's slice loop; eight compares a thread and the
 ///                          vote on a barrier the default has, once per CTA.
+///   GLR_DQK_EARLY_B        dqk forms b while its q, k and first V tile are still landing: the vector gate's g
+///                          in a cp.async group of its own, copied first; the scalar gate's column loaded
+///                          after the copies are issued (glr_bwd_split.cuh, kDqkEarlyB; `earlyb`;
+///                          bit-identical). Session 43's profile put 8.7% of dqk's stall samples on b's pass
+///                          for 1.7% of its instructions: two warps walk the columns while six wait, after
+///                          every tile has landed.
 /// Removed after their A/B: GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a
 /// thread (`tstride`; session 35: within ±3% of the default); GLR_DQK_WGMMA (`dqkwg`, dqk's V and
 /// off-diagonal products on wgmma: 1.00-1.11x the default backward's time) and GLR_DQK_DIAG_WGMMA
