@@ -463,8 +463,10 @@ __device__ __forceinline__ void redo_diagonal_per_pair(E* qs, E* ks, float* bs, 
 ///     accumulators in registers across slices); the diagonal blocks on FFMA, a warp = block warp/2
 ///     and half the slice's columns, a thread = a 4x2 tile: x_i·y_j where the flag is 1, else
 ///     x_i·(y_j·2^(b_i − b_j)), the per-pair form of the fused kernel.
-/// After the last slice the two halves' partial sums are added (first + second); then A (rounded,
-/// j > i selected to 0) to the workspace.
+/// After the last slice the two halves' partial sums are added (first + second); under GLR_DIAG_RANGE a
+/// CTA whose live diagonal entries are not all finite redoes those per pair (redo_diagonal_per_pair: the
+/// vote rides on the barrier after the halves, the cold path after it); then A (rounded, j > i selected
+/// to 0) to the workspace.
 /// NOTES: the factored diagonal is what makes this kernel fast: the per-pair form costs an exp2f
 /// per (i, j, k), 16x the factors' one per (i, k), and the old kernel spent most of its time there.
 /// Why it is safe (nonfinite classes, range, accuracy): diag_decay.hpp. Slices of 32 columns keep
