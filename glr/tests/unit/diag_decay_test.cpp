@@ -13,8 +13,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -243,8 +241,8 @@ TEST(GlrDiagDecay, AFiniteFactoredTermIsThePerPairTerm) {
   int overflowed = 0, checked = 0;
   for (float k : {1.f, -3.25f, std::ldexp(1.f, 60), std::ldexp(1.f, 94), std::ldexp(1.5f, 100), -std::ldexp(1.f, 110), kmax})
     for (float q : {std::ldexp(1.f, -130), 0.75f, -2.f, std::ldexp(1.f, 20)})
-      for (float dref : {0.f, -0.5f, -7.25f, -20.f})  // b_ρ − b_i, b_ρ − b_j in [−kSpan, 0] (g <= 0, rows after ρ)
-        for (float di : {0.f, -0.25f, -13.f, -dd::kSpan})
+      for (float dref : {0.f, -0.5f, -7.25f, -20.f})  // b_ρ
+        for (float di : {0.f, -0.25f, -13.f, -dd::kSpan})  // b_i − b_ρ, b_j − b_ρ in [−kSpan, 0] (g <= 0, rows after ρ)
           for (float dj : {0.f, -1.f, -19.5f, -dd::kSpan}) {
             const float bref = dref, bi = dref + di, bj = dref + dj;
             if (bi > bj) continue;  // j <= i: b_i <= b_j
@@ -256,8 +254,9 @@ TEST(GlrDiagDecay, AFiniteFactoredTermIsThePerPairTerm) {
             ++checked;
             if (std::isfinite(factored)) {
               ASSERT_TRUE(std::isfinite(per_pair)) << q << " " << k << " " << bi << " " << bj;
-              if (std::fpclassify(x) == FP_NORMAL && std::fpclassify(y) == FP_NORMAL)  // five roundings apart at most
+              if (std::fpclassify(x) == FP_NORMAL && std::fpclassify(y) == FP_NORMAL) {  // five roundings apart at most
                 ASSERT_NEAR(factored / exact, 1.0, std::ldexp(1.0, -19)) << q << " " << k << " " << bi << " " << bj;
+              }
             } else {
               ++overflowed;
               EXPECT_FALSE(std::isfinite(y)) << "x <= |q| cannot overflow: " << q << " " << bi << " " << bref;
