@@ -61,6 +61,8 @@ inline float __shfl_xor_sync(unsigned, float v, int o) {
 }
 /// The position of the least significant set bit, 1-based; 0 for 0 (CUDA's __ffs).
 inline int __ffs(int x) { return x ? __builtin_ctz(unsigned(x)) + 1 : 0; }
+/// The number of leading zero bits; 32 for 0 (CUDA's __clz).
+inline int __clz(int x) { return x ? __builtin_clz(unsigned(x)) : 32; }
 namespace sim { inline unsigned ballot_buf[256]; }
 /// Every lane's predicate published, a warp barrier, the warp's bits gathered, a warp barrier.
 inline unsigned __ballot_sync(unsigned, int pred) {

@@ -853,6 +853,28 @@ TEST(GlrCudaBwdSplit, Varlen) {
   expect_pass(e);
 }
 
+// Many sequences: the per-chunk kernels (prep, out, dqk, dv) launch a CTA per slot and find its sequence on the
+// device (fwd_split::chunk_cta, 32 candidates a round): 70 sequences take two rounds, 1100 three. Lengths
+// 0..90, empty ones and chunk-crossing ones among them; K 96 gives dqk two K tiles (its remapped grid).
+TEST(GlrCudaBwdSplit, VarlenWithManySequences) {
+  REQUIRE_GPU();
+  int i = 0;
+  for (int64_t n : {70, 1100})
+    for (Gate gate : {Gate::vector, Gate::scalar}) {
+      Case c;
+      c.cu = {0};
+      for (int64_t s = 0; s < n; ++s) c.cu.push_back(c.cu.back() + (s % 7 == 3 ? 0 : (37 * s) % 90 + 1));
+      c.T = c.cu.back();
+      c.H = 1;
+      c.K = gate == Gate::vector ? 96 : 32;
+      c.V = 24;
+      c.dtype = DType::bf16;
+      c.gate = gate;
+      c.seed = 2360 + i++;
+      expect_pass(c);
+    }
+}
+
 TEST(GlrCudaBwdSplit, OptionalStates) {
   REQUIRE_GPU();
   for (int m = 0; m < 8; ++m)

@@ -407,6 +407,22 @@ TEST(GlrCudaFwd, VarlenWithEmptyAndLengthOneSequences) {
       }
 }
 
+// Many sequences: the split's per-chunk kernels launch a CTA per slot and find its sequence on the device
+// (fwd_split::chunk_cta, 32 candidates a round): 70 sequences take two rounds, 1100 three. Lengths 0..90,
+// empty ones and chunk-crossing ones among them.
+TEST(GlrCudaFwd, VarlenWithManySequences) {
+  SKIP_WITHOUT_GPU();
+  uint64_t seed = 450;
+  for (int64_t n : {70, 1100})
+    for (Gate gate : {Gate::vector, Gate::scalar}) {
+      Case c;
+      c.cu = {0};
+      for (int64_t s = 0; s < n; ++s) c.cu.push_back(c.cu.back() + (s % 7 == 3 ? 0 : (37 * s) % 90 + 1));
+      c.B = 1; c.H = 1; c.K = 32; c.V = 24; c.T = c.cu.back(); c.gate = gate; c.dtype = DType::bf16; c.seed = ++seed;
+      check_case(c);
+    }
+}
+
 TEST(GlrCudaFwd, NullStatesStreamsAndChunks) {
   SKIP_WITHOUT_GPU();
   uint64_t seed = 500;

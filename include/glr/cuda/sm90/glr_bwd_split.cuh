@@ -69,6 +69,7 @@ using fwd_split::async_tile;
 using fwd_split::cdiv;
 using fwd_split::cp_async_commit;
 using fwd_split::cp_async_wait;
+using fwd_split::chunk_cta;
 using fwd_split::first_slot;
 using fwd_split::ldsm_x2_trans;
 using fwd_split::ldsm_x4_trans;
@@ -122,7 +123,7 @@ __host__ __device__ constexpr int64_t k_tiles(int64_t K) { return K <= 32 ? 1 : 
 ///   kDqkPipe   V tile t + 1 loads while tile t is computed (the odd tiles in P and Q, free until
 ///              the V loop ends), the dg seeds are read first;
 ///   kDqkRemap  grid (NT·K tiles, H, N): a chunk's K tiles are adjacent CTAs (they read the same
-///              do and v), else (NT, H·K tiles, N);
+///              do and v), else (NT, H·K tiles, N) (varlen: slots for NT, 1 for N: chunk_grid);
 ///   kDqkVec    the element-wise passes (Kr and Qr, DV's selection, dq's inter term and its
 ///              off-diagonal scaling) on 8 or 4 adjacent columns per thread with 16-byte shared loads
 ///              and stores: the same operations per element, the same bits, fewer instructions.
@@ -540,7 +541,8 @@ __global__ void __launch_bounds__(bwd_split::kThreads, bwd_split::kDstateCtas)
 }
 
 /// 4. dq, dk and dg of one chunk and K tile, in form kVar (bwd_split::kDqkPipe, kDqkRemap, kDqkVec).
-/// Grid (NT, H·ceil(K / KT), N), or with kDqkRemap (NT·ceil(K / KT), H, N): a chunk's K tiles adjacent
+/// Grid (NT, H·ceil(K / KT), N), or with kDqkRemap (NT·ceil(K / KT), H, N) (varlen: chunk_grid's slots
+/// for NT and 1 for N): a chunk's K tiles adjacent
 /// CTAs (they read the same do and v). The V loop accumulates
 /// DV (lower blocks; every K tile computes the same DV, by the same operations), do·S_cᵀ and
 /// v·G_cᵀ (this tile's K rows of S_c, G_c) in fragments that each warp keeps across the V tiles
@@ -557,7 +559,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
                      const E* __restrict__ dSws, const float* __restrict__ seeds, E* __restrict__ dq,
                      E* __restrict__ dk, float* __restrict__ dg, float* __restrict__ dgp,
                      const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t V, int64_t NT,
-                     int64_t slots, int64_t nvt_seed, float scale) {
+                     int64_t N, int64_t slots, int64_t nvt_seed, float scale) {
   using namespace bwd_split;
   namespace wmma = nvcuda::wmma;
   static_assert(KT == 32 || KT == 64, "KT: 32 or 64");
@@ -593,11 +595,12 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   constexpr bool kPipe = kVar & kDqkPipe, kRemap = kVar & kDqkRemap, kVec = kVar & kDqkVec;
   static_assert(LQ % 8 == 0 && LB % 4 == 0 && LAF % 4 == 0 && LAB % 8 == 0 && LD % 4 == 0, "16-byte rows");
   const int nkt = int(cdiv(K, KT));
-  const int chunk = kRemap ? int(blockIdx.x / unsigned(nkt)) : int(blockIdx.x);
+  const int64_t cta_x = kRemap ? int64_t(blockIdx.x / unsigned(nkt)) : int64_t(blockIdx.x);  // chunk_cta's x
   const int kt = kRemap ? int(blockIdx.x % unsigned(nkt)) : int(blockIdx.y % unsigned(nkt));
   const int64_t h = kRemap ? int64_t(blockIdx.y) : int64_t(blockIdx.y / unsigned(nkt)), k0 = int64_t(kt) * KT;
-  const int64_t slot = first_slot(cu, blockIdx.z, T, NT, &bos, &eos) + chunk;
-  const int64_t c0 = bos + int64_t(chunk) * C;
+  int64_t chunk;
+  const int64_t slot = chunk_cta(cu, cta_x, blockIdx.z, N, T, NT, &chunk, &bos, &eos);
+  const int64_t c0 = bos + chunk * C;
   if (c0 >= eos) return;  // uniform per CTA
   const int nc = int(eos - c0 < C ? eos - c0 : C), kw = int(K - k0 < KT ? K - k0 : KT);
   const int tid = threadIdx.x, warp = tid / 32;
@@ -1013,7 +1016,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   }
 }
 
-/// 5. dv of one chunk and V tile. Grid (NT, H·ceil(V / kBV), N). Its operands are the forward's A,
+/// 5. dv of one chunk and V tile. Grid (NT, H·ceil(V / kBV), N) (varlen: chunk_grid). Its operands are the forward's A,
 /// prep's k ⊙ 2^(b_last − b) and kernel 3's G_c. Scalar gate: the CTA of V tile 0 also writes the
 /// chunk's dg from kernel 4's K-tile partials (row sums and seed sums, added over the tiles in order).
 template <class E, bool kScalarGate, int KP>
@@ -1021,7 +1024,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
     sm90_glr_bwd_dv(const E* __restrict__ Kd, const E* __restrict__ dO, const E* __restrict__ A,
                     const E* __restrict__ dSws, E* __restrict__ dv, const float* __restrict__ dgp,
                     float* __restrict__ dg, const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K,
-                    int64_t V, int64_t NT, int64_t slots, int64_t nkt, float scale) {
+                    int64_t V, int64_t NT, int64_t N, int64_t slots, int64_t nkt, float scale) {
   using namespace bwd_split;
   namespace wmma = nvcuda::wmma;
   static_assert(KP == 32 || KP == 64 || KP == 128 || KP == 256, "KP: 32, 64, 128 or 256");
@@ -1041,9 +1044,9 @@ __global__ void __launch_bounds__(bwd_split::kThreads)
 
   const int64_t nvt = cdiv(V, BV);
   const int64_t h = blockIdx.y / nvt, v0 = (blockIdx.y % nvt) * BV;
-  int64_t bos, eos;
-  const int64_t slot = first_slot(cu, blockIdx.z, T, NT, &bos, &eos) + blockIdx.x;
-  const int64_t c0 = bos + int64_t(blockIdx.x) * C;
+  int64_t bos, eos, chunk;
+  const int64_t slot = chunk_cta(cu, blockIdx.x, blockIdx.z, N, T, NT, &chunk, &bos, &eos);
+  const int64_t c0 = bos + chunk * C;
   if (c0 >= eos) return;  // uniform per CTA
   const int nc = int(eos - c0 < C ? eos - c0 : C), vw = int(V - v0 < BV ? V - v0 : BV);
   const int tid = threadIdx.x, warp = tid / 32;
@@ -1207,15 +1210,16 @@ Status launch_dqk(const BwdParams& p, const Layout& l, cudaStream_t stream, int6
   static_assert(bytes <= 113 * 1024, "sm90_glr_bwd_dqk: two CTAs per SM");
   auto* dqk = &sm90_glr_bwd_dqk<E, kScalarGate, KT, kVar>;
   if (Status st = allow_smem(dqk, bytes); !st.ok()) return st;
-  const dim3 grid = (kVar & kDqkRemap) ? dim3(unsigned(l.NT * *nkt), unsigned(s.H), unsigned(s.sequences()))
-                                       : dim3(unsigned(l.NT), unsigned(s.H * *nkt), unsigned(s.sequences()));
+  const fwd_split::ChunkGrid cg = fwd_split::chunk_grid(s, l.NT, l.slots);
+  const dim3 grid = (kVar & kDqkRemap) ? dim3(unsigned(cg.x * *nkt), unsigned(s.H), unsigned(cg.z))
+                                       : dim3(unsigned(cg.x), unsigned(s.H * *nkt), unsigned(cg.z));
   dqk<<<grid, kThreads, bytes, stream>>>(
       static_cast<const E*>(p.q), static_cast<const E*>(p.k), static_cast<const E*>(p.v), static_cast<const E*>(p.dO),
       static_cast<const float*>(p.g), reinterpret_cast<const E*>(states_base(p) + l.S),
       reinterpret_cast<const E*>(ws + l.dS),
       reinterpret_cast<const float*>(ws + l.seeds), static_cast<E*>(p.dq), static_cast<E*>(p.dk),
-      static_cast<float*>(p.dg), reinterpret_cast<float*>(ws + l.dgp), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT, l.slots,
-      nvt_seed, float(p.scale));
+      static_cast<float*>(p.dg), reinterpret_cast<float*>(ws + l.dgp), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT,
+      s.sequences(), l.slots, nvt_seed, float(p.scale));
   return {};
 }
 
@@ -1257,10 +1261,11 @@ Status launch_kp(const BwdParams& p, cudaStream_t stream) {
     constexpr size_t dv_bytes = DvPlan(KP).total;
     auto* dvk = &sm90_glr_bwd_dv<E, kScalarGate, KP>;
     if (Status st = allow_smem(dvk, dv_bytes); !st.ok()) return st;
-    dvk<<<dim3(unsigned(l.NT), unsigned(s.H * cdiv(s.V, kBV)), unsigned(N)), kThreads, dv_bytes, stream>>>(
+    const fwd_split::ChunkGrid cg = fwd_split::chunk_grid(s, l.NT, l.slots);
+    dvk<<<dim3(unsigned(cg.x), unsigned(s.H * cdiv(s.V, kBV)), unsigned(cg.z)), kThreads, dv_bytes, stream>>>(
         reinterpret_cast<const E*>(sb + l.Kd), static_cast<const E*>(p.dO), reinterpret_cast<const E*>(sb + l.A),
         reinterpret_cast<const E*>(ws + l.dS), static_cast<E*>(p.dv), reinterpret_cast<const float*>(ws + l.dgp),
-        static_cast<float*>(p.dg), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT, l.slots, nkt, float(p.scale));
+        static_cast<float*>(p.dg), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT, N, l.slots, nkt, float(p.scale));
   }
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return status("launch", e);
   return {};
@@ -1279,7 +1284,7 @@ Status launch_gate(const BwdParams& p, cudaStream_t stream) {
 inline bool takes(const Shape& s) {
   return (s.dtype == DType::bf16 || s.dtype == DType::f16) && s.K <= fwd_split::kMaxK && s.chunk == C &&
          s.sequences() <= 65535 && s.H * cdiv(s.V, kBV) <= 65535 && s.H * k_tiles(s.K) <= 65535 &&
-         cdiv(s.T, C) * k_tiles(s.K) <= 0x7fffffff;  // kernel 4's grid in either order
+         (cdiv(s.T, C) + (s.cu_seqlens ? 2 * s.sequences() : 0)) * k_tiles(s.K) <= 0x7fffffff;  // kernel 4's grid x (chunk_grid)
 }
 
 inline size_t workspace_bytes(const Shape& s) { return takes(s) ? layout(s).bytes : 0; }

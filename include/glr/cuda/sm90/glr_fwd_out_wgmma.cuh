@@ -62,21 +62,22 @@ struct OutWgmmaSmem {
 
 }  // namespace fwd_split
 
-/// 3. (GLR_FWD_WGMMA) o = scale·((q ⊙ 2^b)·S_c + A·v) on wgmma; grid (NT, H·ceil(V / BV), N), 256 threads.
+/// 3. (GLR_FWD_WGMMA) o = scale·((q ⊙ 2^b)·S_c + A·v) on wgmma; grid (NT, H·ceil(V / BV), N) (varlen:
+/// chunk_grid), 256 threads.
 template <class E, int BV, int KP>
 __global__ void __launch_bounds__(fwd_split::kThreads)
     sm90_glr_fwd_out_wgmma(const E* __restrict__ Qg, const E* __restrict__ v, const E* __restrict__ A,
                            const E* __restrict__ Sws, E* __restrict__ o, const int64_t* __restrict__ cu, int64_t T,
-                           int64_t H, int64_t K, int64_t V, int64_t NT, float scale) {
+                           int64_t H, int64_t K, int64_t V, int64_t NT, int64_t N, float scale) {
   using namespace fwd_split;
   using L = OutWgmmaSmem<KP, BV>;
   extern __shared__ __align__(1024) unsigned char smem_wg[];
   unsigned char* sm = smem_wg + (kSw128Atom - wgmma::smem_addr(smem_wg) % kSw128Atom) % kSw128Atom;
   const int64_t nvt = cdiv(V, BV);
   const int64_t h = blockIdx.y / nvt, v0 = (blockIdx.y % nvt) * BV;
-  int64_t bos, eos;
-  const int64_t slot = first_slot(cu, blockIdx.z, T, NT, &bos, &eos) + blockIdx.x;
-  const int64_t c0 = bos + int64_t(blockIdx.x) * C;
+  int64_t bos, eos, chunk;
+  const int64_t slot = chunk_cta(cu, blockIdx.x, blockIdx.z, N, T, NT, &chunk, &bos, &eos);
+  const int64_t c0 = bos + chunk * C;
   if (c0 >= eos) return;
 #if defined(GLR_SM90A_DEVICE)
   {
@@ -165,10 +166,10 @@ __global__ void __launch_bounds__(fwd_split::kThreads)
   // sm90_glr_fwd_out's path: a non-finite v tile, or no wgmma in this pass.
   // NOTES: two calls, not a loop over the sub-tiles: the loop took the sm_90a kernel from 70 registers to
   // 201 (BV = 128, KP = 64; ptxas, nvcc 13.0).
-  out_tile<E, 64, KP>(sm, Qg, v, A, Sws, o, cu, T, H, K, V, NT, scale, h, v0);
+  out_tile<E, 64, KP>(sm, Qg, v, A, Sws, o, cu, T, H, K, V, NT, N, scale, h, v0);
   if (BV == 128 && v0 + 64 < V) {  // uniform per CTA
     __syncthreads();  // the first sub-tile's shared tiles are read no more
-    out_tile<E, 64, KP>(sm, Qg, v, A, Sws, o, cu, T, H, K, V, NT, scale, h, v0 + 64);
+    out_tile<E, 64, KP>(sm, Qg, v, A, Sws, o, cu, T, H, K, V, NT, N, scale, h, v0 + 64);
   }
 }
 
@@ -186,10 +187,11 @@ Status launch_out_wgmma(const FwdParams& p, cudaStream_t stream) {
     constexpr size_t bytes = OutWgmmaSmem<KP, BV>::bytes;
     auto* kernel = &sm90_glr_fwd_out_wgmma<E, BV, KP>;
     if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
-    kernel<<<dim3(unsigned(l.NT), unsigned(s.H * cdiv(s.V, BV)), unsigned(s.sequences())), kThreads, bytes,
-             stream>>>(reinterpret_cast<const E*>(ws + l.Qg), static_cast<const E*>(p.v),
-                       reinterpret_cast<const E*>(ws + l.A), reinterpret_cast<const E*>(ws + l.S),
-                       static_cast<E*>(p.o), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT, float(p.scale));
+    const ChunkGrid cg = chunk_grid(s, l.NT, l.slots);
+    kernel<<<dim3(unsigned(cg.x), unsigned(s.H * cdiv(s.V, BV)), unsigned(cg.z)), kThreads, bytes, stream>>>(
+        reinterpret_cast<const E*>(ws + l.Qg), static_cast<const E*>(p.v), reinterpret_cast<const E*>(ws + l.A),
+        reinterpret_cast<const E*>(ws + l.S), static_cast<E*>(p.o), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT,
+        s.sequences(), float(p.scale));
     return {};
   };
   if (out_wgmma_bv(KP, s.V) == 128) return go(std::integral_constant<int, 128>{});

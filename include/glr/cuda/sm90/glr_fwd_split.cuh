@@ -32,7 +32,8 @@
 /// computes chunk c. Chunk slots: chunk c of sequence n is slot first_slot(n) + c with first_slot =
 /// n·(NT+1) (fixed length) or 2n + ⌊bos/64⌋ (varlen), as the backward numbers them (glr_bwd.cuh):
 /// unique and below slots() without reading cu_seqlens on the host. The parallel kernels launch
-/// ceil(T/64) chunk CTAs per sequence; a CTA past its sequence's end returns at once.
+/// ceil(T/64) chunk CTAs per sequence at fixed length, one CTA per slot varlen (chunk_cta finds its
+/// sequence on the device); a CTA past its sequence's end returns at once.
 #pragma once
 
 #include <mma.h>
@@ -80,6 +81,15 @@ struct Layout {
 };
 
 inline size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+
+/// The x and z extents of a per-chunk kernel's grid (chunk_cta): (NT, N) at fixed length, (slots, 1)
+/// varlen — a CTA per slot, not one per chunk of every sequence's T.
+struct ChunkGrid {
+  int64_t x = 0, z = 0;
+};
+inline ChunkGrid chunk_grid(const Shape& s, int64_t NT, int64_t slots) {
+  return s.cu_seqlens ? ChunkGrid{slots, 1} : ChunkGrid{NT, s.sequences()};
+}
 
 /// Columns of K per slice of the vector-gate prep kernel: 32 keeps its shared memory at 48 KB, four
 /// CTAs per SM (PrepSmem).
@@ -208,6 +218,44 @@ __device__ __forceinline__ int64_t first_slot(const int64_t* cu, int64_t n, int6
                                               int64_t* eos) {
   sequence_range(cu, n, T, bos, eos);
   return cu ? 2 * n + *bos / C : n * (NT + 1);
+}
+
+/// The chunk that CTA (x, ·, z) of a per-chunk kernel (prep, out, dqk, dv) owns: its sequence's time
+/// range in [*bos, *eos), the chunk's index in *chunk; returns its slot. The grid is chunk_grid's:
+///   - fixed length, (NT, ·, N): sequence z, chunk x;
+///   - varlen, (slots, ·, 1), N >= 1: x is the slot itself. The sequence is the last n whose chunk 0's
+///     slot f(n) = 2n + ⌊bos_n/C⌋ is <= x, and the chunk is x − f(n); a slot past its sequence's chunks
+///     (at most three between two sequences) owns none (chunk·C >= eos − bos: the caller returns).
+/// f increases with n (cu non-decreasing, clamped as sequence_range clamps it), so each warp finds n by
+/// itself: 32 values of f a round, ⌈log32 N⌉ rounds, the same n in every warp. Where cu breaks its
+/// contract the search still ends at an n with f(n) <= x (or owns none), so no two CTAs own one
+/// (n, chunk). NOTES: one first_slot call for both forms, after the search — with a call in each
+/// branch the vector prep spilled 48 B at its 64-register cap (nvcc 13, -Xptxas -v).
+/// Why not (NT, ·, N) for varlen as well: N·NT CTAs of which all but about NT + N return at once — at
+/// 16 sequences 94% of them, each holding an SM's slot while it reads cu (bench/results/glr-bwd-split.md,
+/// "Session 47").
+__device__ __forceinline__ int64_t chunk_cta(const int64_t* cu, int64_t x, int64_t z, int64_t N, int64_t T,
+                                             int64_t NT, int64_t* chunk, int64_t* bos, int64_t* eos) {
+  int64_t n = z;
+  *chunk = x;
+  if (cu) {
+    auto f = [&](int64_t m) {  // chunk 0's slot of sequence m
+      const int64_t b = cu[m];
+      return 2 * m + (b < 0 ? 0 : (b > T ? T : b)) / C;
+    };
+    int64_t lo = 0, hi = N;  // f(lo) <= x; the sequence is in [lo, hi)
+    const int lane = int(threadIdx.x % 32);
+    while (hi - lo > 1) {  // uniform per warp
+      const int64_t step = (hi - lo + 31) / 32, m = lo + step * lane;
+      const unsigned le = __ballot_sync(0xffffffffu, m < hi && f(m) <= x);  // lane 0's (m = lo): below
+      lo += step * (31 - __clz(int(le | 1u)));
+      hi = lo + step < hi ? lo + step : hi;
+    }
+    n = lo;
+    const int64_t f0 = f(lo);
+    *chunk = f0 <= x ? x - f0 : NT + 1;  // before sequence 0's first chunk (or N = 0): none, past any end
+  }
+  return first_slot(cu, n, T, NT, bos, eos) + *chunk;
 }
 
 /// 2^(b_i − b_r) for the later factor of an off-diagonal block (i > r, r the reference row):
@@ -449,7 +497,8 @@ __device__ __forceinline__ void redo_diagonal_per_pair(E* qs, E* ks, float* bs, 
 
 }  // namespace fwd_split
 
-/// 1a. Everything of one chunk that the state does not touch, vector gate; grid (NT, H, N). K runs in
+/// 1a. Everything of one chunk that the state does not touch, vector gate; grid (NT, H, N) (varlen: (slots, H,
+/// 1), chunk_grid). K runs in
 /// slices of KS = 32 columns (48 KB of shared memory, four CTAs per SM); per slice:
 ///   - b = Σ_{i' <= i} g·log2e down each column, in order, in shared memory (rows past the chunk's
 ///     end add 0, so they hold b_last; columns past K hold 0);
@@ -480,7 +529,7 @@ template <class E, int KS>
 __global__ void __launch_bounds__(fwd_split::kThreads, 4)
     sm90_glr_fwd_prep(const E* __restrict__ q, const E* __restrict__ k, const float* __restrict__ g,
                       E* __restrict__ A, E* __restrict__ Qg, E* __restrict__ Kd, float* __restrict__ El,
-                      const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t NT) {
+                      const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t NT, int64_t N) {
   using namespace fwd_split;
   namespace wmma = nvcuda::wmma;
   using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major>;
@@ -499,9 +548,9 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
   float* yt = reinterpret_cast<float*>(smem_raw + L::yt);
   float* af = reinterpret_cast<float*>(smem_raw + L::af);
 
-  int64_t bos, eos;
-  const int64_t slot = first_slot(cu, blockIdx.z, T, NT, &bos, &eos) + blockIdx.x;
-  const int64_t c0 = bos + int64_t(blockIdx.x) * C, h = blockIdx.y;
+  int64_t bos, eos, chunk;
+  const int64_t slot = chunk_cta(cu, blockIdx.x, blockIdx.z, N, T, NT, &chunk, &bos, &eos);
+  const int64_t c0 = bos + chunk * C, h = blockIdx.y;
   if (c0 >= eos) return;
   const int nc = int(eos - c0 < C ? eos - c0 : C);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -681,7 +730,7 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 4)
   }
 }
 
-/// 1b. The same for the scalar gate; grid (NT, H, N), K in slices of KS = min(KP, 64) columns. b =
+/// 1b. The same for the scalar gate; grid (NT, H, N) (varlen: chunk_grid), K in slices of KS = min(KP, 64) columns. b =
 /// Σ g·log2e down the chunk (one column, broadcast over the slice); q·kᵀ on the lower 16-blocks
 /// (WMMA, the accumulators in registers across slices), then A_ij = (q·kᵀ)_ij 2^(b_i − b_j)
 /// (rounded, j > i selected to 0); q ⊙ 2^b, k ⊙ 2^(b_last − b) and 2^(b_last) to the workspace.
@@ -689,7 +738,8 @@ template <class E, int KS>
 __global__ void __launch_bounds__(fwd_split::kThreads, 3)
     sm90_glr_fwd_prep_scalar(const E* __restrict__ q, const E* __restrict__ k, const float* __restrict__ g,
                              E* __restrict__ A, E* __restrict__ Qg, E* __restrict__ Kd, float* __restrict__ El,
-                             const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t NT) {
+                             const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t NT,
+                             int64_t N) {
   using namespace fwd_split;
   namespace wmma = nvcuda::wmma;
   using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major>;
@@ -704,9 +754,9 @@ __global__ void __launch_bounds__(fwd_split::kThreads, 3)
   float* bs = reinterpret_cast<float*>(smem_raw + o_bs);
   float* af = reinterpret_cast<float*>(smem_raw + o_af);
 
-  int64_t bos, eos;
-  const int64_t slot = first_slot(cu, blockIdx.z, T, NT, &bos, &eos) + blockIdx.x;
-  const int64_t c0 = bos + int64_t(blockIdx.x) * C, h = blockIdx.y;
+  int64_t bos, eos, chunk;
+  const int64_t slot = chunk_cta(cu, blockIdx.x, blockIdx.z, N, T, NT, &chunk, &bos, &eos);
+  const int64_t c0 = bos + chunk * C, h = blockIdx.y;
   if (c0 >= eos) return;
   const int nc = int(eos - c0 < C ? eos - c0 : C);
   const int tid = threadIdx.x, warp = tid / 32;
@@ -952,7 +1002,7 @@ template <class E, int BV, int KP>
 __device__ __forceinline__ void out_tile(unsigned char* smem_raw, const E* __restrict__ Qg, const E* __restrict__ v,
                                          const E* __restrict__ A, const E* __restrict__ Sws, E* __restrict__ o,
                                          const int64_t* __restrict__ cu, int64_t T, int64_t H, int64_t K, int64_t V,
-                                         int64_t NT, float scale, int64_t h, int64_t v0) {
+                                         int64_t NT, int64_t N, float scale, int64_t h, int64_t v0) {
   namespace wmma = nvcuda::wmma;
   using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major>;
   using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major>;
@@ -965,9 +1015,9 @@ __device__ __forceinline__ void out_tile(unsigned char* smem_raw, const E* __res
   E* ss = reinterpret_cast<E*>(smem_raw + L::ss);
   float* of = reinterpret_cast<float*>(smem_raw + L::of);
 
-  int64_t bos, eos;
-  const int64_t slot = first_slot(cu, blockIdx.z, T, NT, &bos, &eos) + blockIdx.x;
-  const int64_t c0 = bos + int64_t(blockIdx.x) * C;
+  int64_t bos, eos, chunk;
+  const int64_t slot = chunk_cta(cu, blockIdx.x, blockIdx.z, N, T, NT, &chunk, &bos, &eos);
+  const int64_t c0 = bos + chunk * C;
   if (c0 >= eos) return;
   const int nc = int(eos - c0 < C ? eos - c0 : C), vw = int(V - v0 < BV ? V - v0 : BV);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -1028,15 +1078,15 @@ __device__ __forceinline__ void out_tile(unsigned char* smem_raw, const E* __res
 }  // namespace fwd_split
 
 /// 3. o = scale·((q ⊙ 2^b)·S_c + A·v): MMAs for the inter product and A's off-diagonal blocks, the
-/// diagonal blocks' A·v on FFMA over j <= i. Grid (NT, H·ceil(V / BV), N).
+/// diagonal blocks' A·v on FFMA over j <= i. Grid (NT, H·ceil(V / BV), N) (varlen: chunk_grid).
 template <class E, int BV, int KP>
 __global__ void __launch_bounds__(fwd_split::kThreads)
     sm90_glr_fwd_out(const E* __restrict__ Qg, const E* __restrict__ v, const E* __restrict__ A,
                      const E* __restrict__ Sws, E* __restrict__ o, const int64_t* __restrict__ cu, int64_t T,
-                     int64_t H, int64_t K, int64_t V, int64_t NT, float scale) {
+                     int64_t H, int64_t K, int64_t V, int64_t NT, int64_t N, float scale) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const int64_t nvt = fwd_split::cdiv(V, BV);
-  fwd_split::out_tile<E, BV, KP>(smem_raw, Qg, v, A, Sws, o, cu, T, H, K, V, NT, scale, blockIdx.y / nvt,
+  fwd_split::out_tile<E, BV, KP>(smem_raw, Qg, v, A, Sws, o, cu, T, H, K, V, NT, N, scale, blockIdx.y / nvt,
                                  (blockIdx.y % nvt) * BV);
 }
 
@@ -1086,13 +1136,14 @@ Status launch_prep(const FwdParams& p, cudaStream_t stream) {
   const Layout l = layout(s);
   if (l.NT == 0) return {};
   auto* ws = place(p, l).st;
-  const dim3 grid(unsigned(l.NT), unsigned(s.H), unsigned(s.sequences()));
+  const ChunkGrid cg = chunk_grid(s, l.NT, l.slots);
+  const dim3 grid(unsigned(cg.x), unsigned(s.H), unsigned(cg.z));
   auto go = [&](auto* kernel, size_t bytes) -> Status {
     if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
     kernel<<<grid, kThreads, bytes, stream>>>(
         static_cast<const E*>(p.q), static_cast<const E*>(p.k), static_cast<const float*>(p.g),
         reinterpret_cast<E*>(ws + l.A), reinterpret_cast<E*>(ws + l.Qg), reinterpret_cast<E*>(ws + l.Kd),
-        reinterpret_cast<float*>(ws + l.El), s.cu_seqlens, s.T, s.H, s.K, l.NT);
+        reinterpret_cast<float*>(ws + l.El), s.cu_seqlens, s.T, s.H, s.K, l.NT, s.sequences());
     return {};
   };
   if constexpr (kScalarGate) {
@@ -1140,10 +1191,11 @@ Status launch_out(const FwdParams& p, cudaStream_t stream) {
   constexpr size_t bytes = OutSmem<KP, BV>::bytes;
   auto* kernel = &sm90_glr_fwd_out<E, BV, KP>;
   if (Status st = allow_smem(kernel, bytes); !st.ok()) return st;
-  kernel<<<dim3(unsigned(l.NT), unsigned(s.H * cdiv(s.V, BV)), unsigned(s.sequences())), kThreads, bytes, stream>>>(
+  const ChunkGrid cg = chunk_grid(s, l.NT, l.slots);
+  kernel<<<dim3(unsigned(cg.x), unsigned(s.H * cdiv(s.V, BV)), unsigned(cg.z)), kThreads, bytes, stream>>>(
       reinterpret_cast<const E*>(ws + l.Qg), static_cast<const E*>(p.v), reinterpret_cast<const E*>(ws + l.A),
       reinterpret_cast<const E*>(ws + l.S), static_cast<E*>(p.o), s.cu_seqlens, s.T, s.H, s.K, s.V, l.NT,
-      float(p.scale));
+      s.sequences(), float(p.scale));
   return {};
 }
 
