@@ -123,9 +123,9 @@ int main(int argc, char** argv) {
     for (Gate gate : {Gate::vector, Gate::scalar}) {
       Case c; c.T = 150; c.K = 64; c.V = 48; c.gate = gate; c.kbad_t = 101; c.kbad_k = 7; c.kbad = bad; c.seed = 80; cases.push_back(c);
     }
-  if (!quick) {  // 70 sequences, empty ones and chunk-crossing ones among them: chunk_cta's search, two rounds of 32
+  if (!quick) {  // 40 sequences, empty ones and chunk-crossing ones among them: chunk_cta's search, two rounds of 32
     Case m; m.cu = {0};
-    for (int s = 0; s < 70; ++s) m.cu.push_back(m.cu.back() + (s % 7 == 3 ? 0 : (37 * s) % 90 + 1));
+    for (int s = 0; s < 40; ++s) m.cu.push_back(m.cu.back() + (s % 7 == 3 ? 0 : (37 * s) % 100 + 1));
     m.T = m.cu.back(); m.H = 1; m.K = 32; m.V = 24; m.seed = 55; cases.push_back(m);
   }
   if (argc > 1 && std::string(argv[1]) == "huge") {  // a known limit of the default (docs/glr.md, "Range")
