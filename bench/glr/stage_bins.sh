@@ -9,7 +9,7 @@
 #   e.g. bench/glr/stage_bins.sh .xfer/ab build "" dstate3
 #
 # GLR_DEFINES: a ;-list of switches (include/glr/cuda/sm90/switches.cuh), "" for the defaults; AB:
-# timer variants to add (glr/CMakeLists.txt: noseg dstate3 nohoist range earlyb). Prints what DEST holds and its
+# timer variants to add (glr/CMakeLists.txt: noseg dstate3 nohoist range). Prints what DEST holds and its
 # size: the device tool carries 64 MiB with the tree (about 5 MB); pack DEST with `tar cJf` when over.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: stage_bins.sh DEST BUILD_DIR [GLR_DEFINES [AB...]]" >&2; exit 2; }

@@ -106,14 +106,6 @@ inline constexpr bool kDstateNoHoist = true;
 inline constexpr bool kDstateNoHoist = kDstateCtas > 2;
 #endif
 
-/// Whether dqk forms b while q, k and V tile 0 are still landing (GLR_DQK_EARLY_B, A/B `earlyb`;
-/// bit-identical: the same b, the same loads): g's copies go first, in a cp.async group of their own.
-#ifdef GLR_DQK_EARLY_B
-inline constexpr bool kDqkEarlyB = true;
-#else
-inline constexpr bool kDqkEarlyB = false;
-#endif
-
 /// Columns of K per CTA of kernels 3 and 4 (K padded to KP): 64, or KP below that.
 __host__ __device__ constexpr int k_tile(int KP) { return KP < 64 ? KP : 64; }
 /// K tiles of kernels 3 and 4 for K (KP = 32, 64, 128 or 256 as launch_gate picks it).
@@ -179,9 +171,9 @@ inline const unsigned char* states_base(const BwdParams& p) {
 /// memory; the forward's prep forms it the same way): rows >= nc add 0, so they hold b_last (a
 /// padded row adds no decay); columns >= kw hold 0; the scalar gate's one column is broadcast over
 /// the kw live columns. In two steps: chunk_b_load starts g's copies (the vector gate's as a cp.async
-/// group of their own; the scalar gate's column by plain loads), chunk_b_form waits for them and forms b
-/// (every thread; ends on a barrier). kPending: the cp.async groups the caller committed after g's, which
-/// may still be in flight when b is formed (0: wait for all of them, as before GLR_DQK_EARLY_B).
+/// group of their own; the scalar gate's column by plain loads), chunk_b_form waits for every copy in
+/// flight and forms b (every thread; ends on a barrier). Forming b while the chunk's other tiles still
+/// land (g's group first, `earlyb`, session 46) was within noise on an H100 (session 47) and is gone.
 template <int KT, bool kScalarGate>
 __device__ __forceinline__ void chunk_b_load(float* bs, int ld, const float* g, int64_t c0, int nc, int64_t h,
                                              int64_t H, int64_t K, int64_t k0, int kw) {
@@ -193,9 +185,9 @@ __device__ __forceinline__ void chunk_b_load(float* bs, int ld, const float* g, 
   }
 }
 
-template <int KT, bool kScalarGate, int kPending>
+template <int KT, bool kScalarGate>
 __device__ __forceinline__ void chunk_b_form(float* bs, int ld, int kw) {
-  cp_async_wait<kPending>();
+  cp_async_wait<0>();
   __syncthreads();
   for (int x = threadIdx.x; x < (kScalarGate ? 1 : KT); x += kThreads) {  // down each column, in order
     float a = 0.f;
@@ -624,21 +616,12 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   };
   float seed = 0.f;
   if constexpr (kPipe) seed = seed_sum();
-  // GLR_DQK_EARLY_B: b formed while q, k and V tile 0 are still landing (the V loop waits for them) — the
-  // vector gate's g copied first, in a group of its own, the scalar gate's column loaded after the copies
-  // are issued; else b after all of them have landed.
-  if constexpr (kDqkEarlyB && !kScalarGate) chunk_b_load<KT, kScalarGate>(bs, LB, g, c0, nc, h, H, K, k0, kw);
   async_tile<KT>(qs, LQ, q + (c0 * H + h) * K + k0, H * K, C, nc, kw);
   async_tile<KT>(ks, LQ, k + (c0 * H + h) * K + k0, H * K, C, nc, kw);
   if constexpr (kPipe) load_v_tile(0, 0);  // V tile 0 with them (P and Q, the odd tiles' buffer, are free until the loop ends)
   cp_async_commit();
-  if constexpr (kDqkEarlyB) {
-    if constexpr (kScalarGate) chunk_b_load<KT, kScalarGate>(bs, LB, g, c0, nc, h, H, K, k0, kw);
-    chunk_b_form<KT, kScalarGate, 1>(bs, LB, kw);  // q, k and V tile 0 may still be in flight
-  } else {
-    chunk_b_load<KT, kScalarGate>(bs, LB, g, c0, nc, h, H, K, k0, kw);
-    chunk_b_form<KT, kScalarGate, 0>(bs, LB, kw);  // q, k and V tile 0 have landed too
-  }
+  chunk_b_load<KT, kScalarGate>(bs, LB, g, c0, nc, h, H, K, k0, kw);
+  chunk_b_form<KT, kScalarGate>(bs, LB, kw);  // q, k and V tile 0 have landed too
 
   // ---- V loop: DV += do·vᵀ (lower blocks), Xq += do·S_cᵀ, Xk += v·G_cᵀ ----
   FragC accD[2], accQ[kPer], accK[kPer];

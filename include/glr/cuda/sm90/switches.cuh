@@ -32,20 +32,18 @@
 ///                          and compared; session 45 at 70f6b0c: a per-half max of the raw bits): the forward
 ///                          0.5-2.9% and the backward 0.5-3.8% slower on an H100, so it stayed a switch.
 ///                          Session 46: nothing in the forward's slice loop; eight compares a thread and the
-///                          vote on a barrier the default has, once per CTA.
-///   GLR_DQK_EARLY_B        dqk forms b while its q, k and first V tile are still landing: the vector gate's g
-///                          in a cp.async group of its own, copied first; the scalar gate's column loaded
-///                          after the copies are issued (glr_bwd_split.cuh, kDqkEarlyB; `earlyb`;
-///                          bit-identical). Session 43's profile put 8.7% of dqk's stall samples on b's pass
-///                          for 1.7% of its instructions: two warps walk the columns while six wait, after
-///                          every tile has landed.
+///                          vote on a barrier the default has, once per CTA. Session 47 (an H100): the
+///                          forward within noise (−1.2…+1.0%), the backward 0.1–1.8% slower (dqk's per-row
+///                          vote); its 39 glr controls pass the 12 gates.
 /// Removed after their A/B: GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a
 /// thread (`tstride`; session 35: within ±3% of the default); GLR_DQK_WGMMA (`dqkwg`, dqk's V and
 /// off-diagonal products on wgmma: 1.00-1.11x the default backward's time) and GLR_DQK_DIAG_WGMMA
 /// (`dqkdiag`, its bf16 diagonal blocks on wgmma too: 1.30-1.75x), session 43 on an H100, removed in
 /// session 44 (bench/results/glr-bwd-split.md; the code is in git before that commit); GLR_DQK_LEAN
 /// (`dqklean`, dqk's factored diagonal with ex2.approx.ftz within the span and 16-byte DV rows, bit-identical:
-/// -0.8% to +0.7% on an H100 in session 45), removed the same session (the code is in git at 70f6b0c). wgmma.cuh keeps
+/// -0.8% to +0.7% on an H100 in session 45), removed the same session (the code is in git at 70f6b0c);
+/// GLR_DQK_EARLY_B (`earlyb`, dqk's b formed while its q, k and first V tile land, bit-identical: −0.9% to
+/// +1.1% on an H100 in session 47), removed the same session (the code is in git at c9ffc42). wgmma.cuh keeps
 /// the M-major A operand (imm-trans-a) that dqkwg used, tested by GlrCudaSm90Wgmma.MMajorA.
 /// Gone into the default after their gate run (bench/results/glr-gates.md): the register walk,
 /// dstate's four columns a pass, dqk's factored diagonal and dv's diagonal rows (session 34, GLR_NEXT
