@@ -34,7 +34,10 @@
 ///                          Session 46: nothing in the forward's slice loop; eight compares a thread and the
 ///                          vote on a barrier the default has, once per CTA. Session 47 (an H100): the
 ///                          forward within noise (−1.2…+1.0%), the backward 0.1–1.8% slower (dqk's per-row
-///                          vote); its 39 glr controls pass the 12 gates.
+///                          vote); its 39 glr controls pass the 12 gates. Those timers were ff845db's; since
+///                          b4f631d (chunk_cta) this switch's vector prep spills 4 B at its 64-register cap
+///                          (-Xptxas -v; none in the default): recomputing the chunk in the cold path or a
+///                          32-bit chunk index did not remove it.
 /// Removed after their A/B: GLR_ASYNC_TILE_STRIDED, dstate's and dv's tile prefetch at a fixed stride a
 /// thread (`tstride`; session 35: within ±3% of the default); GLR_DQK_WGMMA (`dqkwg`, dqk's V and
 /// off-diagonal products on wgmma: 1.00-1.11x the default backward's time) and GLR_DQK_DIAG_WGMMA
