@@ -243,17 +243,17 @@ __device__ __forceinline__ int64_t chunk_cta(const int64_t* cu, int64_t x, int64
       const int64_t b = cu[m];
       return 2 * m + (b < 0 ? 0 : (b > T ? T : b)) / C;
     };
-    int64_t lo = 0, hi = N;  // f(lo) <= x; the sequence is in [lo, hi)
+    int64_t lo = 0, hi = N;  // the sequence is in [lo, hi); f(lo) <= x unless no sequence's is (lo = 0)
     const int lane = int(threadIdx.x % 32);
     while (hi - lo > 1) {  // uniform per warp
       const int64_t step = (hi - lo + 31) / 32, m = lo + step * lane;
-      const unsigned le = __ballot_sync(0xffffffffu, m < hi && f(m) <= x);  // lane 0's (m = lo): below
-      lo += step * (31 - __clz(int(le | 1u)));
+      const unsigned le = __ballot_sync(0xffffffffu, m < hi && f(m) <= x);
+      lo += step * (31 - __clz(int(le | 1u)));  // the last lane whose f is <= x; lane 0 (m = lo) if none
       hi = lo + step < hi ? lo + step : hi;
     }
     n = lo;
     const int64_t f0 = f(lo);
-    *chunk = f0 <= x ? x - f0 : NT + 1;  // before sequence 0's first chunk (or N = 0): none, past any end
+    *chunk = f0 <= x ? x - f0 : NT + 1;  // before sequence 0's first chunk: none (past any sequence's end)
   }
   return first_slot(cu, n, T, NT, bos, eos) + *chunk;
 }
