@@ -170,23 +170,18 @@ inline const unsigned char* states_base(const BwdParams& p) {
 /// b = Σ_{i' <= i} g·log2e down the columns [k0, k0 + kw) of one chunk into bs [C][ld] (shared
 /// memory; the forward's prep forms it the same way): rows >= nc add 0, so they hold b_last (a
 /// padded row adds no decay); columns >= kw hold 0; the scalar gate's one column is broadcast over
-/// the kw live columns. In two steps: chunk_b_load starts g's copies (the vector gate's as a cp.async
-/// group of their own; the scalar gate's column by plain loads), chunk_b_form waits for every copy in
-/// flight and forms b (every thread; ends on a barrier). Forming b while the chunk's other tiles still
-/// land (g's group first, `earlyb`, session 46) was within noise on an H100 (session 47) and is gone.
+/// the kw live columns. Called by every thread; waits for all of its cp.async groups; ends on a barrier.
+/// (Forming b while the chunk's other tiles still land, `earlyb`, was within noise on an H100 in
+/// session 47 and is gone.)
 template <int KT, bool kScalarGate>
-__device__ __forceinline__ void chunk_b_load(float* bs, int ld, const float* g, int64_t c0, int nc, int64_t h,
-                                             int64_t H, int64_t K, int64_t k0, int kw) {
+__device__ __forceinline__ void chunk_b(float* bs, int ld, const float* g, int64_t c0, int nc, int64_t h, int64_t H,
+                                        int64_t K, int64_t k0, int kw) {
   if constexpr (!kScalarGate) {
     async_tile<KT>(bs, ld, g + (c0 * H + h) * K + k0, H * K, C, nc, kw);
     cp_async_commit();
   } else {
     for (int i = threadIdx.x; i < C; i += kThreads) bs[i * ld] = i < nc ? g[(c0 + i) * H + h] : 0.f;
   }
-}
-
-template <int KT, bool kScalarGate>
-__device__ __forceinline__ void chunk_b_form(float* bs, int ld, int kw) {
   cp_async_wait<0>();
   __syncthreads();
   for (int x = threadIdx.x; x < (kScalarGate ? 1 : KT); x += kThreads) {  // down each column, in order
@@ -620,8 +615,7 @@ __global__ void __launch_bounds__(bwd_split::kThreads, 2)
   async_tile<KT>(ks, LQ, k + (c0 * H + h) * K + k0, H * K, C, nc, kw);
   if constexpr (kPipe) load_v_tile(0, 0);  // V tile 0 with them (P and Q, the odd tiles' buffer, are free until the loop ends)
   cp_async_commit();
-  chunk_b_load<KT, kScalarGate>(bs, LB, g, c0, nc, h, H, K, k0, kw);
-  chunk_b_form<KT, kScalarGate>(bs, LB, kw);  // q, k and V tile 0 have landed too
+  chunk_b<KT, kScalarGate>(bs, LB, g, c0, nc, h, H, K, k0, kw);  // q, k and V tile 0 have landed too
 
   // ---- V loop: DV += do·vᵀ (lower blocks), Xq += do·S_cᵀ, Xk += v·G_cᵀ ----
   FragC accD[2], accQ[kPer], accK[kPer];
