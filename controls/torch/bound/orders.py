@@ -65,3 +65,46 @@ def chunked_cumsum(x, dim, chunk=64):
     carry = torch.cat([torch.zeros_like(totals[..., :1]), totals[..., :-1]], -1)
     out = (inner + carry.unsqueeze(-1)).reshape(x.shape)[..., :n]
     return out.movedim(-1, dim)
+
+
+def running_sum(x, dim, acc=torch.float32):
+    """A thread's sequential sum along `dim`: one running total, one term at a time, in order. acc
+    bf16: the total kept (every addition rounded) in bf16."""
+    x = x.movedim(dim, -1)
+    s = torch.zeros(x.shape[:-1], dtype=acc)
+    for j in range(x.shape[-1]):
+        s = s + x[..., j].to(acc)
+    return s.float()
+
+
+def online_logsumexp(x, dim, acc=torch.float32, lanes=64):
+    """logsumexp along `dim` in one pass, as a GPU kernel's lanes compute it: lane l takes elements
+    l, l + lanes, ... keeping a running max m and the sum s of exp(x - m), rescaled by exp(m_old - m)
+    when m grows; then the lanes merge pairwise, and the result is m + log(s). The guards of
+    flash-attention's online softmax: a lane whose max is -inf adds nothing, one whose max is +inf
+    carries +inf (no inf - inf); NaN propagates through the max. acc bf16: s kept in bf16."""
+    x = x.movedim(dim, -1).float()
+    n = x.shape[-1]
+    pad = (-n) % lanes
+    if pad:
+        x = torch.cat([x, x.new_full(x.shape[:-1] + (pad,), float("-inf"))], -1)
+    x = x.reshape(x.shape[:-1] + (-1, lanes))  # [..., steps, lanes]
+
+    def scale(m_old, m_new):  # exp(m_old - m_new), 1 where both are the same infinity
+        return torch.where(m_old == m_new, torch.ones_like(m_old), torch.exp(m_old - m_new))
+
+    m = x.new_full(x.shape[:-2] + (lanes,), float("-inf"))
+    s = torch.zeros(m.shape, dtype=acc)
+    for j in range(x.shape[-2]):
+        v = x[..., j, :]
+        nm = torch.maximum(m, v)
+        s = (s.float() * scale(m, nm)).to(acc) + scale(v, nm).to(acc)
+        m = nm
+    while m.shape[-1] > 1:
+        m0, m1, s0, s1 = m[..., 0::2], m[..., 1::2], s[..., 0::2].float(), s[..., 1::2].float()
+        nm = torch.maximum(m0, m1)
+        s = (s0 * scale(m0, nm) + s1 * scale(m1, nm)).to(acc)
+        m = nm
+    m, s = m[..., 0], s[..., 0].float()
+    # a row of -inf only: log(0) = -inf, m = -inf, the sum -inf (torch's answer)
+    return torch.where(torch.isneginf(m), m, m + torch.log(s))
