@@ -611,6 +611,20 @@ std::string out_of_memory_reason(const nlohmann::ordered_json& rec) {
   return "";
 }
 
+/// Why a pair's result may be the machine's, not the candidate's: a gate stopped at the per-call
+/// timeout (TIMEOUT, not the overall --max-time), which a saturated host or a shared GPU can cause
+/// in a call that takes seconds alone. "" when not.
+std::string call_timeout_reason(const nlohmann::ordered_json& rec) {
+  if (!rec["report"].is_object() || !rec["report"].contains("gates") || !rec["report"]["gates"].is_array()) return "";
+  for (const auto& g : rec["report"]["gates"]) {
+    if (!g.is_object() || g.value("verdict", "") != "TIMEOUT") continue;
+    const std::string evidence = g.value("evidence", "");
+    if (evidence.find("--max-time") != std::string::npos) continue;  // the run's own limit: not a call's
+    return fmt::format("gate {} TIMEOUT: {}", g.value("id", "?"), evidence);
+  }
+  return "";
+}
+
 }  // namespace
 
 CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback& on_pair) {
@@ -929,11 +943,18 @@ CorpusRunSummary run_corpus(const CorpusOptions& o, const CorpusProgressCallback
       fs::remove(c.err_path, rm);
       fs::remove_all(c.tmp_dir, rm);
       const std::string oom = out_of_memory_reason(rec);
+      // NOTES: a call that ran past the per-call timeout beside others is judged as a pair that ran
+      // past --pair-timeout there: run again beside fewer, and a TIMEOUT alone stands (session 48:
+      // the problem's own Model of level2/56_Matmul_Sigmoid_Sum, a 4 GiB weight, took 10.8 s for its
+      // first call beside 7 pairs on an H100 and TIMEOUT at 10 s in values, a false FAIL).
+      const std::string slow_call = oom.empty() && !timed_out ? call_timeout_reason(rec) : "";
+      const bool out_of_time = timed_out || !slow_call.empty();
       // A retry runs beside fewer than this run had beside it (room), so the halving ends alone.
-      if ((!oom.empty() || timed_out) && c.beside > 0) {
+      if ((!oom.empty() || out_of_time) && c.beside > 0) {
         const std::string reason = one_line(
-            fmt::format("ran out of {} beside {} other pair{} ({})", timed_out ? "time" : "memory", c.beside,
-                        c.beside == 1 ? "" : "s", timed_out ? rec.value("error", std::string()) : oom), 600);
+            fmt::format("ran out of {} beside {} other pair{} ({})", out_of_time ? "time" : "memory", c.beside,
+                        c.beside == 1 ? "" : "s",
+                        timed_out ? rec.value("error", std::string()) : !slow_call.empty() ? slow_call : oom), 600);
         const int next = c.beside / 2;
         const CorpusPair pair = c.pair;
         running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));  // c is gone from here on

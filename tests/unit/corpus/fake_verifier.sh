@@ -15,6 +15,9 @@
 #   slowonce     the first time (leaves S.slow) sleep 1000, past any pair timeout; pass after
 #   spin         a child process of its own keeps a core busy for 1-2 s (waited for); pass
 #   oom          a FAIL report whose numerics CRASHed out of GPU memory (out_of_memory: true), exit 1
+#   calltimeout  a FAIL report whose numerics stopped at the per-call timeout (TIMEOUT), exit 1
+#   calltimeoutonce  calltimeout the first time (leaves S.slow), pass after
+#   maxtime      a FAIL report whose numerics was stopped by the overall limit (TIMEOUT, --max-time), exit 1
 #   oomonce      oom the first time (leaves S.oom), pass after
 #   killonce     the first time (leaves S.oom) kill itself with SIGKILL, as the kernel's OOM killer would; pass after
 #   oomsetup     the first time (leaves S.oom) say "kcv: ... CUDA out of memory ..." and exit 2; pass after
@@ -48,13 +51,14 @@ set -- $(sed -n '1s/^# fake: //p' "$sol")
 mode="${1:-pass}"; secs="${2:-0}"
 if [ "$mode" = oombeside ]; then fits="$2"; secs="${3:-0}"; fi
 [ "$secs" != 0 ] && sleep "$secs"
-report() {  # $1 verdict, $2 numerics verdict, $3 numerics' out_of_memory (default false), $4 layout verdict
+report() {  # $1 verdict, $2 numerics verdict, $3 numerics' out_of_memory (default false), $4 layout verdict,
+            # $5 numerics' evidence
   nconv=""; lconv=""
   [ "$2" != PASS ] && nconv=',"convention":"own"'
   [ "${4:-PASS}" != PASS ] && lconv=',"convention":"library"'
   cat > "$json" <<JSON
 {"schema":"kcv.report/1","op":"kernelbench","candidate":"$sol","backend":"cpu","seed":"7","verdict":"$1",
- "gates":[{"id":"numerics","verdict":"$2","tolerance_independent":false,"cases":3,"seconds":0.1,"evidence":"","seed":"1","failing_case":-1,"out_of_memory":${3:-false}$nconv},
+ "gates":[{"id":"numerics","verdict":"$2","tolerance_independent":false,"cases":3,"seconds":0.1,"evidence":"${5:-}","seed":"1","failing_case":-1,"out_of_memory":${3:-false}$nconv},
           {"id":"layout","verdict":"${4:-PASS}","tolerance_independent":true,"cases":2,"seconds":0.1,"evidence":"","seed":"2","failing_case":-1$lconv}],
  "kernelbench":{"compile_seconds":0.5,"baseline":{"verdict":"pass","trials":5,"atol":0.01,"rtol":0.01,"max_abs_diff":0.0,"detail":""}}}
 JSON
@@ -71,6 +75,10 @@ case "$mode" in
   nojson) exit 0 ;;
   badjson) echo "{not json" > "$json"; exit 1 ;;
   oom) report FAIL CRASH true; exit 1 ;;
+  calltimeout) report FAIL TIMEOUT false PASS "case 0 (scaled 1e4): worker no progress for 10 s in call 0"; exit 1 ;;
+  calltimeoutonce) [ -e "$sol.slow" ] && { report PASS PASS; exit 0; }; : > "$sol.slow"
+    report FAIL TIMEOUT false PASS "case 0 (scaled 1e4): worker no progress for 10 s in call 0"; exit 1 ;;
+  maxtime) report FAIL TIMEOUT false PASS "case 0: was stopped: the overall limit (--max-time 5 s) ran out"; exit 1 ;;
   oombeside) others=$(( $(grep -c '^start ' "$FAKE_EVENT_LOG") - $(grep -c '^end ' "$FAKE_EVENT_LOG") - 1 ))
     # out of memory: still there 0.3 s later, so the others that started with it count it too
     [ "$others" -gt "$fits" ] && { sleep 0.3; report FAIL CRASH true; exit 1; }; report PASS PASS; exit 0 ;;

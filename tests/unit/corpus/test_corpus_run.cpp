@@ -592,6 +592,37 @@ TEST(CorpusRun, APairThatTimedOutBesideOthersRunsAgainBesideFewerThenAlone) {
   EXPECT_EQ(allowed, (std::vector<int>{1, 1, 0}));
 }
 
+TEST(CorpusRun, APairWhoseCallTimedOutBesideOthersRunsAgainBesideFewerThenAlone) {
+  // Session 48 on an H100: the problem's own Model of level2/56_Matmul_Sigmoid_Sum (a 4 GiB weight)
+  // took 10.8 s for a first call beside 7 other pairs, and its values gate's call TIMEOUT at 10 s:
+  // a FAIL the machine made. A per-call TIMEOUT beside others is judged as a pair timeout there.
+  TempDir t;
+  const std::string d = t / "corpus", out = t / "out";
+  add_pair(d, "a_slowcall", "solution.py", "calltimeoutonce 0.3");
+  add_pair(d, "b_hangs", "solution.py", "calltimeout 0.3");
+  add_pair(d, "c_pass", "solution.py", "pass 1.5");    // beside both
+  add_pair(d, "d_maxtime", "solution.py", "maxtime 0.3");  // the run's own --max-time: not retried
+  const CorpusRunSummary s = run_corpus(stub_options(d, out, stub_verifier(t.path()), 4));
+  EXPECT_EQ(s.verified_pass, 2);  // c, and a when run again
+  EXPECT_EQ(s.verified_fail, 2);  // b's TIMEOUT alone stands; d's as it came
+  EXPECT_EQ(s.retried, 2);
+  const auto records = read_journal(out + "/journal.jsonl");
+  const auto r = by_key(records);
+  EXPECT_EQ(r.at("a_slowcall/solution.py")["report"]["verdict"], "PASS");
+  const std::string why = r.at("a_slowcall/solution.py")["retried"];
+  EXPECT_NE(why.find("ran out of time beside 3 other pairs (gate numerics TIMEOUT: case 0 (scaled 1e4): worker no "
+                     "progress for 10 s"), std::string::npos) << why;
+  EXPECT_EQ(r.at("b_hangs/solution.py")["report"]["verdict"], "FAIL");
+  const std::string hung = r.at("b_hangs/solution.py")["retried_alone"];
+  EXPECT_NE(hung.find("ran out of time beside 1 other pair (gate numerics TIMEOUT"), std::string::npos) << hung;
+  EXPECT_FALSE(r.at("d_maxtime/solution.py").contains("retried"));
+  EXPECT_FALSE(r.at("c_pass/solution.py").contains("retried"));
+  std::vector<int> allowed;
+  for (const auto& rec : records)
+    if (rec["kind"] == "retry") allowed.push_back(rec["beside_at_most"].get<int>());
+  EXPECT_EQ(allowed, (std::vector<int>{1, 1, 0}));
+}
+
 TEST(CorpusAdmission, OutOfMemoryLowersTheLimitToThePairsStillRunningAndEachCleanEndRaisesItByOne) {
   Admission a(14);
   EXPECT_EQ(a.limit(), 14);
