@@ -121,6 +121,18 @@ def _lower(t):
     return m * (1 - 2 * U) if m > 0 else m * (1 + 2 * U)
 
 
+def _fp32_exact(t, chunk=1 << 20):
+    """Every element of float64 t equal to its rounding to fp32 (NaN counted exact), tested a chunk
+    at a time. The rounding error E of such a tensor is all zeros: one scalar instead of a tensor of
+    t's size (the full form made five temporaries of t's size on the way; a 2^27-element input then
+    took over 5 GB of the reference server's memory)."""
+    flat = t.reshape(-1)
+    for c in flat.split(chunk):
+        if not bool(((c.float().double() == c) | torch.isnan(c)).all()):
+            return False
+    return True
+
+
 def _finite(t):
     """torch.isfinite for a floating tensor in one pass (torch 1.13's takes four)."""
     return t.abs() <= torch.finfo(t.dtype).max
@@ -204,10 +216,10 @@ class BoundMode(TorchDispatchMode):
             return hit[1]
         # Not made under the mode: an input or a weight (fp32 values widened: exact), or a
         # float64 constant the Model holds: its rounding to fp32.
-        if t.is_floating_point() and t.dtype == torch.float64:
+        if t.is_floating_point() and t.dtype == torch.float64 and not _fp32_exact(t):
             E = (t - t.float().double()).abs() / U
             E = E.masked_fill_(~(E <= DBL_MAX), 0.0)
-        else:
+        else:  # exact (a widened fp32 input or weight, the common case): E = 0, one scalar
             E = torch.zeros((), dtype=torch.float64, device=t.device)
         track = Track(E, E, P=_lower(t))
         self.put(t, track)
@@ -467,9 +479,9 @@ class BoundMode(TorchDispatchMode):
             if not isinstance(o, torch.Tensor) or not (o.is_floating_point() or o.dtype == torch.bool):
                 results.append(None)
                 continue
-            results.append({"dev": torch.zeros(o.shape, dtype=torch.float64, device=o.device),
-                            "wdev": torch.zeros(o.shape, dtype=torch.float64, device=o.device),
-                            "free": torch.zeros(o.shape, dtype=torch.bool, device=o.device)})
+            # NOTES: None until an input's interval adds to it (0 then): an op on exact inputs, the
+            # common case, holds no deviation tensors (three of the output's size, and E, W their sums).
+            results.append({"dev": None, "wdev": None, "free": None})
 
         finite_out = {}
 
@@ -487,6 +499,9 @@ class BoundMode(TorchDispatchMode):
         def unit(ratio, o):
             return torch.broadcast_to(ratio, o.shape) if ratio is not None else 1.0
 
+        def add_free(r, free):
+            r["free"] = free if r["free"] is None else r["free"].logical_or_(free)
+
         if len(spots) == 2:
             # NOTES: two perturbed inputs: their four joint corners (the cross term of a product,
             # x*y's dx*dy, included). The spread scales with the larger of the two W/E ratios.
@@ -497,13 +512,14 @@ class BoundMode(TorchDispatchMode):
                     for k, o in enumerate(outs):
                         if results[k] is not None:
                             dev, free = deviation(k, o, got[k])
-                            results[k]["dev"] = torch.maximum(results[k]["dev"], dev)
-                            results[k]["free"] |= free
+                            r = results[k]  # (its dev is this op's own: kept in place)
+                            r["dev"] = dev if r["dev"] is None else torch.maximum(r["dev"], dev, out=r["dev"])
+                            add_free(results[k], free)
             ratio = ri if rj is None else rj if ri is None else torch.maximum(ri, rj)
             if ri is None or rj is None:
                 ratio = None if (ri is None and rj is None) else (torch.clamp_min(ratio, 1.0))
             for k, o in enumerate(outs):
-                if results[k] is not None:
+                if results[k] is not None and results[k]["dev"] is not None:
                     results[k]["wdev"] = results[k]["dev"] * unit(ratio, o)
         else:
             # One, or three and more: each input's interval alone (its two ends), summed.
@@ -514,12 +530,14 @@ class BoundMode(TorchDispatchMode):
                     for k, o in enumerate(outs):
                         if results[k] is not None:
                             dev, free = deviation(k, o, got[k])
-                            per[k] = dev if per[k] is None else torch.maximum(per[k], dev)
-                            results[k]["free"] |= free
+                            per[k] = dev if per[k] is None else torch.maximum(per[k], dev, out=per[k])
+                            add_free(results[k], free)
                 for k, o in enumerate(outs):
                     if results[k] is not None and per[k] is not None:
-                        results[k]["dev"] = results[k]["dev"] + per[k]
-                        results[k]["wdev"] = results[k]["wdev"] + per[k] * unit(ratio, o)
+                        r = results[k]
+                        w = per[k] * unit(ratio, o)
+                        r["dev"] = per[k] if r["dev"] is None else r["dev"].add_(per[k])
+                        r["wdev"] = w if r["wdev"] is None else r["wdev"].add_(w)
         S_in = None
         for t in _tensors((args, kwargs)):
             s = self.get(t).status_in()
@@ -531,13 +549,16 @@ class BoundMode(TorchDispatchMode):
             if r is None:
                 continue
             if o.dtype == torch.bool:
-                self.finish(o, (r["dev"] > 0).to(torch.float64), (r["dev"] > 0).to(torch.float64), S_in)
+                flips = torch.zeros(o.shape, dtype=torch.float64, device=o.device) if r["dev"] is None else \
+                    (r["dev"] > 0).to(torch.float64)
+                self.finish(o, flips, flips.clone(), S_in)
                 continue
-            own = rho * o.abs().to(torch.float64) + (ETA if rho else 0.0) + ABSOLUTE.get(name, 0.0)
-            E = r["dev"] + own
-            W = r["wdev"] + own
+            # (in place: the same three roundings as rho·|o| + ETA + ABSOLUTE, without two temporaries)
+            own = o.abs().to(torch.float64).mul_(rho).add_(ETA if rho else 0.0).add_(ABSOLUTE.get(name, 0.0))
+            E = own if r["dev"] is None else r["dev"] + own
+            W = own if r["wdev"] is None else r["wdev"] + own  # E and W may be one tensor: never written in place
             S = S_in
-            if bool(r["free"].any()):
+            if r["free"] is not None and bool(r["free"].any()):
                 f = r["free"].to(torch.uint8) * 2
                 S = f if S is None else torch.maximum(S.expand(f.shape), f)
             self.finish(o, E, W, S, P=self.elementwise_nonneg(name, args))
