@@ -514,7 +514,7 @@ class BoundMode(TorchDispatchMode):
                             dev, free = deviation(k, o, got[k])
                             r = results[k]  # (its dev is this op's own: kept in place)
                             r["dev"] = dev if r["dev"] is None else torch.maximum(r["dev"], dev, out=r["dev"])
-                            add_free(results[k], free)
+                            add_free(r, free)
             ratio = ri if rj is None else rj if ri is None else torch.maximum(ri, rj)
             if ri is None or rj is None:
                 ratio = None if (ri is None and rj is None) else (torch.clamp_min(ratio, 1.0))

@@ -17,10 +17,7 @@ def split_sum(x, dim, parts=64, acc=torch.float32, keepdim=False):
     if acc == torch.float32:
         part = x.sum(-1)
     else:
-        # each partial a running sum in acc, one term at a time (a thread's accumulator)
-        part = x[..., 0].to(acc)
-        for k in range(1, per):
-            part = part + x[..., k].to(acc)
+        part = _running(x, acc)  # each partial a running sum in acc (a thread's accumulator)
     while part.shape[-1] > 1:
         if part.shape[-1] % 2:
             part = torch.cat([part, part.new_zeros(part.shape[:-1] + (1,))], -1)
@@ -67,14 +64,21 @@ def chunked_cumsum(x, dim, chunk=64):
     return out.movedim(-1, dim)
 
 
+def _running(x, acc):
+    """The running total along the last dim, one term at a time, in order, kept in acc (every
+    addition rounded to it); 0 over no terms."""
+    if x.shape[-1] == 0:
+        return torch.zeros(x.shape[:-1], dtype=acc)
+    s = x[..., 0].to(acc)
+    for j in range(1, x.shape[-1]):
+        s = s + x[..., j].to(acc)
+    return s
+
+
 def running_sum(x, dim, acc=torch.float32):
     """A thread's sequential sum along `dim`: one running total, one term at a time, in order. acc
     bf16: the total kept (every addition rounded) in bf16."""
-    x = x.movedim(dim, -1)
-    s = torch.zeros(x.shape[:-1], dtype=acc)
-    for j in range(x.shape[-1]):
-        s = s + x[..., j].to(acc)
-    return s.float()
+    return _running(x.movedim(dim, -1), acc).float()
 
 
 def online_logsumexp(x, dim, acc=torch.float32, lanes=64):

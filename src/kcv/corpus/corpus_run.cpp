@@ -599,30 +599,31 @@ nlohmann::ordered_json result_record(const Child& c, int status, bool timed_out,
   return r;
 }
 
+/// "gate ID VERDICT: evidence" of the first gate of rec's report that `pick` takes; "" when none.
+template <class Pick>
+std::string first_gate_reason(const nlohmann::ordered_json& rec, Pick pick) {
+  if (!rec["report"].is_object() || !rec["report"].contains("gates") || !rec["report"]["gates"].is_array()) return "";
+  for (const auto& g : rec["report"]["gates"])
+    if (g.is_object() && pick(g))
+      return fmt::format("gate {} {}: {}", g.value("id", "?"), g.value("verdict", "?"), g.value("evidence", ""));
+  return "";
+}
+
 /// Why a pair's result may be the machine's, not the candidate's: it ran out of GPU or host memory
 /// (a gate flagged out_of_memory, or the verifier's error says so). "" when not.
 std::string out_of_memory_reason(const nlohmann::ordered_json& rec) {
   if (rec.contains("error") && rec["error"].is_string() && mentions_out_of_memory(rec["error"].get<std::string>()))
     return fmt::format("{}: {}", rec["status"].get<std::string>(), rec["error"].get<std::string>());
-  if (!rec["report"].is_object() || !rec["report"].contains("gates") || !rec["report"]["gates"].is_array()) return "";
-  for (const auto& g : rec["report"]["gates"])
-    if (g.is_object() && g.value("out_of_memory", false))
-      return fmt::format("gate {} {}: {}", g.value("id", "?"), g.value("verdict", "?"), g.value("evidence", ""));
-  return "";
+  return first_gate_reason(rec, [](const auto& g) { return g.value("out_of_memory", false); });
 }
 
 /// Why a pair's result may be the machine's, not the candidate's: a gate stopped at the per-call
 /// timeout (TIMEOUT, not the overall --max-time), which a saturated host or a shared GPU can cause
 /// in a call that takes seconds alone. "" when not.
 std::string call_timeout_reason(const nlohmann::ordered_json& rec) {
-  if (!rec["report"].is_object() || !rec["report"].contains("gates") || !rec["report"]["gates"].is_array()) return "";
-  for (const auto& g : rec["report"]["gates"]) {
-    if (!g.is_object() || g.value("verdict", "") != "TIMEOUT") continue;
-    const std::string evidence = g.value("evidence", "");
-    if (evidence.find("--max-time") != std::string::npos) continue;  // the run's own limit: not a call's
-    return fmt::format("gate {} TIMEOUT: {}", g.value("id", "?"), evidence);
-  }
-  return "";
+  return first_gate_reason(rec, [](const auto& g) {  // (--max-time: the run's own limit, not a call's)
+    return g.value("verdict", "") == "TIMEOUT" && g.value("evidence", "").find("--max-time") == std::string::npos;
+  });
 }
 
 }  // namespace

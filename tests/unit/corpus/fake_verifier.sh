@@ -15,7 +15,10 @@
 #   slowonce     the first time (leaves S.slow) sleep 1000, past any pair timeout; pass after
 #   spin         a child process of its own keeps a core busy for 1-2 s (waited for); pass
 #   oom          a FAIL report whose numerics CRASHed out of GPU memory (out_of_memory: true), exit 1
-#   calltimeout  a FAIL report whose numerics stopped at the per-call timeout (TIMEOUT), exit 1
+#   calltimeout  a FAIL report whose numerics stopped at the per-call timeout (TIMEOUT), exit 1; each run
+#                appends a line to S.runs
+#   passwhen F N pass once the file F (relative to S's directory) has N lines (at most 30 s): a pair that
+#                runs until another pair has run N times (mode, F and N are the line's three words)
 #   calltimeoutonce  calltimeout the first time (leaves S.slow), pass after
 #   maxtime      a FAIL report whose numerics was stopped by the overall limit (TIMEOUT, --max-time), exit 1
 #   oomonce      oom the first time (leaves S.oom), pass after
@@ -50,6 +53,7 @@ fi
 set -- $(sed -n '1s/^# fake: //p' "$sol")
 mode="${1:-pass}"; secs="${2:-0}"
 if [ "$mode" = oombeside ]; then fits="$2"; secs="${3:-0}"; fi
+if [ "$mode" = passwhen ]; then wait_file="$(dirname "$sol")/$2"; wait_n="$3"; secs=0; fi
 [ "$secs" != 0 ] && sleep "$secs"
 report() {  # $1 verdict, $2 numerics verdict, $3 numerics' out_of_memory (default false), $4 layout verdict,
             # $5 numerics' evidence
@@ -63,6 +67,7 @@ report() {  # $1 verdict, $2 numerics verdict, $3 numerics' out_of_memory (defau
  "kernelbench":{"compile_seconds":0.5,"baseline":{"verdict":"pass","trials":5,"atol":0.01,"rtol":0.01,"max_abs_diff":0.0,"detail":""}}}
 JSON
 }
+slow_call="case 0 (scaled 1e4): worker no progress for 10 s in call 0"  # calltimeout's evidence
 case "$mode" in
   pass) report PASS PASS; exit 0 ;;
   fail) report FAIL FAIL; exit 1 ;;
@@ -75,9 +80,11 @@ case "$mode" in
   nojson) exit 0 ;;
   badjson) echo "{not json" > "$json"; exit 1 ;;
   oom) report FAIL CRASH true; exit 1 ;;
-  calltimeout) report FAIL TIMEOUT false PASS "case 0 (scaled 1e4): worker no progress for 10 s in call 0"; exit 1 ;;
+  calltimeout) echo run >> "$sol.runs"; report FAIL TIMEOUT false PASS "$slow_call"; exit 1 ;;
+  passwhen) i=0; while [ "$(cat "$wait_file" 2>/dev/null | wc -l)" -lt "$wait_n" ] && [ $i -lt 600 ]; do
+      sleep 0.05; i=$((i + 1)); done; report PASS PASS; exit 0 ;;
   calltimeoutonce) [ -e "$sol.slow" ] && { report PASS PASS; exit 0; }; : > "$sol.slow"
-    report FAIL TIMEOUT false PASS "case 0 (scaled 1e4): worker no progress for 10 s in call 0"; exit 1 ;;
+    report FAIL TIMEOUT false PASS "$slow_call"; exit 1 ;;
   maxtime) report FAIL TIMEOUT false PASS "case 0: was stopped: the overall limit (--max-time 5 s) ran out"; exit 1 ;;
   oombeside) others=$(( $(grep -c '^start ' "$FAKE_EVENT_LOG") - $(grep -c '^end ' "$FAKE_EVENT_LOG") - 1 ))
     # out of memory: still there 0.3 s later, so the others that started with it count it too

@@ -600,7 +600,9 @@ TEST(CorpusRun, APairWhoseCallTimedOutBesideOthersRunsAgainBesideFewerThenAlone)
   const std::string d = t / "corpus", out = t / "out";
   add_pair(d, "a_slowcall", "solution.py", "calltimeoutonce 0.3");
   add_pair(d, "b_hangs", "solution.py", "calltimeout 0.3");
-  add_pair(d, "c_pass", "solution.py", "pass 3");  // beside both first runs and both retries of a and b
+  // c runs until b has run twice: beside every first run and b's first retry, whatever the machine's load,
+  // so b's third run, alone, waits for it to end.
+  add_pair(d, "c_pass", "solution.py", "passwhen ../b_hangs/solution.py.runs 2");
   add_pair(d, "d_maxtime", "solution.py", "maxtime 0.3");  // the run's own --max-time: not retried
   const CorpusRunSummary s = run_corpus(stub_options(d, out, stub_verifier(t.path()), 4));
   EXPECT_EQ(s.verified_pass, 2);  // c, and a when run again
