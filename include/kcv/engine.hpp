@@ -49,6 +49,10 @@ struct GateReport {
   /// judgement's evidence, says so; mentions_out_of_memory): the verdict may depend on what else
   /// ran on the machine at the time.
   bool out_of_memory = false;
+  /// A case that did not pass was stopped by the overall limit (--max-time), not by its own calls
+  /// (CaseRun::out_of_time): the gate's TIMEOUT says how long the run was allowed, not how long
+  /// the candidate takes. A corpus run retries a per-call TIMEOUT beside other pairs, never this.
+  bool stopped_at_max_time = false;
   /// Calls that outlasted the per-call timeout within their compile grace (first at their shape
   /// in their worker); the evidence names the first.
   int64_t compile_grace_calls = 0;

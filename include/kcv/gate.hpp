@@ -127,6 +127,9 @@ struct CaseRun {
   /// Where the runner placed the case's buffers when it varied them (CallSpec::fixed_placement),
   /// for the evidence of a failing case; empty when it did not.
   std::string placement;
+  /// A timeout that was the overall limit (--max-time) running out, not the case's own calls
+  /// outlasting the per-call timeout: the run's budget, not a fact about the candidate.
+  bool out_of_time = false;
 };
 
 /// The element closest to (or furthest past) its bound in a comparison: error and bound.

@@ -206,6 +206,7 @@ GateRun run_gate(const Gate& gate, const GateContext& ctx, Runner& runner, uint6
         rep.failing.push_back({index, chunk[i].label, j.verdict, library_convention(chunk[i])});
         if (mentions_out_of_memory(run.log) || mentions_out_of_memory(j.evidence))
           rep.out_of_memory = true;
+        if (run.out_of_time) rep.stopped_at_max_time = true;
         if (rep.failing_case < 0) {
           rep.failing_case = index;
           rep.verdict = j.verdict;

@@ -184,6 +184,7 @@ std::vector<CaseRun> Runner::run(const std::vector<Case>& cases) {
     if (std::chrono::steady_clock::now() >= opt_.deadline) {
       CaseRun late;
       late.status = RunStatus::timeout;
+      late.out_of_time = true;
       late.detail = fmt::format("not run: the overall limit (--max-time {:g} s) ran out", opt_.max_time_s);
       late.calls.resize(cases[i].calls.size());
       runs.push_back(std::move(late));

@@ -618,11 +618,12 @@ std::string out_of_memory_reason(const nlohmann::ordered_json& rec) {
 }
 
 /// Why a pair's result may be the machine's, not the candidate's: a gate stopped at the per-call
-/// timeout (TIMEOUT, not the overall --max-time), which a saturated host or a shared GPU can cause
-/// in a call that takes seconds alone. "" when not.
+/// timeout (TIMEOUT, not flagged stopped_at_max_time: the run's own limit, which a retry would only
+/// spend again), which a saturated host or a shared GPU can cause in a call that takes seconds
+/// alone. "" when not. NOTES: the flag, not the evidence's text, which can quote a candidate's log.
 std::string call_timeout_reason(const nlohmann::ordered_json& rec) {
-  return first_gate_reason(rec, [](const auto& g) {  // (--max-time: the run's own limit, not a call's)
-    return g.value("verdict", "") == "TIMEOUT" && g.value("evidence", "").find("--max-time") == std::string::npos;
+  return first_gate_reason(rec, [](const auto& g) {
+    return g.value("verdict", "") == "TIMEOUT" && !g.value("stopped_at_max_time", false);
   });
 }
 

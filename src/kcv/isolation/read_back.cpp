@@ -140,6 +140,7 @@ void mark_abnormal(CaseRun& run, const Case& cs, int first, const Exchange& ex, 
                    bool failed_late) {
   const Records& r = ex.records;
   run.status = ex.timed_out ? RunStatus::timeout : RunStatus::crash;
+  run.out_of_time = ex.timed_out && ex.out_of_time;
   if (r.fault.known && r.fault.call >= first && r.fault.call < first + static_cast<int>(cs.calls.size())) {
     run.fault = r.fault;
     run.fault.call -= first;

@@ -59,6 +59,7 @@ nlohmann::json report_to_json(const Report& r) {
       gates.back()["worst"] = {{"error", g.worst->error}, {"bound", g.worst->bound}};
     // NOTES: written only when set, so reports without it read the same as before.
     if (g.out_of_memory) gates.back()["out_of_memory"] = true;
+    if (g.stopped_at_max_time) gates.back()["stopped_at_max_time"] = true;
     if (g.compile_grace_calls > 0) gates.back()["compile_grace_calls"] = g.compile_grace_calls;
     gates.back()["seconds_by_part"] = {{"make", g.make_seconds}, {"calls", g.calls_seconds},
                                        {"reference", g.reference_seconds}, {"judging", g.judging_seconds}};
@@ -130,6 +131,7 @@ Report report_from_json(const nlohmann::json& j) {
       gr.seed = std::stoull(g.at("seed").get<std::string>());
       gr.failing_case = g.value("failing_case", int64_t{-1});
       gr.out_of_memory = g.value("out_of_memory", false);
+      gr.stopped_at_max_time = g.value("stopped_at_max_time", false);
       if (g.contains("failing_cases"))
         for (const auto& f : g["failing_cases"])
           gr.failing.push_back({f.at("case").get<int64_t>(), f.at("label").get<std::string>(),

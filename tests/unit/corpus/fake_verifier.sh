@@ -20,7 +20,7 @@
 #   passwhen F N pass once the file F (relative to S's directory) has N lines (at most 30 s): a pair that
 #                runs until another pair has run N times (mode, F and N are the line's three words)
 #   calltimeoutonce  calltimeout the first time (leaves S.slow), pass after
-#   maxtime      a FAIL report whose numerics was stopped by the overall limit (TIMEOUT, --max-time), exit 1
+#   maxtime      a FAIL report whose numerics was stopped by the overall limit (TIMEOUT flagged stopped_at_max_time), exit 1
 #   oomonce      oom the first time (leaves S.oom), pass after
 #   killonce     the first time (leaves S.oom) kill itself with SIGKILL, as the kernel's OOM killer would; pass after
 #   oomsetup     the first time (leaves S.oom) say "kcv: ... CUDA out of memory ..." and exit 2; pass after
@@ -67,7 +67,9 @@ report() {  # $1 verdict, $2 numerics verdict, $3 numerics' out_of_memory (defau
  "kernelbench":{"compile_seconds":0.5,"baseline":{"verdict":"pass","trials":5,"atol":0.01,"rtol":0.01,"max_abs_diff":0.0,"detail":""}}}
 JSON
 }
-slow_call="case 0 (scaled 1e4): worker no progress for 10 s in call 0"  # calltimeout's evidence
+# calltimeout's evidence; the log it quotes names --max-time, as a candidate's output can: the report's
+# stopped_at_max_time flag, not the text, says whether the run's own limit stopped it
+slow_call="case 0 (scaled 1e4): worker no progress for 10 s in call 0 [log: usage: --max-time]"
 case "$mode" in
   pass) report PASS PASS; exit 0 ;;
   fail) report FAIL FAIL; exit 1 ;;
@@ -85,7 +87,8 @@ case "$mode" in
       sleep 0.05; i=$((i + 1)); done; report PASS PASS; exit 0 ;;
   calltimeoutonce) [ -e "$sol.slow" ] && { report PASS PASS; exit 0; }; : > "$sol.slow"
     report FAIL TIMEOUT false PASS "$slow_call"; exit 1 ;;
-  maxtime) report FAIL TIMEOUT false PASS "case 0: was stopped: the overall limit (--max-time 5 s) ran out"; exit 1 ;;
+  maxtime) report FAIL TIMEOUT false PASS "case 0: was stopped: the overall limit (--max-time 5 s) ran out"
+    sed -i 's/"out_of_memory":false/"out_of_memory":false,"stopped_at_max_time":true/' "$json"; exit 1 ;;
   oombeside) others=$(( $(grep -c '^start ' "$FAKE_EVENT_LOG") - $(grep -c '^end ' "$FAKE_EVENT_LOG") - 1 ))
     # out of memory: still there 0.3 s later, so the others that started with it count it too
     [ "$others" -gt "$fits" ] && { sleep 0.3; report FAIL CRASH true; exit 1; }; report PASS PASS; exit 0 ;;

@@ -25,13 +25,19 @@ struct Fixture {
   std::unique_ptr<Runner> runner;
   const Contract& softmax = *find_contract("softmax");
 
-  explicit Fixture(const std::string& source, double timeout = 5) {
+  /// max_time_s > 0: the overall limit (--max-time) runs out that many seconds from now.
+  explicit Fixture(const std::string& source, double timeout = 5, double max_time_s = 0) {
     candidate = Candidate::prepare(dir.file("cand.c", source), "cpu", dir.path());
     RunnerOptions o;
     o.worker = default_worker_path(Settings{});
     o.workdir = dir.path();
     o.timeout_s = timeout;
     o.canary_key = 1234;
+    if (max_time_s > 0) {
+      o.max_time_s = max_time_s;
+      o.deadline = std::chrono::steady_clock::now() +
+                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(max_time_s));
+    }
     runner = std::make_unique<Runner>(candidate, o);
   }
 
@@ -89,7 +95,27 @@ TEST(Isolation, EndlessLoopIgnoringSignalsIsATimeout) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].status, RunStatus::timeout);
+  EXPECT_FALSE(runs[0].out_of_time) << "the case's own call outlasted the per-call timeout";
   EXPECT_LT(secs, 10.0);
+}
+
+TEST(Isolation, ATimeoutOfTheOverallLimitIsFlaggedAsSuch) {
+  // The per-call timeout (100 s) never comes: --max-time (1 s) stops the endless call, and the
+  // case says it was the run's limit (a corpus run must not retry it as a slow call).
+  Fixture f(test::softmax_source("signal(SIGTERM, SIG_IGN); for (;;) {}"), 100.0, 1.0);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto runs = f.runner->run(f.cases(2));
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, RunStatus::timeout);
+  EXPECT_TRUE(runs[0].out_of_time) << runs[0].detail;
+  EXPECT_NE(runs[0].detail.find("--max-time"), std::string::npos) << runs[0].detail;
+  EXPECT_LT(secs, 20.0);
+  // A case not started before the limit is the limit's too.
+  auto late = f.runner->run(f.cases(1));
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0].status, RunStatus::timeout);
+  EXPECT_TRUE(late[0].out_of_time) << late[0].detail;
 }
 
 /// Host pids of live processes whose name is comm (zombies excluded).

@@ -215,6 +215,15 @@ TEST(Sandbox, MaxTimeEndsAVerificationWhoseCallsNeverFinish) {
   const std::string report((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(report.find("--max-time 4 s"), std::string::npos) << report;
   EXPECT_EQ(report.find("\"PASS\""), std::string::npos) << report;
+  // Every TIMEOUT here is the run's limit, and the report says so in a field of its own.
+  const auto j = nlohmann::json::parse(report);
+  int timeouts = 0;
+  for (const auto& g : j.at("gates"))
+    if (g.at("verdict") == "TIMEOUT") {
+      ++timeouts;
+      EXPECT_TRUE(g.value("stopped_at_max_time", false)) << g.dump();
+    }
+  EXPECT_GT(timeouts, 0) << report;
 }
 
 /// Direct children of pid (host pids).
