@@ -9,6 +9,7 @@
 #include "corpus_test_support.hpp"
 #include "kcv/backends/host_backend.hpp"
 #include "kcv/candidate.hpp"
+#include "kcv/engine.hpp"
 #include "kcv/gate.hpp"
 #include "kcv/kernelbench.hpp"
 
@@ -115,6 +116,36 @@ TEST(KernelBenchStructural, SmallProblemsAndProblemsWithoutSymbolsKeepTheirOwnSi
   const auto k_fixed = contract_for(fixed, big_rowsum("", "torch.randn(1030, 1025)"));
   EXPECT_TRUE(k_fixed->symbols.empty());
   EXPECT_EQ(k_fixed->structural_shape(), k_fixed->nominal());
+}
+
+TEST(KernelBenchStructural, OutOfMemoryAtASizeIsTheMachinesNotASizeTheModelRejects) {
+  // Session 49 on an H100 beside 5 other pairs: the problem's own Model, asked for its shapes at
+  // its own sizes, ran out of GPU memory, and kcv said "internal error: ... rejects"; at a swept
+  // size the same answer was cached as a rejection and the size left the sweep unflagged.
+  TempDir tmp;
+  const auto k = contract_for(tmp, problem_file("class Model(nn.Module):\n"
+                                                "    def forward(self, x):\n"
+                                                "        if x.shape[0] == 3:\n"
+                                                "            raise ValueError('rows must not be 3')\n"
+                                                "        if x.shape[0] == 7:\n"
+                                                "            raise RuntimeError('CUDA out of memory. Tried to allocate 2.00 GiB')\n"
+                                                "        return x * 2.0\n",
+                                                "batch_size = 16\ndim = 8\n", "[torch.randn(batch_size, dim)]"));
+  // A size the Model rejects stays a rejection, with the Model's reason.
+  EXPECT_FALSE(k->valid({{"batch_size", 3}, {"dim", 8}}));
+  EXPECT_NE(k->rejection({{"batch_size", 3}, {"dim", 8}}).find("rows must not be 3"), std::string::npos);
+  // Out of memory is a setup error that says so, every time it is asked (never cached as a rejection).
+  for (int again = 0; again < 2; ++again) {
+    try {
+      (void)k->valid({{"batch_size", 7}, {"dim", 8}});
+      ADD_FAILURE() << "out of memory taken for a rejection";
+    } catch (const SetupError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("ran out of memory at batch_size=7"), std::string::npos) << what;
+      EXPECT_TRUE(mentions_out_of_memory(what)) << what;  // a corpus run reruns it beside fewer
+    }
+  }
+  EXPECT_TRUE(k->valid({{"batch_size", 5}, {"dim", 8}}));
 }
 
 TEST(KernelBenchStructural, TheClippedGatesSaySoAndStillCatchAStridedRead) {
