@@ -328,6 +328,26 @@ def main():
     else:
         print("note: no CUDA device: the GPU checks (fp32 eager and torch.compile on cuda) did not run")
 
+    # Out of memory inside a rule is the machine's: the bound's run raises it (the reference then
+    # fails and says so), where any other failure of a rule makes the op unruled (calibrated floor).
+    saved = kb.BoundMode.multilinear
+    for msg, oom in (("CUDA out of memory. Tried to allocate 198.00 MiB", True), ("a rule's own bug", False)):
+        def failing(self, *a, msg=msg, **k):
+            raise RuntimeError(msg)
+        kb.BoundMode.multilinear = failing
+        try:
+            _, _, unruled = kb.run(torch.nn.Linear(8, 4).double(), [torch.randn(3, 8, dtype=torch.float64)])
+            if oom:
+                FAILURES.append(f"out of memory in a rule became an unruled op ({dict(unruled)}), not a failed run")
+            elif not any(msg in u for u in unruled):
+                FAILURES.append(f"a failing rule was not named among the unruled ops: {dict(unruled)}")
+        except RuntimeError as e:
+            if not oom or msg not in str(e):
+                FAILURES.append(f"the bound's run raised for a rule that is not out of memory: {e}")
+        finally:
+            kb.BoundMode.multilinear = saved
+    print("out of memory in a rule fails the bound's run; another failure of a rule makes the op unruled")
+
     # The case the issue found: the parallel scan's Inf * 0 where float64 gives a finite value.
     # It must occur here (or the test shows nothing), and only on elements marked free.
     hs = [j for j in JUDGED if j["label"].startswith("cumprod Hillis-Steele | wide")]
