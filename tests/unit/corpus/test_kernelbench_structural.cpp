@@ -146,6 +146,22 @@ TEST(KernelBenchStructural, OutOfMemoryAtASizeIsTheMachinesNotASizeTheModelRejec
     }
   }
   EXPECT_TRUE(k->valid({{"batch_size", 5}, {"dim", 8}}));
+
+  // Nor is a size whose inputs could not be made for want of memory taken for a size that is no
+  // symbol (the sweep would leave it out): the problem's setup fails and says why.
+  TempDir tmp2;
+  const std::string oom_inputs =
+      "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+      "        return x * 2.0\n\n\nbatch_size = 16\ndim = 8\n\n\ndef get_inputs():\n"
+      "    if batch_size == 17:\n"
+      "        raise RuntimeError('CUDA out of memory. Tried to allocate 2.00 GiB')\n"
+      "    return [torch.randn(batch_size, dim)]\n\n\ndef get_init_inputs():\n    return []\n";
+  try {
+    (void)contract_for(tmp2, oom_inputs);
+    ADD_FAILURE() << "out of memory while finding the symbols was taken for a size that is no symbol";
+  } catch (const SetupError& e) {
+    EXPECT_TRUE(mentions_out_of_memory(e.what())) << e.what();
+  }
 }
 
 TEST(KernelBenchStructural, TheClippedGatesSaySoAndStillCatchAStridedRead) {
