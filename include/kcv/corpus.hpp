@@ -194,6 +194,9 @@ struct CorpusRunSummary {
   int retried = 0;
   /// Verified pairs judged at clipped sizes (their problem is over KCV_MAX_ELEMENTS).
   int clipped_sizes = 0;
+  /// Verified pairs whose derived bound left some elements to the calibrated floor
+  /// (KernelRow::bound_calibrated).
+  int bound_calibrated = 0;
   /// Pairs of the shard with no result when the run returned: 0, unless it was asked to stop.
   int not_run = 0;
   /// CPU seconds of this invocation's verifiers and every process each waited for (first runs of

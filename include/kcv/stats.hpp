@@ -72,6 +72,10 @@ struct KernelRow {
   std::string retried;        // why the pair ran again ("" when it did not; corpus.hpp)
   int retried_beside_at_most = 0;  // how many pairs could run beside it then (0: alone)
   std::string reduced_sizes;  // why it was judged at clipped sizes ("" when at its own; kernelbench.hpp)
+  /// Where the derived bound left elements to the calibrated floor (an op without a rule, or one
+  /// fed by it): how many, and the ops the report names; "" when it judged every element itself
+  /// (or the bound was not derived: a builtin contract, KCV_TORCH_BOUND=calibrated).
+  std::string bound_calibrated;
   bool strict_pass = false;
   std::string baseline;    // pass | fail | error | missing
   int64_t failing_gates = 0;       // gates that did not pass and were not skipped
@@ -99,6 +103,7 @@ struct CorpusSummary {
   int64_t verified = 0, setup_error = 0, timeout = 0, verifier_crash = 0, other_status = 0;
   int64_t reports = 0;               // results that carry a report: the gate counts cover these
   int64_t reduced_sizes = 0;         // of those, judged at clipped sizes (over KCV_MAX_ELEMENTS)
+  int64_t bound_calibrated = 0;      // of those, the derived bound left some elements to the calibrated floor
 
   int64_t strict_pass = 0, strict_fail = 0;
   /// NOTES: a result that was not verified (no report) counts as rejected by both checks: it did

@@ -85,6 +85,10 @@ void print_summary(const CorpusRunSummary& s, const std::string& out) {
   if (s.clipped_sizes > 0)
     std::cout << fmt::format("  clipped sizes   {:>6}  (verified at clipped sizes: over KCV_MAX_ELEMENTS per call)\n",
                              s.clipped_sizes);
+  if (s.bound_calibrated > 0)
+    std::cout << fmt::format("  calibrated part {:>6}  (the derived bound left some elements to the calibrated floor: "
+                             "an op without a rule; the kernels table says which)\n",
+                             s.bound_calibrated);
   if (s.ran > 0)
     std::cout << fmt::format("  CPU             {:>6.0f} s  ({:.1f} s per pair run now: each verifier and the processes it "
                              "waited for)\n", s.cpu_seconds, s.cpu_seconds / s.ran);

@@ -164,6 +164,7 @@ CorpusRunSummary summarize_results(const std::vector<json>& records, const std::
   for (const KernelRow& k : c.kernels) {
     if (!k.retried.empty()) ++s.retried;
     if (!k.reduced_sizes.empty()) ++s.clipped_sizes;
+    if (!k.bound_calibrated.empty()) ++s.bound_calibrated;
     if (k.status == "setup_error") ++s.setup_errors;
     else if (k.status == "timeout") ++s.timeouts;
     else if (k.status != "verified") ++s.crashes;

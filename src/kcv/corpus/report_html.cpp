@@ -298,6 +298,11 @@ std::string runs_section(const CorpusSummary& s) {
                      "host (KCV_MAX_ELEMENTS): judged, every gate and the baseline, at clipped sizes; the kernels table "
                      "marks them.</p>\n",
                      s.reduced_sizes, s.reduced_sizes == 1 ? "" : "s");
+  if (s.bound_calibrated > 0)
+    o += fmt::format("<p class=\"note\">{} verified pair{} had some elements judged by the calibrated floor, not the "
+                     "derived bound (an op without a rule, or fed by one): the kernels table marks them and names the "
+                     "ops.</p>\n",
+                     s.bound_calibrated, s.bound_calibrated == 1 ? "" : "s");
   if (s.retries > 0)
     o += fmt::format("<p class=\"note\">{} time{} a pair ran out of memory or time beside other pairs and was set to run "
                      "again alone; the kernels table marks the results of those reruns.</p>\n",
@@ -433,6 +438,8 @@ std::string kernels_section(const CorpusSummary& s) {
     // Judged at clipped sizes: the verdicts are about those, and the row says so.
     if (!k.reduced_sizes.empty())
       status += fmt::format(" <span title=\"{}\">(clipped sizes)</span>", esc(truncate(k.reduced_sizes, 300)));
+    if (!k.bound_calibrated.empty())
+      status += fmt::format(" <span title=\"{}\">(calibrated in part)</span>", esc(truncate(k.bound_calibrated, 300)));
     o += fmt::format("<tr class=\"{}\"><td class=\"l\"><a href=\"#k{}\">{}</a></td><td class=\"l\">{}</td>"
                      "<td class=\"l v\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td>"
                      "<td class=\"l\">{}</td><td class=\"ev\">{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td>"
@@ -562,6 +569,7 @@ nlohmann::json corpus_summary_json(const CorpusSummary& s) {
       {"accepted_fail_tolerance_independent", s.accepted_fail_tolerance_independent},
       {"accepted_split", split(s.accepted_split)}, {"split", split(s.split)},
       {"mcnemar", {{"b", s.mcnemar.b}, {"c", s.mcnemar.c}, {"p", s.mcnemar.p}}},
+      {"reduced_sizes", s.reduced_sizes}, {"bound_calibrated", s.bound_calibrated},
       {"gates", gates}, {"kcv_builds", builds}, {"written_by", fmt::format("{} {}", kcv_version(), kcv_commit())}};
   return j;
 }

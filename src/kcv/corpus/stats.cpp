@@ -7,6 +7,8 @@
 #include <map>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "kcv/gate.hpp"
 
 namespace kcv {
@@ -96,6 +98,23 @@ GateSummary& gate_entry(std::vector<GateSummary>& gates, const std::string& id) 
     if (g.id == id) return g;
   gates.push_back(GateSummary{id, false, {}});
   return gates.back();
+}
+
+/// KernelRow::bound_calibrated of a report's kernelbench.bound.
+std::string bound_calibrated(const nlohmann::json& bound) {
+  if (str_field(bound, "mode") != "derived") return "";
+  auto array_field = [&](const char* name) {
+    auto it = bound.find(name);  // (an object: its mode was read)
+    return it != bound.end() && it->is_array() ? *it : nlohmann::json::array();
+  };
+  int64_t calibrated = 0;
+  for (const auto& o : array_field("outputs")) calibrated += static_cast<int64_t>(num_field(o, "calibrated").value_or(0));
+  std::string ops;
+  for (const auto& op : array_field("unruled"))
+    if (op.is_string()) ops += (ops.empty() ? "" : "; ") + op.get<std::string>();
+  if (calibrated == 0 && ops.empty()) return "";
+  return fmt::format("{} element{} judged by the calibrated floor{}", calibrated, calibrated == 1 ? "" : "s",
+                     ops.empty() ? "" : " (ops without a rule: " + ops + ")");
 }
 
 }  // namespace
@@ -191,6 +210,8 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
       row.compile_seconds = num_field(kb, "compile_seconds");
       row.reduced_sizes = str_field(kb, "reduced_sizes");
       if (!row.reduced_sizes.empty()) ++s.reduced_sizes;
+      row.bound_calibrated = bound_calibrated(obj_field(kb, "bound"));
+      if (!row.bound_calibrated.empty()) ++s.bound_calibrated;
       const std::string bv = verdict_field(obj_field(kb, "baseline"), "verdict");
       if (bv == "pass" || bv == "fail" || bv == "error") {
         row.baseline = bv;

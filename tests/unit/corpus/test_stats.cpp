@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kcv/corpus.hpp"
+#include "kcv/corpus_report.hpp"
 #include "kcv/stats.hpp"
 #include "report_fixture.hpp"
 
@@ -236,6 +237,31 @@ TEST(CorpusSummary, TheRunSummaryCountsAsTheReportDoes) {
   journal[1]["report"]["kernelbench"]["reduced_sizes"] = "judged at n=8, not the problem's own n=9: ...";
   EXPECT_EQ(summarize_results(journal).clipped_sizes, 1);
   EXPECT_EQ(summarize_corpus(journal).reduced_sizes, 1);
+
+  // Pairs whose derived bound left elements to the calibrated floor are counted and named; one it
+  // judged whole, or a calibrated run (not derived), is not.
+  EXPECT_EQ(r.bound_calibrated, 0);
+  journal[1]["report"]["kernelbench"]["bound"] = {
+      {"mode", "derived"},
+      {"outputs", {{{"output", "o0"}, {"derived", 90}, {"calibrated", 10}, {"free", 0}}}},
+      {"unruled", {"aten.foo.default"}}};
+  journal[2]["report"]["kernelbench"]["bound"] = {{"mode", "derived"},
+                                                  {"outputs", {{{"output", "o0"}, {"derived", 100}, {"calibrated", 0}}}},
+                                                  {"unruled", nlohmann::json::array()}};
+  journal[3]["report"]["kernelbench"]["bound"] = {{"mode", "calibrated"}};
+  EXPECT_EQ(summarize_results(journal).bound_calibrated, 1);
+  const CorpusSummary c = summarize_corpus(journal);
+  EXPECT_EQ(c.bound_calibrated, 1);
+  int named = 0;
+  for (const KernelRow& k : c.kernels)
+    if (!k.bound_calibrated.empty()) {
+      ++named;
+      EXPECT_NE(k.bound_calibrated.find("10 elements judged by the calibrated floor"), std::string::npos)
+          << k.bound_calibrated;
+      EXPECT_NE(k.bound_calibrated.find("aten.foo.default"), std::string::npos) << k.bound_calibrated;
+    }
+  EXPECT_EQ(named, 1);
+  EXPECT_EQ(corpus_summary_json(c).value("bound_calibrated", -1), 1);
 
   // Only the keys asked for.
   const CorpusRunSummary some = summarize_results(synthetic_journal(), {"e/solution_build.py", "z/missing.py"});
