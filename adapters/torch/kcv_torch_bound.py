@@ -102,10 +102,7 @@ STRUCTURAL = set(("view _unsafe_view reshape _reshape_alias permute transpose t 
                   "view_as_real slice_scatter select_scatter diagonal_scatter unsqueeze_copy view_copy "
                   "permute_copy expand_copy squeeze_copy transpose_copy t_copy _unsafe_index broadcast_in_dim "
                   "collapse_view split_dim squeeze reshape flatten unflatten ravel "
-                  "constant_pad_nd masked_select index_put real conj resolve_conj resolve_neg").split())
-# In-place ops that change a tensor's view (shape, strides), not its data: the outplace op's rule
-# gives the new view's E, W, S, and the tensor itself is changed by the op, not by a copy.
-VIEW_INPLACE = set("squeeze_ unsqueeze_ transpose_ t_ swapaxes_ swapdims_ as_strided_ detach_".split())
+                  "constant_pad_nd masked_select index_put").split())
 NONNEG_ALWAYS = set("abs exp exp2 sqrt rsqrt relu relu6 sigmoid square hardsigmoid softplus".split())
 SELECTION = set("amax amin max min sort topk kthvalue median cummax cummin max_pool1d max_pool2d "
                 "max_pool2d_with_indices max_pool3d_with_indices adaptive_max_pool2d adaptive_max_pool1d".split())
@@ -409,23 +406,12 @@ class BoundMode(TorchDispatchMode):
 
     def inplace(self, func, name, args, kwargs):
         base = getattr(aten, name[:-1], None)
-        # (transpose_.default is transpose.int out of place; every other overload keeps its name)
-        overload = "int" if (name, func._overloadname) == ("transpose_", "default") else func._overloadname
-        outplace = getattr(base, overload, None) if base is not None else None
+        outplace = getattr(base, func._overloadname, None) if base is not None else None
         if outplace is None:
             return self.unruled_op(func, name, args, kwargs)
         y = self.__torch_dispatch__(outplace, (), args, kwargs)
         dst = args[0]
         t = self.get(y) if isinstance(y, torch.Tensor) else None
-        if name in VIEW_INPLACE:
-            # NOTES: y is a view of dst's data with dst's new shape: copied into dst it overlaps
-            # itself (torch refuses; session 49: SwinTransformerV2's adaptive_avg_pool1d squeeze_ failed
-            # the whole bound's run, every element then calibrated). The op itself changes dst's
-            # view; no data is written, so the base keeps its track.
-            func(*args, **kwargs)  # inside the handler: not dispatched to the mode again
-            if t is not None:
-                self.put(dst, t)
-            return dst
         dst.copy_(y)  # inside the handler: not dispatched to the mode again
         if t is not None:
             self.put(dst, t)
@@ -454,10 +440,6 @@ class BoundMode(TorchDispatchMode):
                 return v.to(dtype) if v.dtype != dtype else v.contiguous() if name == "view" else v
             return f
         margs = list(args)
-        # NOTES: _reshape_alias names the strides of the value's own layout, which E, W and S (often
-        # broadcast from fewer elements) do not have: for them it is the reshape it stands for
-        # (session 49: 12 of SwinTransformerV2's failed "setStorage ... out of bounds", unruled).
-        op = (lambda x, size, stride=None: x.reshape(size)) if name == "_reshape_alias" else func
         if name == "constant_pad_nd" and len(margs) > 2:
             margs[2] = 0.0  # the pad value is exact in E's sense: its own rounding is added below
         res = {}
@@ -465,7 +447,7 @@ class BoundMode(TorchDispatchMode):
             if attr == "S" and not self.status_of(args, kwargs):
                 res[attr] = [None] * len(outs)
                 continue
-            got = op(*_map(tuple(margs), with_(attr, dtype)), **_map(kwargs, with_(attr, dtype)))
+            got = func(*_map(tuple(margs), with_(attr, dtype)), **_map(kwargs, with_(attr, dtype)))
             res[attr] = list(got) if isinstance(got, (tuple, list)) else [got]
         for k, o in enumerate(outs):
             if not (_is_float(o) or (isinstance(o, torch.Tensor) and o.dtype == torch.bool)):
