@@ -197,6 +197,8 @@ struct CorpusRunSummary {
   /// Verified pairs whose derived bound left some elements to the calibrated floor
   /// (KernelRow::bound_calibrated).
   int bound_calibrated = 0;
+  /// Verified pairs whose derived bound left some elements free in class (KernelRow::bound_free).
+  int bound_free = 0;
   /// Pairs of the shard with no result when the run returned: 0, unless it was asked to stop.
   int not_run = 0;
   /// CPU seconds of this invocation's verifiers and every process each waited for (first runs of

@@ -76,6 +76,10 @@ struct KernelRow {
   /// fed by it): how many, and the ops the report names; "" when it judged every element itself
   /// (or the bound was not derived: a builtin contract, KCV_TORCH_BOUND=calibrated).
   std::string bound_calibrated;
+  /// How many elements the derived bound left free in class (any class and value accepted: some
+  /// legitimate fp32 order overflows or leaves a function's domain there, DESIGN §4 (c)), of how
+  /// many; "" when none. All of them free: the values gates cannot fail that pair.
+  std::string bound_free;
   bool strict_pass = false;
   std::string baseline;    // pass | fail | error | missing
   int64_t failing_gates = 0;       // gates that did not pass and were not skipped
@@ -104,6 +108,7 @@ struct CorpusSummary {
   int64_t reports = 0;               // results that carry a report: the gate counts cover these
   int64_t reduced_sizes = 0;         // of those, judged at clipped sizes (over KCV_MAX_ELEMENTS)
   int64_t bound_calibrated = 0;      // of those, the derived bound left some elements to the calibrated floor
+  int64_t bound_free = 0;            // of those, the derived bound left some elements free in class
 
   int64_t strict_pass = 0, strict_fail = 0;
   /// NOTES: a result that was not verified (no report) counts as rejected by both checks: it did

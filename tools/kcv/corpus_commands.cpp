@@ -89,6 +89,10 @@ void print_summary(const CorpusRunSummary& s, const std::string& out) {
     std::cout << fmt::format("  calibrated part {:>6}  (the derived bound left some elements to the calibrated floor: "
                              "an op without a rule; the kernels table says which)\n",
                              s.bound_calibrated);
+  if (s.bound_free > 0)
+    std::cout << fmt::format("  free part       {:>6}  (the derived bound left some elements free in class: any value "
+                             "accepted there; the kernels table says how many)\n",
+                             s.bound_free);
   if (s.ran > 0)
     std::cout << fmt::format("  CPU             {:>6.0f} s  ({:.1f} s per pair run now: each verifier and the processes it "
                              "waited for)\n", s.cpu_seconds, s.cpu_seconds / s.ran);

@@ -165,6 +165,7 @@ CorpusRunSummary summarize_results(const std::vector<json>& records, const std::
     if (!k.retried.empty()) ++s.retried;
     if (!k.reduced_sizes.empty()) ++s.clipped_sizes;
     if (!k.bound_calibrated.empty()) ++s.bound_calibrated;
+    if (!k.bound_free.empty()) ++s.bound_free;
     if (k.status == "setup_error") ++s.setup_errors;
     else if (k.status == "timeout") ++s.timeouts;
     else if (k.status != "verified") ++s.crashes;

@@ -303,6 +303,11 @@ std::string runs_section(const CorpusSummary& s) {
                      "derived bound (an op without a rule, or fed by one): the kernels table marks them and names the "
                      "ops.</p>\n",
                      s.bound_calibrated, s.bound_calibrated == 1 ? "" : "s");
+  if (s.bound_free > 0)
+    o += fmt::format("<p class=\"note\">{} verified pair{} had some elements free in class under the derived bound "
+                     "(any value accepted there: a legitimate fp32 order overflows or leaves a function's domain); "
+                     "the kernels table marks them and says how many.</p>\n",
+                     s.bound_free, s.bound_free == 1 ? "" : "s");
   if (s.retries > 0)
     o += fmt::format("<p class=\"note\">{} time{} a pair ran out of memory or time beside other pairs and was set to run "
                      "again alone; the kernels table marks the results of those reruns.</p>\n",
@@ -440,6 +445,8 @@ std::string kernels_section(const CorpusSummary& s) {
       status += fmt::format(" <span title=\"{}\">(clipped sizes)</span>", esc(truncate(k.reduced_sizes, 300)));
     if (!k.bound_calibrated.empty())
       status += fmt::format(" <span title=\"{}\">(calibrated in part)</span>", esc(truncate(k.bound_calibrated, 300)));
+    if (!k.bound_free.empty())
+      status += fmt::format(" <span title=\"{}\">(free in part)</span>", esc(truncate(k.bound_free, 300)));
     o += fmt::format("<tr class=\"{}\"><td class=\"l\"><a href=\"#k{}\">{}</a></td><td class=\"l\">{}</td>"
                      "<td class=\"l v\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td>"
                      "<td class=\"l\">{}</td><td class=\"ev\">{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td>"
@@ -570,6 +577,7 @@ nlohmann::json corpus_summary_json(const CorpusSummary& s) {
       {"accepted_split", split(s.accepted_split)}, {"split", split(s.split)},
       {"mcnemar", {{"b", s.mcnemar.b}, {"c", s.mcnemar.c}, {"p", s.mcnemar.p}}},
       {"reduced_sizes", s.reduced_sizes}, {"bound_calibrated", s.bound_calibrated},
+      {"bound_free", s.bound_free},
       {"gates", gates}, {"kcv_builds", builds}, {"written_by", fmt::format("{} {}", kcv_version(), kcv_commit())}};
   return j;
 }

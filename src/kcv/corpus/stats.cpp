@@ -117,6 +117,21 @@ std::string bound_calibrated(const nlohmann::json& bound) {
                      ops.empty() ? "" : " (ops without a rule: " + ops + ")");
 }
 
+/// KernelRow::bound_free of a report's kernelbench.bound.
+std::string bound_free(const nlohmann::json& bound) {
+  if (str_field(bound, "mode") != "derived") return "";
+  auto it = bound.find("outputs");
+  if (it == bound.end() || !it->is_array()) return "";
+  int64_t free = 0, elements = 0;
+  for (const auto& o : *it) {
+    free += static_cast<int64_t>(num_field(o, "free").value_or(0));
+    elements += static_cast<int64_t>(num_field(o, "elements").value_or(0));
+  }
+  if (free == 0) return "";
+  return fmt::format("{} of {} elements free in class (any value accepted there){}", free, elements,
+                     free == elements ? ": every element" : "");
+}
+
 }  // namespace
 
 void SplitCounts::add(const std::string& split) {
@@ -212,6 +227,8 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
       if (!row.reduced_sizes.empty()) ++s.reduced_sizes;
       row.bound_calibrated = bound_calibrated(obj_field(kb, "bound"));
       if (!row.bound_calibrated.empty()) ++s.bound_calibrated;
+      row.bound_free = bound_free(obj_field(kb, "bound"));
+      if (!row.bound_free.empty()) ++s.bound_free;
       const std::string bv = verdict_field(obj_field(kb, "baseline"), "verdict");
       if (bv == "pass" || bv == "fail" || bv == "error") {
         row.baseline = bv;

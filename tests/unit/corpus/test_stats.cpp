@@ -262,6 +262,18 @@ TEST(CorpusSummary, TheRunSummaryCountsAsTheReportDoes) {
     }
   EXPECT_EQ(named, 1);
   EXPECT_EQ(corpus_summary_json(c).value("bound_calibrated", -1), 1);
+  // Free elements likewise, and a pair with every element free says so.
+  EXPECT_EQ(c.bound_free, 0);
+  journal[2]["report"]["kernelbench"]["bound"]["outputs"] = {
+      {{"output", "o0"}, {"elements", 100}, {"derived", 0}, {"calibrated", 0}, {"free", 100}}};
+  const CorpusSummary f = summarize_corpus(journal);
+  EXPECT_EQ(f.bound_free, 1);
+  EXPECT_EQ(summarize_results(journal).bound_free, 1);
+  for (const KernelRow& k : f.kernels)
+    if (!k.bound_free.empty())
+      EXPECT_NE(k.bound_free.find("100 of 100 elements free in class (any value accepted there): every element"),
+                std::string::npos) << k.bound_free;
+  EXPECT_EQ(corpus_summary_json(f).value("bound_free", -1), 1);
 
   // Only the keys asked for.
   const CorpusRunSummary some = summarize_results(synthetic_journal(), {"e/solution_build.py", "z/missing.py"});
