@@ -170,7 +170,7 @@ _OUT_OF_MEMORY = ("CUDA out of memory", "CUDA error: out of memory", "cudaErrorM
                   "cudaErrorDevicesUnavailable", "CUDA_ERROR_DEVICES_UNAVAILABLE", "is/are busy or unavailable")
 
 
-def _out_of_memory(e):
+def out_of_memory(e):
     """The machine's memory ran out (a GPU allocator's message, or the host's MemoryError): not a
     rule's failure nor the Model's, so never a reason to fall back to the calibrated bound."""
     return isinstance(e, MemoryError) or any(p in str(e) for p in _OUT_OF_MEMORY)
@@ -250,7 +250,7 @@ class BoundMode(TorchDispatchMode):
             # memory is the machine's, not the rule's: the reference fails and says so, and a corpus
             # run reruns the pair beside fewer (session 49, an H100 beside 5 pairs: level2/79's mul
             # and var_mean judged by the calibrated floor for want of 198 MiB).
-            if _out_of_memory(e):
+            if out_of_memory(e):
                 raise
             self.unruled[f"{func} (its rule failed: {type(e).__name__}: {str(e).splitlines()[0][:120]})"] += 1
             return self.unruled_op(func, name, args, kwargs, count=False)
@@ -897,7 +897,7 @@ def run(model64, args64):
             with mode:
                 outs = model64(*args64)
     except Exception as e:  # noqa: BLE001
-        if _out_of_memory(e):
+        if out_of_memory(e):
             raise  # the machine's memory, not the bound's (BoundMode.__torch_dispatch__)
         with torch.no_grad():
             outs = model64(*args64)

@@ -183,7 +183,7 @@ class Server:
             try:
                 args = self.args_at({name: v + 1}, 0)
             except Exception as e:  # noqa: BLE001 - a size get_inputs cannot take is not a symbol
-                if kcv_torch_bound._out_of_memory(e):
+                if kcv_torch_bound.out_of_memory(e):
                     raise  # the machine's memory, not the size's: no symbol dropped for it (session 49)
                 continue
             got = [list(a.shape) for a in args if isinstance(a, torch.Tensor)]

@@ -100,36 +100,27 @@ GateSummary& gate_entry(std::vector<GateSummary>& gates, const std::string& id) 
   return gates.back();
 }
 
-/// KernelRow::bound_calibrated of a report's kernelbench.bound.
-std::string bound_calibrated(const nlohmann::json& bound) {
-  if (str_field(bound, "mode") != "derived") return "";
-  auto array_field = [&](const char* name) {
-    auto it = bound.find(name);  // (an object: its mode was read)
-    return it != bound.end() && it->is_array() ? *it : nlohmann::json::array();
-  };
-  int64_t calibrated = 0;
-  for (const auto& o : array_field("outputs")) calibrated += static_cast<int64_t>(num_field(o, "calibrated").value_or(0));
+/// KernelRow::bound_calibrated and bound_free of a report's kernelbench.bound, in one reading
+/// (leniently, as the rest of the journal: kernelbench_report.cpp's bound_from throws on a mistyped field).
+void read_bound(const nlohmann::json& bound, KernelRow& row) {
+  if (str_field(bound, "mode") != "derived") return;
+  int64_t calibrated = 0, free = 0, elements = 0;
   std::string ops;
-  for (const auto& op : array_field("unruled"))
-    if (op.is_string()) ops += (ops.empty() ? "" : "; ") + op.get<std::string>();
-  if (calibrated == 0 && ops.empty()) return "";
-  return fmt::format("{} element{} judged by the calibrated floor{}", calibrated, calibrated == 1 ? "" : "s",
-                     ops.empty() ? "" : " (ops without a rule: " + ops + ")");
-}
-
-/// KernelRow::bound_free of a report's kernelbench.bound.
-std::string bound_free(const nlohmann::json& bound) {
-  if (str_field(bound, "mode") != "derived") return "";
-  auto it = bound.find("outputs");
-  if (it == bound.end() || !it->is_array()) return "";
-  int64_t free = 0, elements = 0;
-  for (const auto& o : *it) {
-    free += static_cast<int64_t>(num_field(o, "free").value_or(0));
-    elements += static_cast<int64_t>(num_field(o, "elements").value_or(0));
-  }
-  if (free == 0) return "";
-  return fmt::format("{} of {} elements free in class (any value accepted there){}", free, elements,
-                     free == elements ? ": every element" : "");
+  if (auto it = bound.find("outputs"); it != bound.end() && it->is_array())
+    for (const auto& o : *it) {
+      calibrated += static_cast<int64_t>(num_field(o, "calibrated").value_or(0));
+      free += static_cast<int64_t>(num_field(o, "free").value_or(0));
+      elements += static_cast<int64_t>(num_field(o, "elements").value_or(0));
+    }
+  if (auto it = bound.find("unruled"); it != bound.end() && it->is_array())
+    for (const auto& op : *it)
+      if (op.is_string()) ops += (ops.empty() ? "" : "; ") + op.get<std::string>();
+  if (calibrated != 0 || !ops.empty())
+    row.bound_calibrated = fmt::format("{} element{} judged by the calibrated floor{}", calibrated,
+                                       calibrated == 1 ? "" : "s", ops.empty() ? "" : " (ops without a rule: " + ops + ")");
+  if (free > 0)
+    row.bound_free = fmt::format("{} of {} elements free in class (any value accepted there){}", free, elements,
+                                 free == elements ? ": every element" : "");
 }
 
 }  // namespace
@@ -225,9 +216,8 @@ CorpusSummary summarize_corpus(const std::vector<nlohmann::json>& journal_record
       row.compile_seconds = num_field(kb, "compile_seconds");
       row.reduced_sizes = str_field(kb, "reduced_sizes");
       if (!row.reduced_sizes.empty()) ++s.reduced_sizes;
-      row.bound_calibrated = bound_calibrated(obj_field(kb, "bound"));
+      read_bound(obj_field(kb, "bound"), row);
       if (!row.bound_calibrated.empty()) ++s.bound_calibrated;
-      row.bound_free = bound_free(obj_field(kb, "bound"));
       if (!row.bound_free.empty()) ++s.bound_free;
       const std::string bv = verdict_field(obj_field(kb, "baseline"), "verdict");
       if (bv == "pass" || bv == "fail" || bv == "error") {
